@@ -1,0 +1,44 @@
+/**
+ * Shared vocabulary of the indexer. Ids are branded numbers so a TermId can never be
+ * passed where a DocId is expected (both are plain u32 at run time).
+ */
+export type TermId = number & { readonly __brand: 'TermId' };
+export type DocId = number & { readonly __brand: 'DocId' };
+
+export const asTermId = (n: number): TermId => n as TermId;
+export const asDocId = (n: number): DocId => n as DocId;
+
+/**
+ * A block of (termID, docID) pairs: a Uint32Array holding `count` pairs interleaved as
+ * [t0, d0, t1, d1, ...]. This is the unit that the sorters take and the run files hold.
+ * Sorted order is by termID, then docID (the 64-bit key termID<<32 | docID).
+ */
+export interface PairBlock {
+  /** Interleaved pairs; only the first 2*count entries are meaningful. */
+  readonly pairs: Uint32Array;
+  readonly count: number;
+}
+
+/** Timing of one block sort, in milliseconds; fields a sorter cannot measure are undefined. */
+export interface SortTiming {
+  totalMs: number;
+  uploadMs?: number;
+  kernelMs?: number;
+  readbackMs?: number;
+}
+
+/**
+ * Receives the sorted pairs of a block. The view is only valid during the call (for the GPU
+ * sorter it is the mapped readback range, unmapped when the promise settles), so a consumer
+ * writes it out or copies it before returning.
+ */
+export type SortedConsumer = (sorted: Uint32Array) => void | Promise<void>;
+
+/** GpuSort(B) or its CPU counterpart: sorts one block and hands the sorted pairs to a consumer. */
+export interface PairSorter {
+  readonly kind: 'cpu' | 'gpu';
+  /** Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. */
+  sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming>;
+  /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */
+  dispose(): void;
+}

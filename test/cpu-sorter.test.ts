@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { radixSortPairs } from '../indexer/cpu-sorter.js';
+
+/** Reference: sort through BigUint64Array of termID<<32|docID. */
+function referenceSort(pairs: Uint32Array, count: number): Uint32Array {
+  const keys = new BigUint64Array(count);
+  for (let i = 0; i < count; i++) keys[i] = (BigInt(pairs[2 * i]!) << 32n) | BigInt(pairs[2 * i + 1]!);
+  keys.sort();
+  const out = new Uint32Array(2 * count);
+  for (let i = 0; i < count; i++) {
+    out[2 * i] = Number(keys[i]! >> 32n);
+    out[2 * i + 1] = Number(keys[i]! & 0xffffffffn);
+  }
+  return out;
+}
+
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s;
+  };
+}
+
+describe('radixSortPairs', () => {
+  const cases: [string, (r: () => number, i: number) => [number, number]][] = [
+    ['uniform full 32-bit', (r) => [r(), r()]],
+    ['small termIDs, random docIDs', (r) => [r() % 7, r()]],
+    ['ascending docIDs (BSBI order)', (r, i) => [r() % 5000, i >> 2]],
+    ['all equal', () => [42, 42]],
+    ['max values', (r) => [0xffffffff - (r() % 3), 0xffffffff - (r() % 3)]],
+  ];
+  for (const [name, gen] of cases) {
+    for (const count of [0, 1, 2, 3, 1000, 65537]) {
+      it(`${name}, ${count} pairs`, () => {
+        const r = lcg(count + name.length);
+        const pairs = new Uint32Array(2 * count);
+        for (let i = 0; i < count; i++) [pairs[2 * i], pairs[2 * i + 1]] = gen(r, i);
+        const expected = referenceSort(pairs, count);
+        const sorted = radixSortPairs(pairs, count, new Uint32Array(2 * count));
+        expect(sorted.subarray(0, 2 * count)).toEqual(expected);
+      });
+    }
+  }
+  it('refuses a scratch array that is too small', () => {
+    expect(() => radixSortPairs(new Uint32Array(8), 4, new Uint32Array(2))).toThrow(/scratch holds 1 pairs, need 4/);
+  });
+});

@@ -1,0 +1,25 @@
+/**
+ * A fixed-size block of (termID, docID) pairs being filled by the parser (BSBI's "block").
+ * When full, the owner hands `pairs`/`count` to a sorter and starts a fresh block.
+ */
+import type { DocId, TermId } from '../src/types.js';
+
+export class PairBlockBuilder {
+  readonly pairs: Uint32Array;
+  count = 0;
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`block size must be a positive integer, got ${capacity}`);
+    this.pairs = new Uint32Array(2 * capacity);
+  }
+
+  get full(): boolean {
+    return this.count === this.capacity;
+  }
+
+  push(termId: TermId, docId: DocId): void {
+    const i = this.count++ << 1;
+    this.pairs[i] = termId;
+    this.pairs[i + 1] = docId;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The document table built during parsing: DocIds are dense and increase in crawl order.
+ * Columnar arrays keep millions of documents cheap; the merge stage writes them to SQLite.
+ */
+import { asDocId, type DocId } from '../src/types.js';
+
+export interface DocumentRecord {
+  docId: DocId;
+  externalId: string;
+  path: string;
+  length: number;
+}
+
+export class DocumentTable {
+  readonly externalIds: string[] = [];
+  readonly paths: string[] = [];
+  private lengths = new Uint32Array(1024);
+  totalTokens = 0;
+
+  add(externalId: string, path: string, length: number): DocId {
+    const id = this.externalIds.length;
+    if (id === this.lengths.length) {
+      const grown = new Uint32Array(this.lengths.length * 2);
+      grown.set(this.lengths);
+      this.lengths = grown;
+    }
+    this.externalIds.push(externalId);
+    this.paths.push(path);
+    this.lengths[id] = length;
+    this.totalTokens += length;
+    return asDocId(id);
+  }
+
+  /** The next DocId that add() will assign. */
+  get nextDocId(): DocId {
+    return asDocId(this.externalIds.length);
+  }
+
+  get count(): number {
+    return this.externalIds.length;
+  }
+
+  lengthOf(docId: DocId): number {
+    return this.lengths[docId]!;
+  }
+
+  *records(): Generator<DocumentRecord> {
+    for (let i = 0; i < this.count; i++) {
+      yield { docId: asDocId(i), externalId: this.externalIds[i]!, path: this.paths[i]!, length: this.lengths[i]! };
+    }
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Indexcpu / Indexgpu (paper 000, Fig. 7): Parse -> Sort -> toDisk, one block after another.
+ * Parse tokenizes each document, maps terms to TermIds and fills a PairBlockBuilder; a full
+ * block is sorted (CPU or GPU sorter, the only difference between the two indexers) and its
+ * sorted run is written from the sorter's output view.
+ */
+import { join } from 'node:path';
+import type { CorpusItem, SkippedItem, SourceDocument } from '../src/corpus/index.js';
+import { AbortError } from '../src/errors.js';
+import type { Tokenizer } from '../src/tokenizer.js';
+import type { PairSorter } from '../src/types.js';
+import { writeRunFile } from '../merge/runs.js';
+import { PairBlockBuilder } from './block.js';
+import type { TermDictionary } from './dictionary.js';
+import type { DocumentTable } from './documents.js';
+import type { StageClock } from './stage-clock.js';
+
+export interface ParseCounters {
+  documents: number;
+  bytes: number;
+  pairs: number;
+  blocks: number;
+  runBytes: number;
+  skipped: SkippedItem[];
+  skippedCount: number;
+}
+
+export interface PipelineInput {
+  source: AsyncIterable<CorpusItem>;
+  tokenizer: Tokenizer;
+  dictionary: TermDictionary;
+  documents: DocumentTable;
+  sorter: PairSorter;
+  blockSize: number;
+  runDir: string;
+  clock: StageClock;
+  signal?: AbortSignal;
+  /** Called for each skipped file or document. */
+  onSkip?: (item: SkippedItem) => void;
+  /** Called after each document and each block. */
+  onProgress?: (counters: ParseCounters) => void;
+}
+
+export interface PipelineResult {
+  runPaths: string[];
+  counters: ParseCounters;
+}
+
+/** Keep the summary readable on crawls with millions of bad lines: list the first ones, count all. */
+export const MAX_LISTED_SKIPS = 1000;
+
+/** Turns a document into its TermIds (title first, then text) in a reusable buffer. */
+export class DocumentInverter {
+  private termIds = new Uint32Array(4096);
+  private length = 0;
+
+  constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
+
+  private readonly emit = (term: string): void => {
+    if (this.length === this.termIds.length) {
+      const grown = new Uint32Array(this.length * 2);
+      grown.set(this.termIds);
+      this.termIds = grown;
+    }
+    this.termIds[this.length++] = this.dictionary.idOf(term);
+  };
+
+  /** Returns a view of the document's TermIds, valid until the next call. */
+  invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
+    this.length = 0;
+    if (doc.title) this.tokenizer.tokenize(doc.title, this.emit);
+    this.tokenizer.tokenize(doc.text, this.emit);
+    return this.termIds.subarray(0, this.length);
+  }
+}
+
+export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
+  const { clock, sorter, signal } = input;
+  const counters: ParseCounters = { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0 };
+  const runPaths: string[] = [];
+  const block = new PairBlockBuilder(input.blockSize);
+  const inverter = new DocumentInverter(input.tokenizer, input.dictionary);
+
+  const flushBlock = async (): Promise<void> => {
+    if (block.count === 0) return;
+    if (signal?.aborted) throw new AbortError();
+    const path = join(input.runDir, `run-${String(runPaths.length).padStart(6, '0')}.bin`);
+    const count = block.count;
+    const timing = await sorter.sortBlock(block.pairs, count, (sorted) => {
+      const t0 = performance.now();
+      counters.runBytes += writeRunFile(path, sorted, count);
+      clock.add('writeRuns', performance.now() - t0);
+    });
+    clock.add('sort', timing.totalMs);
+    runPaths.push(path);
+    counters.blocks++;
+    block.count = 0;
+    input.onProgress?.(counters);
+  };
+
+  let parseStart = performance.now();
+  for await (const item of input.source) {
+    if (item.kind === 'skip') {
+      counters.skippedCount++;
+      if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(item.skip);
+      input.onSkip?.(item.skip);
+      continue;
+    }
+    const doc = item.doc;
+    const termIds = inverter.invert(doc);
+    const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
+    counters.documents++;
+    counters.bytes += doc.bytes;
+    counters.pairs += termIds.length;
+    for (let i = 0; i < termIds.length; i++) {
+      block.push(termIds[i] as never, docId);
+      if (block.full) {
+        clock.add('parse', performance.now() - parseStart);
+        await flushBlock();
+        parseStart = performance.now();
+      }
+    }
+    if (signal?.aborted) throw new AbortError();
+    input.onProgress?.(counters);
+  }
+  clock.add('parse', performance.now() - parseStart);
+  await flushBlock();
+  return { runPaths, counters };
+}

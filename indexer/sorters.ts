@@ -1,0 +1,24 @@
+/**
+ * Chooses the block sorter for a build: --sorter cpu|gpu|auto.
+ * The GPU module is imported only when a build asks for it, so importing gpuindex never
+ * touches the GPU.
+ */
+import { UserError } from '../src/errors.js';
+import type { SorterChoice } from '../src/options.js';
+import type { PairSorter } from '../src/types.js';
+import { CpuSorter } from './cpu-sorter.js';
+
+export interface ChosenSorter {
+  sorter: PairSorter;
+  /** Why the GPU is not used, when it was asked for ('auto') but is unavailable. */
+  notice?: string;
+}
+
+export async function chooseSorter(choice: SorterChoice): Promise<ChosenSorter> {
+  if (choice === 'cpu') return { sorter: new CpuSorter() };
+  const gpu = await import('../gpu/index.js');
+  const opened = await gpu.openGpuSorter();
+  if (typeof opened !== 'string') return { sorter: opened };
+  if (choice === 'gpu') throw new UserError(`--sorter gpu: no usable GPU (${opened})`);
+  return { sorter: new CpuSorter(), notice: `no GPU (${opened}); sorting on the CPU` };
+}

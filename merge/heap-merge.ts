@@ -1,0 +1,140 @@
+/**
+ * Merge (paper 000, Sec. 7): a k-way merge of sorted runs through a binary min-heap over run
+ * cursors. Runs hold increasing docID ranges (blocks are filled in crawl order), so when a run
+ * is at the top of the heap the merge takes its whole segment for the current term at once
+ * instead of one pair at a time; the heap is keyed by (termID, docID, run) so the docIDs of a
+ * term still come out in order. A document split across two blocks appears at the end of one
+ * run and the start of the next: its two counts are added.
+ */
+import { RunCursor } from './runs.js';
+
+/** Receives each term's postings list, in increasing termID order. Views are reused after the call. */
+export type PostingsListSink = (termId: number, docIds: Uint32Array, tfs: Uint32Array, df: number) => void;
+
+export interface MergeCounters {
+  runs: number;
+  pairs: number;
+  terms: number;
+  /** Heap pops: one per (run, term) segment. Pair-at-a-time merging would pop once per pair. */
+  segmentPops: number;
+}
+
+class RunHeap {
+  private readonly heap: number[] = [];
+  constructor(private readonly cursors: RunCursor[]) {}
+
+  private less(a: number, b: number): boolean {
+    const x = this.cursors[a]!;
+    const y = this.cursors[b]!;
+    if (x.termId !== y.termId) return x.termId < y.termId;
+    if (x.docId !== y.docId) return x.docId < y.docId;
+    return a < b;
+  }
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  peek(): number {
+    return this.heap[0]!;
+  }
+
+  push(run: number): void {
+    const h = this.heap;
+    let i = h.length;
+    h.push(run);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  /** Restores heap order after the top cursor moved forward (or is done: then it is removed). */
+  replaceTop(): void {
+    const h = this.heap;
+    if (this.cursors[h[0]!]!.done) {
+      const last = h.pop()!;
+      if (h.length === 0) return;
+      h[0] = last;
+    }
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+      if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+      if (m === i) return;
+      [h[i], h[m]] = [h[m]!, h[i]!];
+      i = m;
+    }
+  }
+}
+
+/** Growable pair of columns holding one term's postings while it is being merged. */
+class PostingsAccumulator {
+  docIds = new Uint32Array(1024);
+  tfs = new Uint32Array(1024);
+  df = 0;
+
+  add(docId: number, tf: number): void {
+    const last = this.df - 1;
+    if (last >= 0 && this.docIds[last] === docId) {
+      this.tfs[last]! += tf; // the document straddles two runs
+      return;
+    }
+    if (last >= 0 && docId < this.docIds[last]!) throw new Error(`merge: docIDs out of order (${docId} after ${this.docIds[last]})`);
+    if (this.df === this.docIds.length) {
+      const d = new Uint32Array(this.df * 2);
+      d.set(this.docIds);
+      this.docIds = d;
+      const t = new Uint32Array(this.df * 2);
+      t.set(this.tfs);
+      this.tfs = t;
+    }
+    this.docIds[this.df] = docId;
+    this.tfs[this.df++] = tf;
+  }
+}
+
+/**
+ * Merges the run files into postings lists handed to `sink` in termID order.
+ * `chunkPairs` bounds the memory per run cursor.
+ */
+export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink: PostingsListSink): MergeCounters {
+  const cursors = runPaths.map((p) => new RunCursor(p, chunkPairs));
+  const counters: MergeCounters = { runs: cursors.length, pairs: 0, terms: 0, segmentPops: 0 };
+  const heap = new RunHeap(cursors);
+  cursors.forEach((c, i) => {
+    counters.pairs += c.count;
+    if (!c.done) heap.push(i);
+  });
+  const acc = new PostingsAccumulator();
+  const add = (docId: number, tf: number) => acc.add(docId, tf);
+  let term = -1;
+  try {
+    while (heap.size > 0) {
+      const cursor = cursors[heap.peek()]!;
+      if (cursor.termId !== term) {
+        if (term >= 0) {
+          sink(term, acc.docIds, acc.tfs, acc.df);
+          counters.terms++;
+        }
+        term = cursor.termId;
+        acc.df = 0;
+      }
+      cursor.takeSegment(add);
+      counters.segmentPops++;
+      heap.replaceTop();
+    }
+    if (term >= 0) {
+      sink(term, acc.docIds, acc.tfs, acc.df);
+      counters.terms++;
+    }
+  } finally {
+    for (const c of cursors) c.close();
+  }
+  return counters;
+}

@@ -1,0 +1,51 @@
+/**
+ * postings.bin: magic "GPIXPST1" then the encoded lists back to back, in termID order.
+ * The lexicon holds each list's (offset, length) into this file.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { encodePostings, maxEncodedBytes } from './postings-codec.js';
+
+export const POSTINGS_MAGIC = Buffer.from('GPIXPST1', 'latin1');
+const FLUSH_BYTES = 8 << 20;
+
+export class PostingsFileWriter {
+  private readonly fd: number;
+  private buf = new Uint8Array(FLUSH_BYTES + (1 << 16));
+  private used = 0;
+  /** Bytes written so far, header included: the offset of the next list. */
+  offset = 0;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'wx');
+    this.buf.set(POSTINGS_MAGIC, 0);
+    this.used = POSTINGS_MAGIC.length;
+    this.offset = this.used;
+  }
+
+  /** Appends one encoded list; returns its offset and length in bytes. */
+  append(docIds: Uint32Array, tfs: Uint32Array, df: number): { offset: number; length: number } {
+    const need = maxEncodedBytes(df);
+    if (this.used + need > this.buf.length) {
+      this.flush();
+      if (need > this.buf.length) this.buf = new Uint8Array(need);
+    }
+    const start = this.used;
+    this.used = encodePostings(docIds, tfs, df, this.buf, this.used);
+    const length = this.used - start;
+    const offset = this.offset;
+    this.offset += length;
+    if (this.used >= FLUSH_BYTES) this.flush();
+    return { offset, length };
+  }
+
+  private flush(): void {
+    let off = 0;
+    while (off < this.used) off += writeSync(this.fd, this.buf, off, this.used - off);
+    this.used = 0;
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}

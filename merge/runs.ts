@@ -1,0 +1,138 @@
+/**
+ * Sorted run files: the plain binary files between the sort stage and the merge stage.
+ *
+ *   bytes 0..8   magic "GPIXRUN1"
+ *   bytes 8..12  u32 pair count (little-endian)
+ *   bytes 12..16 u32 reserved (0)
+ *   then count × (u32 termID, u32 docID), little-endian, sorted by (termID, docID)
+ *
+ * Writing goes straight from the sorter's view (for the GPU sorter: its mapped readback range)
+ * to the file, with no intermediate copy.
+ */
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { endianness } from 'node:os';
+
+const MAGIC = Buffer.from('GPIXRUN1', 'latin1');
+export const RUN_HEADER_BYTES = 16;
+
+if (endianness() !== 'LE') throw new Error('gpuindex needs a little-endian machine (run files are written from typed arrays)');
+
+/** Writes one sorted run; `sorted` holds 2*count u32 values. Returns bytes written. */
+export function writeRunFile(path: string, sorted: Uint32Array, count: number): number {
+  const fd = openSync(path, 'w');
+  try {
+    const header = Buffer.alloc(RUN_HEADER_BYTES);
+    MAGIC.copy(header, 0);
+    header.writeUInt32LE(count, 8);
+    writeSync(fd, header);
+    const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
+    let off = 0;
+    while (off < body.length) off += writeSync(fd, body, off, Math.min(body.length - off, 1 << 30));
+    return RUN_HEADER_BYTES + body.length;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A forward cursor over one run file, reading it in chunks so that the merge's memory is
+ * (number of runs × chunk size), whatever the run sizes.
+ */
+export class RunCursor {
+  private readonly fd: number;
+  readonly count: number;
+  private readonly chunk: Uint32Array;
+  private chunkPairs = 0; // pairs loaded in chunk
+  private pos = 0; // index of the current pair within chunk
+  private consumed = 0; // pairs of the file before chunk
+  termId = 0;
+  docId = 0;
+  done = false;
+
+  constructor(readonly path: string, chunkPairs: number) {
+    this.fd = openSync(path, 'r');
+    const header = Buffer.alloc(RUN_HEADER_BYTES);
+    if (readSync(this.fd, header, 0, RUN_HEADER_BYTES, 0) !== RUN_HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) {
+      closeSync(this.fd);
+      throw new Error(`${path}: not a gpuindex run file`);
+    }
+    this.count = header.readUInt32LE(8);
+    this.chunk = new Uint32Array(2 * Math.max(1, Math.min(chunkPairs, this.count)));
+    this.load();
+  }
+
+  private load(): void {
+    this.consumed += this.chunkPairs;
+    const remaining = this.count - this.consumed;
+    if (remaining <= 0) {
+      this.done = true;
+      this.close();
+      return;
+    }
+    const pairs = Math.min(remaining, this.chunk.length >> 1);
+    const bytes = new Uint8Array(this.chunk.buffer, 0, pairs * 8);
+    let got = 0;
+    while (got < bytes.length) {
+      const n = readSync(this.fd, bytes, got, bytes.length - got, RUN_HEADER_BYTES + this.consumed * 8 + got);
+      if (n === 0) throw new Error(`${this.path}: run file is truncated`);
+      got += n;
+    }
+    this.chunkPairs = pairs;
+    this.pos = 0;
+    this.termId = this.chunk[0]!;
+    this.docId = this.chunk[1]!;
+  }
+
+  /** Moves to the next pair; sets `done` at the end. */
+  advance(): void {
+    if (++this.pos === this.chunkPairs) {
+      this.load();
+      return;
+    }
+    this.termId = this.chunk[2 * this.pos]!;
+    this.docId = this.chunk[2 * this.pos + 1]!;
+  }
+
+  /**
+   * Consumes every pair of the current term (the run's segment for it), calling `emit` once
+   * per distinct docID with its count of pairs (the term frequency in that document).
+   */
+  takeSegment(emit: (docId: number, tf: number) => void): void {
+    const term = this.termId;
+    let doc = this.docId;
+    let tf = 0;
+    while (!this.done && this.termId === term) {
+      // Scan the loaded chunk without re-entering advance() for each pair.
+      const c = this.chunk;
+      let p = this.pos;
+      const end = this.chunkPairs;
+      while (p < end && c[2 * p] === term) {
+        const d = c[2 * p + 1]!;
+        if (d === doc) tf++;
+        else {
+          emit(doc, tf);
+          doc = d;
+          tf = 1;
+        }
+        p++;
+      }
+      if (p === end) {
+        this.pos = end - 1;
+        this.advance();
+      } else {
+        this.pos = p;
+        this.termId = c[2 * p]!;
+        this.docId = c[2 * p + 1]!;
+      }
+    }
+    emit(doc, tf);
+  }
+
+  close(): void {
+    if (!this.closed) {
+      this.closed = true;
+      closeSync(this.fd);
+    }
+  }
+  private closed = false;
+}

@@ -1,0 +1,208 @@
+#!/usr/bin/env node
+/**
+ * The gpuindex command line: a thin layer over the library API (buildIndex, openIndex).
+ * User mistakes print one line and exit 1; no stack traces unless GPUINDEX_DEBUG is set.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { buildIndex, formatSkip, type BuildSummary } from './build.js';
+import { AbortError, UserError } from './errors.js';
+import { exportCiff } from '../merge/ciff.js';
+import type { BuildOptions, SorterChoice } from './options.js';
+import { progressLine } from './progress.js';
+import { openIndex } from './reader.js';
+import { VERSION } from './version.js';
+import { registerGpuCommands } from './cli-gpu.js';
+
+const program = new Command();
+program.name('gpuindex').description('GPU-accelerated inverted-index builder (BSBI with an in-place bitonic GPU sort)').version(VERSION);
+
+function intOption(name: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+    return Number(v);
+  };
+}
+
+/** "--fields text=body,abstract;title=headline;id=docno" -> { text: [...], title: [...], id: [...] } */
+export function parseFieldsSpec(spec: string): NonNullable<BuildOptions['fields']> {
+  const out: NonNullable<BuildOptions['fields']> = {};
+  for (const part of spec.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(id|title|text)\s*=\s*(.+)$/.exec(part);
+    if (!m) throw new InvalidArgumentError(`cannot read "${part}" (expected id=..., title=... or text=..., separated by ';')`);
+    out[m[1] as 'id' | 'title' | 'text'] = m[2]!.split(',').map((f) => f.trim()).filter(Boolean);
+  }
+  return out;
+}
+
+function printSummary(s: BuildSummary): void {
+  const mb = s.bytesRead / 1e6;
+  const secs = s.timings.totalMs / 1000;
+  const lines = [
+    `indexed ${s.documents.toLocaleString('en-US')} documents (${mb.toFixed(1)} MB) into ${s.output}`,
+    `  ${s.terms.toLocaleString('en-US')} terms, ${s.postings.toLocaleString('en-US')} postings, ${s.pairs.toLocaleString('en-US')} pairs in ${s.blocks} block(s) of ${s.blockSize.toLocaleString('en-US')}, sorter: ${s.sorter}`,
+    `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): parse ${s.timings.parseMs} ms, sort ${s.timings.sortMs} ms, write runs ${s.timings.writeRunsMs} ms, merge ${s.timings.mergeMs} ms`,
+    `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+  ];
+  if (s.skipped.count) lines.push(`  skipped ${s.skipped.count} file(s)/document(s); see the warnings above or --json`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+program
+  .command('build')
+  .description('index a crawl folder (JSONL/JSON/HTML/text, gzipped or not)')
+  .argument('<crawl>', 'crawl folder or file')
+  .requiredOption('-o, --output <dir>', 'index folder to create')
+  .option('--force', 'replace an existing index at the output path', false)
+  .option('--memory <size>', 'memory budget for blocks and buffers (e.g. 1GiB, 256MiB)', '1GiB')
+  .option('--block-size <pairs>', 'pairs per block (default: derived from --memory)', intOption('--block-size'))
+  .option('--sorter <kind>', 'block sorter: auto | gpu | cpu', 'auto')
+  .option('--stem <kind>', 'stemmer: porter | none', 'porter')
+  .option('--stopwords <list>', 'stopwords: english | none | <file>', 'english')
+  .option('--cjk <mode>', 'CJK segmentation: unigram | bigram', 'unigram')
+  .option('--fields <spec>', 'JSON fields, e.g. "text=body,abstract;title=headline;id=docno"', parseFieldsSpec)
+  .option('--json', 'print the build summary as JSON', false)
+  .option('-q, --quiet', 'no warnings or progress on stderr', false)
+  .action(async (crawl: string, o: Record<string, unknown>) => {
+    if (!['auto', 'gpu', 'cpu'].includes(o.sorter as string)) throw new UserError(`--sorter must be auto, gpu or cpu, got "${o.sorter}"`);
+    const controller = new AbortController();
+    let signalName: NodeJS.Signals | undefined;
+    const onSignal = (s: NodeJS.Signals) => {
+      signalName = s;
+      controller.abort();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    const progress = progressLine(!o.quiet && process.stderr.isTTY === true);
+    const warn = (m: string) => {
+      if (o.quiet) return;
+      progress.clear();
+      process.stderr.write(`gpuindex: ${m}\n`);
+    };
+    try {
+      const summary = await buildIndex({
+        input: crawl,
+        output: o.output as string,
+        force: o.force as boolean,
+        memory: o.memory as string,
+        blockSize: o.blockSize as number | undefined,
+        sorter: o.sorter as SorterChoice,
+        stem: o.stem as 'porter' | 'none',
+        stopwords: o.stopwords as string,
+        cjk: o.cjk as 'unigram' | 'bigram',
+        fields: o.fields as BuildOptions['fields'],
+        onWarning: warn,
+        onProgress: progress.onProgress,
+        signal: controller.signal,
+      });
+      progress.clear();
+      if (o.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+      else printSummary(summary);
+    } catch (err) {
+      progress.clear();
+      if (err instanceof AbortError && signalName) {
+        process.stderr.write(`gpuindex: interrupted (${signalName}); nothing was written to ${o.output}\n`);
+        process.exit(signalName === 'SIGINT' ? 130 : 143);
+      }
+      throw err;
+    }
+  });
+
+program
+  .command('search')
+  .description('BM25 search (k1=0.9, b=0.4)')
+  .argument('<index>', 'index folder')
+  .argument('<query>', 'query text (analysed like the documents)')
+  .option('-k <n>', 'number of hits', intOption('-k'), 10)
+  .option('--k1 <x>', 'BM25 k1', parseFloat, 0.9)
+  .option('--b <x>', 'BM25 b', parseFloat, 0.4)
+  .option('--json', 'print hits as JSON', false)
+  .action((index: string, query: string, o: { k: number; k1: number; b: number; json: boolean }) => {
+    const reader = openIndex(index);
+    try {
+      const hits = reader.search(query, { k: o.k, k1: o.k1, b: o.b });
+      if (o.json) process.stdout.write(JSON.stringify(hits, null, 2) + '\n');
+      else if (hits.length === 0) process.stdout.write('no documents match\n');
+      else for (const [i, h] of hits.entries()) process.stdout.write(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.externalId}${h.path && h.path !== h.externalId ? `  (${h.path})` : ''}\n`);
+    } finally {
+      reader.close();
+    }
+  });
+
+program
+  .command('stats')
+  .description('collection statistics and build settings')
+  .argument('<index>', 'index folder')
+  .option('--json', 'as JSON', false)
+  .action((index: string, o: { json: boolean }) => {
+    const reader = openIndex(index);
+    try {
+      const out = { stats: reader.stats(), settings: reader.settings };
+      if (o.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+      else {
+        for (const [k, v] of Object.entries(out.stats)) process.stdout.write(`${k.padEnd(18)} ${v}\n`);
+        for (const [k, v] of Object.entries(out.settings)) process.stdout.write(`${k.padEnd(18)} ${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
+      }
+    } finally {
+      reader.close();
+    }
+  });
+
+program
+  .command('postings')
+  .description("a term's postings list (the term is analysed like the documents)")
+  .argument('<index>', 'index folder')
+  .argument('<term>', 'term')
+  .option('--json', 'as JSON', false)
+  .action((index: string, term: string, o: { json: boolean }) => {
+    const reader = openIndex(index);
+    try {
+      const analysed = reader.analyze(term);
+      if (analysed.length !== 1) throw new UserError(`"${term}" analyses to ${analysed.length} terms (${analysed.join(' ') || 'none'}); give one term`);
+      const entry = reader.lexiconEntry(analysed[0]!);
+      const { docIds, tfs } = reader.postingsOf(analysed[0]!);
+      const postings = Array.from(docIds, (d, i) => ({ docId: d, tf: tfs[i]!, externalId: reader.document(d)?.externalId }));
+      if (o.json) process.stdout.write(JSON.stringify({ term: analysed[0], df: entry?.df ?? 0, cf: entry?.cf ?? 0, postings }, null, 2) + '\n');
+      else {
+        process.stdout.write(`${analysed[0]}  df=${entry?.df ?? 0} cf=${entry?.cf ?? 0}\n`);
+        for (const p of postings) process.stdout.write(`  ${p.docId}\t${p.tf}\t${p.externalId}\n`);
+      }
+    } finally {
+      reader.close();
+    }
+  });
+
+program
+  .command('export')
+  .description('export the index (CIFF, the Common Index File Format)')
+  .argument('<index>', 'index folder')
+  .requiredOption('-o, --output <file>', 'file to write')
+  .option('--format <format>', 'ciff', 'ciff')
+  .action((index: string, o: { output: string; format: string }) => {
+    if (o.format !== 'ciff') throw new UserError(`unknown export format "${o.format}" (supported: ciff)`);
+    const reader = openIndex(index);
+    try {
+      const r = exportCiff(reader, o.output, `gpuindex ${VERSION}; tokenizer ${JSON.stringify(reader.settings.tokenizer)}`);
+      process.stdout.write(`wrote ${o.output}: ${r.postingsLists} postings lists, ${r.docRecords} documents, ${(r.bytes / 1e6).toFixed(1)} MB\n`);
+    } finally {
+      reader.close();
+    }
+  });
+
+registerGpuCommands(program);
+
+function userMessage(err: unknown): string | undefined {
+  if (err instanceof UserError || err instanceof InvalidArgumentError) return err.message;
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e.code === 'string' && ['ENOENT', 'EACCES', 'EEXIST', 'ENOSPC', 'EROFS', 'ENOTDIR', 'EISDIR'].includes(e.code)) return e.message;
+  return undefined;
+}
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const msg = userMessage(err);
+  if (msg && !process.env.GPUINDEX_DEBUG) {
+    process.stderr.write(`gpuindex: ${msg}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`gpuindex: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,54 @@
+/**
+ * The index is built in a temporary folder beside the output and renamed into place only when
+ * complete, so the output path holds either nothing, the previous index (until --force replaces
+ * it) or a complete new one.
+ */
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { UserError } from './errors.js';
+
+export const TEMP_MARKER = '.gpuindex-tmp-';
+
+export interface OutputPlan {
+  output: string;
+  temp: string;
+  runDir: string;
+}
+
+/** Checks the output path and creates the temporary sibling folder. Throws UserError on user mistakes. */
+export function prepareOutput(output: string, force: boolean): OutputPlan {
+  const out = resolve(output);
+  if (existsSync(out)) {
+    if (!force) throw new UserError(`output already exists: ${output} (use --force to replace it)`);
+    if (!statSync(out).isDirectory()) throw new UserError(`output exists and is not a folder: ${output}`);
+  }
+  const parent = dirname(out);
+  if (!existsSync(parent)) throw new UserError(`output's parent folder does not exist: ${parent}`);
+  const temp = join(parent, `.${basename(out)}${TEMP_MARKER}${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    mkdirSync(temp);
+  } catch (err) {
+    throw new UserError(`cannot write the output: ${(err as NodeJS.ErrnoException).code ?? ''} ${parent}`.replace('  ', ' '));
+  }
+  const runDir = join(temp, 'runs');
+  mkdirSync(runDir);
+  return { output: out, temp, runDir };
+}
+
+/** Moves the complete index into place (replacing an old one when forced). */
+export function commitOutput(plan: OutputPlan): void {
+  rmSync(plan.runDir, { recursive: true, force: true });
+  if (existsSync(plan.output)) {
+    const old = `${plan.temp}-old`;
+    renameSync(plan.output, old);
+    renameSync(plan.temp, plan.output);
+    rmSync(old, { recursive: true, force: true });
+  } else {
+    renameSync(plan.temp, plan.output);
+  }
+}
+
+export function discardOutput(plan: OutputPlan): void {
+  rmSync(plan.temp, { recursive: true, force: true });
+}

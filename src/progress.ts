@@ -1,0 +1,24 @@
+/**
+ * The build's progress line on stderr (only when stderr is a TTY): documents, MB of text,
+ * blocks sorted, rate, stage; redrawn in place, built on the ProgressEvent stream of the API.
+ */
+import type { ProgressEvent } from './options.js';
+
+export function progressLine(isTty: boolean): { onProgress: (e: ProgressEvent) => void; clear: () => void } {
+  if (!isTty) return { onProgress: () => {}, clear: () => {} };
+  const start = performance.now();
+  let drawn = false;
+  return {
+    onProgress(e) {
+      const secs = (performance.now() - start) / 1000;
+      const mb = e.bytes / 1e6;
+      const stage = e.stage === 'merge' ? `merging ${Math.round((e.mergeFraction ?? 0) * 100)}%` : e.stage;
+      const line = `${stage}  ${e.documents.toLocaleString('en-US')} docs  ${mb.toFixed(1)} MB  ${(mb / Math.max(secs, 1e-3)).toFixed(1)} MB/s  ${e.blocksSorted} blocks  ${secs.toFixed(1)} s`;
+      process.stderr.write(`\r\x1b[2K${line}`);
+      drawn = true;
+    },
+    clear() {
+      if (drawn) process.stderr.write('\r\x1b[2K');
+    },
+  };
+}

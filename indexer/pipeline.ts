@@ -4,15 +4,14 @@
  * block is sorted (CPU or GPU sorter, the only difference between the two indexers) and its
  * sorted run is written from the sorter's output view.
  */
-import { join } from 'node:path';
 import type { CorpusItem, SkippedItem, SourceDocument } from '../src/corpus/index.js';
 import { AbortError } from '../src/errors.js';
 import type { Tokenizer } from '../src/tokenizer.js';
 import type { PairSorter } from '../src/types.js';
-import { writeRunFile } from '../merge/runs.js';
 import { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
+import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -39,11 +38,15 @@ export interface PipelineInput {
   onSkip?: (item: SkippedItem) => void;
   /** Called after each document and each block. */
   onProgress?: (counters: ParseCounters) => void;
+  /** One-line warnings (a GPU fault and the switch to the CPU sorter). */
+  onWarning?: (message: string) => void;
 }
 
 export interface PipelineResult {
   runPaths: string[];
   counters: ParseCounters;
+  /** The sorter that sorted the last block ('cpu' after a GPU fault). */
+  sorterKind: 'cpu' | 'gpu';
 }
 
 /** Keep the summary readable on crawls with millions of bad lines: list the first ones, count all. */
@@ -77,23 +80,15 @@ export class DocumentInverter {
 export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
   const { clock, sorter, signal } = input;
   const counters: ParseCounters = { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0 };
-  const runPaths: string[] = [];
   const block = new PairBlockBuilder(input.blockSize);
   const inverter = new DocumentInverter(input.tokenizer, input.dictionary);
 
+  const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
   const flushBlock = async (): Promise<void> => {
-    if (block.count === 0) return;
     if (signal?.aborted) throw new AbortError();
-    const path = join(input.runDir, `run-${String(runPaths.length).padStart(6, '0')}.bin`);
-    const count = block.count;
-    const timing = await sorter.sortBlock(block.pairs, count, (sorted) => {
-      const t0 = performance.now();
-      counters.runBytes += writeRunFile(path, sorted, count);
-      clock.add('writeRuns', performance.now() - t0);
-    });
-    clock.add('sort', timing.totalMs);
-    runPaths.push(path);
-    counters.blocks++;
+    await sink.sortAndWrite(block.pairs, block.count);
+    counters.blocks = sink.blocks;
+    counters.runBytes = sink.runBytes;
     block.count = 0;
     input.onProgress?.(counters);
   };
@@ -125,5 +120,5 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   }
   clock.add('parse', performance.now() - parseStart);
   await flushBlock();
-  return { runPaths, counters };
+  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind };
 }

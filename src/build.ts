@@ -2,20 +2,31 @@
  * buildIndex(): the whole build, Parse -> Sort -> toDisk -> Merge, behind one options object.
  * The CLI's `build` command is a thin layer over this function.
  */
+import { availableParallelism } from 'node:os';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { DocumentTable } from '../indexer/documents.js';
-import { runSequentialPipeline, type ParseCounters } from '../indexer/pipeline.js';
-import { chooseSorter } from '../indexer/sorters.js';
+import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
+import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
+import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
 import { writeIndex } from '../merge/write-index.js';
-import { readCorpus, type CorpusItem, type SkippedItem } from './corpus/index.js';
+import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
 import { AbortError, UserError } from './errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions, type InputDocument } from './options.js';
 import { commitOutput, discardOutput, prepareOutput } from './output.js';
 import { createTokenizer } from './tokenizer.js';
 import { VERSION } from './version.js';
+
+export interface StageReport {
+  /** Milliseconds the stage was working. */
+  busyMs: number;
+  /** Milliseconds of the parse+sort phase the stage was not working (waiting or starved). */
+  idleMs: number;
+  /** Pairs per second while busy. */
+  pairsPerSecond: number;
+}
 
 export interface BuildSummary {
   output: string;
@@ -25,14 +36,19 @@ export interface BuildSummary {
   postings: number;
   blocks: number;
   blockSize: number;
+  /** Indexcpu ('cpu'), Indexgpu ('gpu') or Indexgpu+ ('gpu+'). */
+  pipeline: 'cpu' | 'gpu' | 'gpu+';
   sorter: 'cpu' | 'gpu';
+  workers: number;
   /** Source bytes read (raw document text as stored in the crawl). */
   bytesRead: number;
   indexBytes: number;
   runBytes: number;
   skipped: { count: number; items: SkippedItem[] };
-  /** Busy milliseconds per stage, and the wall time of the whole build. */
-  timings: { parseMs: number; sortMs: number; writeRunsMs: number; mergeMs: number; totalMs: number };
+  /** Wall time of each phase: parse+sort (with run writing), merge, whole build. */
+  timings: { parseSortMs: number; mergeMs: number; totalMs: number };
+  /** Busy/idle time per stage, so overlap is visible. */
+  stages: Record<string, StageReport>;
   merge: { runs: number; segmentPops: number };
   peakRssBytes: number;
   notices: string[];
@@ -52,15 +68,18 @@ async function* fromDocuments(docs: AsyncIterable<InputDocument> | Iterable<Inpu
   }
 }
 
-function inputSource(options: BuildOptions): { source: AsyncIterable<CorpusItem>; description: string } {
-  if (typeof options.input !== 'string') return { source: fromDocuments(options.input), description: '<documents>' };
-  const root = resolve(options.input);
+export function defaultWorkers(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+function checkCrawl(input: string): string {
+  const root = resolve(input);
   try {
     statSync(root);
   } catch {
-    throw new UserError(`crawl not found: ${options.input}`);
+    throw new UserError(`crawl not found: ${input}`);
   }
-  return { source: readCorpus(root, { fields: options.fields }), description: root };
+  return root;
 }
 
 export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
@@ -70,38 +89,74 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
   const tokenizer = createTokenizer(options);
   const memoryBytes = parseMemory(options.memory ?? DEFAULT_MEMORY);
   const blockSize = resolveBlockSize(options);
-  const { source, description } = inputSource(options);
+  const workers = options.workers ?? defaultWorkers();
+  if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
+  const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
   if (options.signal?.aborted) throw new AbortError();
   const plan = prepareOutput(options.output, options.force ?? false);
   const notices: string[] = [];
-  let sorter: Awaited<ReturnType<typeof chooseSorter>>['sorter'] | undefined;
+  const notice = (m: string) => {
+    notices.push(m);
+    options.onWarning?.(m);
+  };
+  let sorterToDispose: { dispose(): void } | undefined;
   try {
-    const chosen = await chooseSorter(options.sorter ?? 'auto');
-    sorter = chosen.sorter;
-    if (chosen.notice) {
-      notices.push(chosen.notice);
-      options.onWarning?.(chosen.notice);
-    }
+    const pipeline = await resolvePipeline(options.pipeline, options.sorter);
+    sorterToDispose = pipeline.sorter;
+    if (pipeline.notice) notice(pipeline.notice);
     const clock = new StageClock();
     const dictionary = new TermDictionary();
     const documents = new DocumentTable();
     const progress = throttledProgress(options);
-    const { runPaths, counters } = await runSequentialPipeline({
-      source,
-      tokenizer,
-      dictionary,
-      documents,
-      sorter,
-      blockSize,
-      runDir: plan.runDir,
-      clock,
-      signal: options.signal,
-      onSkip: (s) => options.onWarning?.(formatSkip(s)),
-      onProgress: (c) => progress('parse', c),
-    });
-    sorter.dispose();
-    const sorterKind = sorter.kind;
-    sorter = undefined;
+    const onSkip = (s: SkippedItem) => options.onWarning?.(formatSkip(s));
+    const onProgress = (c: ParseCounters) => progress('parse', c);
+    const tParse = performance.now();
+    let parsed: PipelineResult | WorkerPipelineResult;
+    if (root) {
+      const listing = await listCorpusFiles(root);
+      parsed = await runWorkerPipeline({
+        root: listing.base,
+        files: listing.files,
+        corpus: { fields: options.fields },
+        tokenizer: tokenizer.options,
+        workers,
+        schedule: pipeline.schedule,
+        sorter: pipeline.sorter,
+        blockSize,
+        runDir: plan.runDir,
+        dictionary,
+        documents,
+        clock,
+        signal: options.signal,
+        onSkip,
+        onProgress,
+        onWarning: notice,
+      });
+      for (const s of listing.skipped) {
+        parsed.counters.skippedCount++;
+        parsed.counters.skipped.unshift(s);
+        onSkip(s);
+      }
+    } else {
+      parsed = await runSequentialPipeline({
+        source: fromDocuments(options.input as Iterable<InputDocument>),
+        tokenizer,
+        dictionary,
+        documents,
+        sorter: pipeline.sorter,
+        blockSize,
+        runDir: plan.runDir,
+        clock,
+        signal: options.signal,
+        onSkip,
+        onProgress,
+        onWarning: notice,
+      });
+    }
+    const parseSortMs = performance.now() - tParse;
+    pipeline.sorter.dispose();
+    sorterToDispose = undefined;
+    const { counters, runPaths } = parsed;
     if (options.signal?.aborted) throw new AbortError();
     const mergeStart = performance.now();
     const written = writeIndex(
@@ -112,14 +167,18 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         documents: documents.records(),
         documentCount: documents.count,
         totalTokens: documents.totalTokens,
+        // postings.bin and the terms/docs tables depend only on the input and the analysis
+        // settings; the rest records how this build ran (block size, schedule, sorter).
         settings: {
           gpuindexVersion: VERSION,
-          input: description,
+          input: root ?? '<documents>',
           tokenizer: tokenizer.options,
+          fields: options.fields ?? null,
           blockSize,
           memoryBytes,
-          sorter: sorterKind,
-          fields: options.fields ?? null,
+          pipeline: pipeline.name,
+          sorter: parsed.sorterKind,
+          workers: root ? workers : 0,
         },
       },
       memoryBytes,
@@ -129,6 +188,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     if (options.signal?.aborted) throw new AbortError();
     commitOutput(plan);
     progress('done', counters, 1);
+    const sorterKind = parsed.sorterKind;
     return {
       output: plan.output,
       documents: documents.count,
@@ -137,18 +197,15 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       postings: written.stats.postings,
       blocks: counters.blocks,
       blockSize,
+      pipeline: sorterKind === 'cpu' && pipeline.name !== 'cpu' ? 'cpu' : pipeline.name,
       sorter: sorterKind,
+      workers: root ? workers : 0,
       bytesRead: counters.bytes,
       indexBytes: written.postingsBytes + statSizeOr0(resolve(plan.output, 'index.sqlite')),
       runBytes: counters.runBytes,
       skipped: { count: counters.skippedCount, items: counters.skipped },
-      timings: {
-        parseMs: round(clock.busyMs.parse ?? 0),
-        sortMs: round(clock.busyMs.sort ?? 0),
-        writeRunsMs: round(clock.busyMs.writeRuns ?? 0),
-        mergeMs: round(mergeMs),
-        totalMs: round(performance.now() - t0),
-      },
+      timings: { parseSortMs: round(parseSortMs), mergeMs: round(mergeMs), totalMs: round(performance.now() - t0) },
+      stages: stageReports(clock, parsed, parseSortMs, mergeMs, counters.pairs),
       merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops },
       peakRssBytes: process.resourceUsage().maxRSS * 1024,
       notices,
@@ -157,8 +214,31 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     discardOutput(plan);
     throw err;
   } finally {
-    sorter?.dispose();
+    sorterToDispose?.dispose();
   }
+}
+
+function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipelineResult, parseSortMs: number, mergeMs: number, pairs: number): Record<string, StageReport> {
+  const report = (busyMs: number, spanMs: number): StageReport => ({
+    busyMs: round(busyMs),
+    idleMs: round(Math.max(0, spanMs - busyMs)),
+    pairsPerSecond: busyMs > 0 ? Math.round((pairs / busyMs) * 1000) : 0,
+  });
+  const b = clock.busyMs;
+  const stages: Record<string, StageReport> = {};
+  if ('workerTimes' in parsed) {
+    parsed.workerTimes.forEach((t, i) => (stages[`parser${i}`] = report(t.busyMs, parseSortMs)));
+    stages.fill = report(b.fill ?? 0, parseSortMs);
+  } else {
+    stages.parser = report(b.parse ?? 0, parseSortMs);
+  }
+  stages.sort = report(b.sort ?? 0, parseSortMs);
+  if (b.gpuKernel !== undefined) stages.gpuKernel = report(b.gpuKernel, parseSortMs);
+  if (b.gpuUpload !== undefined) stages.gpuUpload = report(b.gpuUpload, parseSortMs);
+  if (b.gpuReadback !== undefined) stages.gpuReadback = report(b.gpuReadback, parseSortMs);
+  stages.writer = report(b.writeRuns ?? 0, parseSortMs);
+  stages.merge = report(mergeMs, mergeMs);
+  return stages;
 }
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;

@@ -7,11 +7,18 @@ import { Command, InvalidArgumentError } from 'commander';
 import { buildIndex, formatSkip, type BuildSummary } from './build.js';
 import { AbortError, UserError } from './errors.js';
 import { exportCiff } from '../merge/ciff.js';
-import type { BuildOptions, SorterChoice } from './options.js';
+import type { BuildOptions, PipelineChoice, SorterChoice } from './options.js';
 import { progressLine } from './progress.js';
 import { openIndex } from './reader.js';
 import { VERSION } from './version.js';
 import { registerGpuCommands } from './cli-gpu.js';
+import { registerBenchCommands } from './cli-bench.js';
+
+// `gpuindex postings ... | head` closes stdout early: that is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 const program = new Command();
 program.name('gpuindex').description('GPU-accelerated inverted-index builder (BSBI with an in-place bitonic GPU sort)').version(VERSION);
@@ -39,8 +46,8 @@ function printSummary(s: BuildSummary): void {
   const secs = s.timings.totalMs / 1000;
   const lines = [
     `indexed ${s.documents.toLocaleString('en-US')} documents (${mb.toFixed(1)} MB) into ${s.output}`,
-    `  ${s.terms.toLocaleString('en-US')} terms, ${s.postings.toLocaleString('en-US')} postings, ${s.pairs.toLocaleString('en-US')} pairs in ${s.blocks} block(s) of ${s.blockSize.toLocaleString('en-US')}, sorter: ${s.sorter}`,
-    `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): parse ${s.timings.parseMs} ms, sort ${s.timings.sortMs} ms, write runs ${s.timings.writeRunsMs} ms, merge ${s.timings.mergeMs} ms`,
+    `  ${s.terms.toLocaleString('en-US')} terms, ${s.postings.toLocaleString('en-US')} postings, ${s.pairs.toLocaleString('en-US')} pairs in ${s.blocks} block(s) of ${s.blockSize.toLocaleString('en-US')}; pipeline ${s.pipeline}, ${s.workers} worker(s)`,
+    `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): parse+sort ${s.timings.parseSortMs} ms (sorting ${s.stages.sort?.busyMs ?? 0} ms, writing runs ${s.stages.writer?.busyMs ?? 0} ms), merge ${s.timings.mergeMs} ms`,
     `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
   ];
   if (s.skipped.count) lines.push(`  skipped ${s.skipped.count} file(s)/document(s); see the warnings above or --json`);
@@ -55,7 +62,9 @@ program
   .option('--force', 'replace an existing index at the output path', false)
   .option('--memory <size>', 'memory budget for blocks and buffers (e.g. 1GiB, 256MiB)', '1GiB')
   .option('--block-size <pairs>', 'pairs per block (default: derived from --memory)', intOption('--block-size'))
+  .option('--pipeline <kind>', 'schedule: auto | cpu (Indexcpu) | gpu (Indexgpu) | gpu+ (Indexgpu+, overlapped)', 'auto')
   .option('--sorter <kind>', 'block sorter: auto | gpu | cpu', 'auto')
+  .option('--workers <n>', 'parse worker threads (default: cores - 1)', intOption('--workers'))
   .option('--stem <kind>', 'stemmer: porter | none', 'porter')
   .option('--stopwords <list>', 'stopwords: english | none | <file>', 'english')
   .option('--cjk <mode>', 'CJK segmentation: unigram | bigram', 'unigram')
@@ -63,7 +72,6 @@ program
   .option('--json', 'print the build summary as JSON', false)
   .option('-q, --quiet', 'no warnings or progress on stderr', false)
   .action(async (crawl: string, o: Record<string, unknown>) => {
-    if (!['auto', 'gpu', 'cpu'].includes(o.sorter as string)) throw new UserError(`--sorter must be auto, gpu or cpu, got "${o.sorter}"`);
     const controller = new AbortController();
     let signalName: NodeJS.Signals | undefined;
     const onSignal = (s: NodeJS.Signals) => {
@@ -86,6 +94,8 @@ program
         memory: o.memory as string,
         blockSize: o.blockSize as number | undefined,
         sorter: o.sorter as SorterChoice,
+        pipeline: o.pipeline as PipelineChoice,
+        workers: o.workers as number | undefined,
         stem: o.stem as 'porter' | 'none',
         stopwords: o.stopwords as string,
         cjk: o.cjk as 'unigram' | 'bigram',
@@ -189,6 +199,7 @@ program
   });
 
 registerGpuCommands(program);
+registerBenchCommands(program);
 
 function userMessage(err: unknown): string | undefined {
   if (err instanceof UserError || err instanceof InvalidArgumentError) return err.message;

@@ -15,6 +15,8 @@ export interface InputDocument {
 }
 
 export type SorterChoice = 'cpu' | 'gpu' | 'auto';
+/** Indexcpu, Indexgpu, Indexgpu+ of paper 000; 'auto' is gpu+ when a GPU adapter exists, else cpu. */
+export type PipelineChoice = 'cpu' | 'gpu' | 'gpu+' | 'auto';
 
 export interface BuildOptions extends TokenizerOptions {
   /** A crawl folder (or single file), or documents as an async iterable. */
@@ -29,6 +31,10 @@ export interface BuildOptions extends TokenizerOptions {
   blockSize?: number;
   /** Block sorter: 'auto' uses the GPU when an adapter exists, else the CPU. Default 'auto'. */
   sorter?: SorterChoice;
+  /** Schedule: cpu (Indexcpu), gpu (Indexgpu), gpu+ (Indexgpu+, overlapped). Default 'auto'. */
+  pipeline?: PipelineChoice;
+  /** Parse worker threads (crawl input). Default: cores - 1, at least 1. */
+  workers?: number;
   /** Which JSON fields hold the id, title and text (crawl input only). */
   fields?: CorpusOptions['fields'];
   /** Where each skipped file or document is reported (one line each). Default: nothing. */

@@ -1,0 +1,47 @@
+/**
+ * Messages between the main thread and the parse workers.
+ *
+ * termIDs stay global and deterministic through per-worker local ids remapped on the main
+ * thread: a worker numbers terms in its own TermDictionary and sends, with each batch, the
+ * strings of the local ids it created for that batch. The main thread takes batches in crawl
+ * order and maps local -> global on first sight of each pair, which is exactly the order a
+ * single-threaded parse assigns ids in: the index is byte-identical whatever the worker count.
+ */
+import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
+import type { TokenizerOptions } from '../src/tokenizer.js';
+
+export interface ParseWorkerInit {
+  root: string;
+  corpus: CorpusOptions;
+  tokenizer: TokenizerOptions;
+  /** A batch is sent once it holds at least this many pairs (and at the end of each file). */
+  batchPairs: number;
+  /** Batches a worker may have sent and not yet seen consumed (the SyncSend bound). */
+  credits: number;
+}
+
+export type ToWorker = { type: 'task'; seq: number; path: string } | { type: 'credit' } | { type: 'stop' };
+
+/** One batch of parsed documents of one file: the stream element between parse and block fill. */
+export interface ParsedBatch {
+  type: 'batch';
+  seq: number;
+  part: number;
+  last: boolean;
+  /** Strings of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... */
+  firstNewTerm: number;
+  newTerms: string[];
+  /** (local termID, document index within this batch) pairs; the buffer is transferred, not copied. */
+  pairs: Uint32Array;
+  pairCount: number;
+  externalIds: string[];
+  paths: string[];
+  lengths: Uint32Array;
+  bytes: number;
+  skips: SkippedItem[];
+  /** Milliseconds the worker spent parsing this batch, and waiting for a credit before it. */
+  busyMs: number;
+  idleMs: number;
+}
+
+export type FromWorker = ParsedBatch | { type: 'error'; message: string };

@@ -1,0 +1,140 @@
+/**
+ * A parse worker: reads the files it is given, tokenizes each document, numbers terms in its
+ * own dictionary and posts batches of (local termID, document-in-batch) pairs, waiting for a
+ * credit whenever `credits` batches are outstanding so memory stays bounded.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { readCorpusFile } from '../src/corpus/index.js';
+import { createTokenizer } from '../src/tokenizer.js';
+import { TermDictionary } from './dictionary.js';
+import type { ParsedBatch, ParseWorkerInit, ToWorker } from './parse-messages.js';
+import { DocumentInverter } from './pipeline.js';
+
+const init = workerData as ParseWorkerInit;
+const port = parentPort!;
+const dictionary = new TermDictionary();
+const inverter = new DocumentInverter(createTokenizer(init.tokenizer), dictionary);
+
+let credits = init.credits;
+let creditWaiter: (() => void) | undefined;
+const tasks: { seq: number; path: string }[] = [];
+let taskWaiter: (() => void) | undefined;
+let stopping = false;
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'credit') {
+    credits++;
+    creditWaiter?.();
+  } else if (m.type === 'task') {
+    tasks.push({ seq: m.seq, path: m.path });
+    taskWaiter?.();
+  } else {
+    stopping = true;
+    taskWaiter?.();
+    creditWaiter?.();
+  }
+});
+
+let sentTerms = 0;
+
+class BatchBuilder {
+  pairs = new Uint32Array(2 * init.batchPairs + 4096);
+  pairCount = 0;
+  externalIds: string[] = [];
+  paths: string[] = [];
+  lengths: number[] = [];
+  bytes = 0;
+  skips: ParsedBatch['skips'] = [];
+
+  addDocument(termIds: Uint32Array, externalId: string, path: string, bytes: number): void {
+    const need = 2 * (this.pairCount + termIds.length);
+    if (need > this.pairs.length) {
+      const grown = new Uint32Array(Math.max(need, this.pairs.length * 2));
+      grown.set(this.pairs.subarray(0, 2 * this.pairCount));
+      this.pairs = grown;
+    }
+    const doc = this.externalIds.length;
+    let p = 2 * this.pairCount;
+    for (let i = 0; i < termIds.length; i++) {
+      this.pairs[p++] = termIds[i]!;
+      this.pairs[p++] = doc;
+    }
+    this.pairCount += termIds.length;
+    this.externalIds.push(externalId);
+    this.paths.push(path);
+    this.lengths.push(termIds.length);
+    this.bytes += bytes;
+  }
+}
+
+async function takeCredit(): Promise<number> {
+  if (credits > 0 || stopping) {
+    credits--;
+    return 0;
+  }
+  const t0 = performance.now();
+  await new Promise<void>((resolve) => (creditWaiter = resolve));
+  creditWaiter = undefined;
+  credits--;
+  return performance.now() - t0;
+}
+
+async function send(b: BatchBuilder, seq: number, part: number, last: boolean, busyMs: number): Promise<void> {
+  const idleMs = await takeCredit();
+  const newTerms = dictionary.terms.slice(sentTerms);
+  const msg: ParsedBatch = {
+    type: 'batch',
+    seq,
+    part,
+    last,
+    firstNewTerm: sentTerms,
+    newTerms,
+    pairs: b.pairs,
+    pairCount: b.pairCount,
+    externalIds: b.externalIds,
+    paths: b.paths,
+    lengths: Uint32Array.from(b.lengths),
+    bytes: b.bytes,
+    skips: b.skips,
+    busyMs,
+    idleMs,
+  };
+  sentTerms = dictionary.terms.length;
+  port.postMessage(msg, [b.pairs.buffer as ArrayBuffer]);
+}
+
+async function parseFile(seq: number, path: string): Promise<void> {
+  let part = 0;
+  let batch = new BatchBuilder();
+  let t0 = performance.now();
+  for await (const item of readCorpusFile(init.root, path, init.corpus)) {
+    if (item.kind === 'skip') {
+      batch.skips.push(item.skip);
+      continue;
+    }
+    const d = item.doc;
+    batch.addDocument(inverter.invert(d), d.externalId, d.path, d.bytes);
+    if (batch.pairCount >= init.batchPairs) {
+      const busy = performance.now() - t0;
+      await send(batch, seq, part++, false, busy);
+      batch = new BatchBuilder();
+      t0 = performance.now();
+    }
+  }
+  await send(batch, seq, part, true, performance.now() - t0);
+}
+
+async function main(): Promise<void> {
+  for (;;) {
+    while (tasks.length === 0 && !stopping) await new Promise<void>((resolve) => (taskWaiter = resolve));
+    taskWaiter = undefined;
+    if (stopping) break;
+    const task = tasks.shift()!;
+    await parseFile(task.seq, task.path);
+  }
+  port.close();
+}
+
+main().catch((err: unknown) => {
+  port.postMessage({ type: 'error', message: (err as Error)?.stack ?? String(err) });
+});

@@ -1,0 +1,71 @@
+/**
+ * Sort -> toDisk for one block: sorts it with the build's sorter and writes the sorted run
+ * straight from the sorter's output view (for GpuSort: the mapped readback range).
+ */
+import { join } from 'node:path';
+import { writeRunFile } from '../merge/runs.js';
+import type { PairSorter } from '../src/types.js';
+import { CpuSorter } from './cpu-sorter.js';
+import type { StageClock } from './stage-clock.js';
+
+export class RunSink {
+  readonly runPaths: string[] = [];
+  runBytes = 0;
+  pairs = 0;
+
+  /** Set when the GPU failed mid-build and the remaining blocks were sorted on the CPU. */
+  gpuFault?: string;
+
+  constructor(
+    private sorter: PairSorter,
+    private readonly runDir: string,
+    private readonly clock: StageClock,
+    private readonly onWarning?: (message: string) => void,
+  ) {}
+
+  get blocks(): number {
+    return this.runPaths.length;
+  }
+
+  get sorterKind(): 'cpu' | 'gpu' {
+    return this.sorter.kind;
+  }
+
+  /** Sorts pairs[0 .. 2*count) (possibly in place) and writes run number `blocks`. */
+  async sortAndWrite(pairs: Uint32Array, count: number): Promise<void> {
+    if (count === 0) return;
+    const path = join(this.runDir, `run-${String(this.runPaths.length).padStart(6, '0')}.bin`);
+    this.runPaths.push(path);
+    let writeMs = 0;
+    let runBytes = 0;
+    const consume = (sorted: Uint32Array) => {
+      const t0 = performance.now();
+      runBytes = writeRunFile(path, sorted, count);
+      writeMs = performance.now() - t0;
+    };
+    let timing;
+    try {
+      timing = await this.sorter.sortBlock(pairs, count, consume);
+    } catch (err) {
+      if (this.sorter.kind !== 'gpu') throw err;
+      // A GPU fault (device lost, readback timeout, ...): finish the build on the CPU sorter.
+      // GpuSort never writes into `pairs`, so the block is intact; the run file is rewritten whole.
+      this.gpuFault = (err as Error)?.message ?? String(err);
+      this.onWarning?.(`GPU failed (${this.gpuFault}); sorting the remaining blocks on the CPU`);
+      try {
+        this.sorter.dispose();
+      } catch {
+        /* the device may already be gone */
+      }
+      this.sorter = new CpuSorter();
+      timing = await this.sorter.sortBlock(pairs, count, consume);
+    }
+    this.runBytes += runBytes;
+    this.clock.add('writeRuns', writeMs);
+    this.clock.add('sort', timing.totalMs);
+    if (timing.kernelMs !== undefined) this.clock.add('gpuKernel', timing.kernelMs);
+    if (timing.uploadMs !== undefined) this.clock.add('gpuUpload', timing.uploadMs);
+    if (timing.readbackMs !== undefined) this.clock.add('gpuReadback', timing.readbackMs);
+    this.pairs += count;
+  }
+}

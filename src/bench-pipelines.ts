@@ -1,0 +1,188 @@
+/**
+ * `gpuindex bench`: Table 2 of paper 000 on one crawl at doubling sizes. For each size (the
+ * first 1, 2, 4, ... files of the crawl, hard-linked into a scratch folder) it builds the
+ * index with Indexcpu, Indexgpu and Indexgpu+ and records Parse+Sort and Merge, plus the time
+ * the same workers need to parse alone (sorting replaced by a sorter that discards blocks).
+ */
+import { existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { TermDictionary } from '../indexer/dictionary.js';
+import { DocumentTable } from '../indexer/documents.js';
+import { StageClock } from '../indexer/stage-clock.js';
+import { runWorkerPipeline } from '../indexer/worker-pipeline.js';
+import { buildIndex, defaultWorkers, type BuildSummary } from './build.js';
+import { listCorpusFiles } from './corpus/index.js';
+import { UserError } from './errors.js';
+import type { PipelineChoice } from './options.js';
+import { createTokenizer } from './tokenizer.js';
+import type { PairSorter, SortTiming } from './types.js';
+
+/** Stands in for the sort stage when measuring parse alone: takes blocks, sorts and writes nothing. */
+class DiscardSorter implements PairSorter {
+  readonly kind = 'cpu' as const;
+  async sortBlock(): Promise<SortTiming> {
+    return { totalMs: 0 };
+  }
+  dispose(): void {}
+}
+
+export interface BenchOptions {
+  crawl: string;
+  /** Number of sizes (doubling numbers of files, ending at the whole crawl). Default 5. */
+  sizes?: number;
+  pipelines?: ('cpu' | 'gpu' | 'gpu+')[];
+  workers?: number;
+  memory?: string;
+  blockSize?: number;
+  scratch?: string;
+  log?: (line: string) => void;
+}
+
+export interface BenchRow {
+  files: number;
+  bytes: number;
+  documents: number;
+  pairs: number;
+  parseOnlyMs: number;
+  /** Per pipeline: Parse+Sort ms, Merge ms, total ms, peak RSS of the process so far. */
+  runs: Record<string, { parseSortMs: number; mergeMs: number; totalMs: number; pipeline: string; sortBusyMs: number }>;
+}
+
+async function parseOnly(root: string, files: string[], workers: number, blockSize: number): Promise<number> {
+  const scratch = mkdtempSync(join(root, '..', '.gpuindex-bench-runs-'));
+  try {
+    const t0 = performance.now();
+    await runWorkerPipeline({
+      root,
+      files,
+      corpus: {},
+      tokenizer: createTokenizer().options,
+      workers,
+      schedule: 'sequential',
+      sorter: new DiscardSorter(),
+      blockSize,
+      runDir: scratch,
+      dictionary: new TermDictionary(),
+      documents: new DocumentTable(),
+      clock: new StageClock(),
+    });
+    return performance.now() - t0;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
+  const log = o.log ?? (() => {});
+  const root = resolve(o.crawl);
+  if (!existsSync(root)) throw new UserError(`crawl not found: ${o.crawl}`);
+  const { files } = await listCorpusFiles(root);
+  if (files.length === 0) throw new UserError(`no indexable files in ${o.crawl}`);
+  const sizes = o.sizes ?? 5;
+  const counts = [...new Set(Array.from({ length: sizes }, (_, i) => Math.max(1, Math.round(files.length / 2 ** (sizes - 1 - i)))))];
+  const workers = o.workers ?? defaultWorkers();
+  const pipelines = o.pipelines ?? ['cpu', 'gpu', 'gpu+'];
+  const scratch = o.scratch ?? mkdtempSync(join(dirname(root), '.gpuindex-bench-'));
+  const rows: BenchRow[] = [];
+  try {
+    for (const count of counts) {
+      const subset = join(scratch, `files-${count}`);
+      for (const f of files.slice(0, count)) {
+        const target = join(subset, f);
+        mkdirSync(dirname(target), { recursive: true });
+        if (!existsSync(target)) linkSync(join(root, f), target);
+      }
+      const subsetFiles = files.slice(0, count);
+      const bytes = subsetFiles.reduce((s, f) => s + statSync(join(root, f)).size, 0);
+      const blockSize = o.blockSize ?? 1 << 24;
+      const parseOnlyMs = await parseOnly(subset, subsetFiles, workers, blockSize);
+      const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: round(parseOnlyMs), runs: {} };
+      for (const p of pipelines) {
+        const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
+        const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
+        row.documents = s.documents;
+        row.pairs = s.pairs;
+        row.runs[p] = { parseSortMs: s.timings.parseSortMs, mergeMs: s.timings.mergeMs, totalMs: s.timings.totalMs, pipeline: s.pipeline, sortBusyMs: s.stages.sort?.busyMs ?? 0 };
+        rmSync(out, { recursive: true, force: true });
+        log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB: ${p} parse+sort ${s.timings.parseSortMs} ms, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline})`);
+      }
+      log(`${count} files: parse alone ${row.parseOnlyMs} ms`);
+      rows.push(row);
+    }
+  } finally {
+    if (!o.scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+export function benchTable(rows: BenchRow[]): string {
+  const pipes = Object.keys(rows[0]?.runs ?? {});
+  const head = ['MB', 'docs', 'pairs', 'parse alone s', ...pipes.flatMap((p) => [`${label(p)} Parse+Sort s`, `${label(p)} Merge s`])];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const r of rows) {
+    const cells = [(r.bytes / 1e6).toFixed(0), String(r.documents), String(r.pairs), (r.parseOnlyMs / 1000).toFixed(2)];
+    for (const p of pipes) cells.push((r.runs[p]!.parseSortMs / 1000).toFixed(2), (r.runs[p]!.mergeMs / 1000).toFixed(2));
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  const last = rows[rows.length - 1];
+  if (last?.runs.cpu && last.runs['gpu+']) {
+    const c = last.runs.cpu;
+    const g = last.runs['gpu+'];
+    lines.push('', `Largest size: Indexgpu+ vs Indexcpu: Parse+Sort ${(c.parseSortMs / g.parseSortMs).toFixed(2)}x, whole build ${(c.totalMs / g.totalMs).toFixed(2)}x; Indexgpu+ Parse+Sort / parse alone = ${(g.parseSortMs / last.parseOnlyMs).toFixed(3)}; whole build ${(last.bytes / 1e6 / (g.totalMs / 1000)).toFixed(1)} MB/s`);
+  }
+  return lines.join('\n');
+}
+
+const label = (p: string): string => (p === 'cpu' ? 'Indexcpu' : p === 'gpu' ? 'Indexgpu' : 'Indexgpu+');
+
+export function benchCsv(rows: BenchRow[]): string {
+  const pipes = Object.keys(rows[0]?.runs ?? {});
+  const head = ['bytes', 'documents', 'pairs', 'parse_only_ms', ...pipes.flatMap((p) => [`${p}_parse_sort_ms`, `${p}_merge_ms`, `${p}_total_ms`])];
+  return [head.join(','), ...rows.map((r) => [r.bytes, r.documents, r.pairs, r.parseOnlyMs, ...pipes.flatMap((p) => [r.runs[p]!.parseSortMs, r.runs[p]!.mergeMs, r.runs[p]!.totalMs])].join(','))].join('\n') + '\n';
+}
+
+/** A line plot (SVG) of Parse+Sort time against collection size for each pipeline, and parse alone. */
+export function benchSvg(rows: BenchRow[]): string {
+  const W = 640;
+  const H = 400;
+  const m = { l: 60, r: 150, t: 30, b: 50 };
+  const series: { name: string; color: string; pts: [number, number][] }[] = [];
+  const colors: Record<string, string> = { cpu: '#d62728', gpu: '#1f77b4', 'gpu+': '#2ca02c' };
+  for (const p of Object.keys(rows[0]?.runs ?? {})) series.push({ name: `${label(p)} Parse+Sort`, color: colors[p] ?? '#555', pts: rows.map((r) => [r.bytes / 1e6, r.runs[p]!.parseSortMs / 1000]) });
+  series.push({ name: 'parse alone', color: '#7f7f7f', pts: rows.map((r) => [r.bytes / 1e6, r.parseOnlyMs / 1000]) });
+  const maxX = Math.max(...rows.map((r) => r.bytes / 1e6), 1);
+  const maxY = Math.max(...series.flatMap((s) => s.pts.map((p) => p[1])), 0.001);
+  const x = (v: number) => m.l + (v / maxX) * (W - m.l - m.r);
+  const y = (v: number) => H - m.b - (v / maxY) * (H - m.t - m.b);
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${W / 2 - 60}" y="18" font-size="14">Parse+Sort time vs crawl size</text>`,
+    `<line x1="${m.l}" y1="${H - m.b}" x2="${W - m.r}" y2="${H - m.b}" stroke="black"/>`,
+    `<line x1="${m.l}" y1="${m.t}" x2="${m.l}" y2="${H - m.b}" stroke="black"/>`,
+    `<text x="${(W - m.r) / 2}" y="${H - 12}">crawl size (MB)</text>`,
+    `<text x="12" y="${m.t - 8}">seconds</text>`,
+  ];
+  for (let i = 0; i <= 4; i++) {
+    parts.push(`<text x="${x((maxX * i) / 4) - 10}" y="${H - m.b + 16}">${((maxX * i) / 4).toFixed(0)}</text>`);
+    parts.push(`<text x="${m.l - 45}" y="${y((maxY * i) / 4) + 4}">${((maxY * i) / 4).toFixed(1)}</text>`);
+  }
+  series.forEach((s, i) => {
+    parts.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.pts.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ')}"/>`);
+    for (const [a, b] of s.pts) parts.push(`<circle cx="${x(a).toFixed(1)}" cy="${y(b).toFixed(1)}" r="3" fill="${s.color}"/>`);
+    parts.push(`<rect x="${W - m.r + 10}" y="${m.t + i * 20}" width="12" height="3" fill="${s.color}"/><text x="${W - m.r + 26}" y="${m.t + i * 20 + 5}">${s.name}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n') + '\n';
+}
+
+export function writeBenchOutputs(rows: BenchRow[], outDir: string): string[] {
+  mkdirSync(outDir, { recursive: true });
+  const files = { 'bench.json': JSON.stringify(rows, null, 2) + '\n', 'bench.csv': benchCsv(rows), 'bench.svg': benchSvg(rows), 'bench.md': benchTable(rows) + '\n' };
+  return Object.entries(files).map(([name, text]) => {
+    writeFileSync(join(outDir, name), text);
+    return join(outDir, name);
+  });
+}

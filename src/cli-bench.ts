@@ -1,0 +1,25 @@
+/** `gpuindex bench`: the Indexcpu / Indexgpu / Indexgpu+ comparison (paper 000, Table 2). */
+import type { Command } from 'commander';
+import { benchPipelines, benchTable, writeBenchOutputs } from './bench-pipelines.js';
+import { UserError } from './errors.js';
+
+export function registerBenchCommands(program: Command): void {
+  program
+    .command('bench')
+    .description('Table 2 of paper 000: Indexcpu vs Indexgpu vs Indexgpu+ on a crawl at doubling sizes')
+    .argument('<crawl>', 'crawl folder (many files: sizes are the first 1, 2, 4, ... of them)')
+    .option('--sizes <n>', 'number of doubling sizes', (v) => Number(v), 5)
+    .option('--pipelines <list>', 'comma list of cpu,gpu,gpu+', 'cpu,gpu,gpu+')
+    .option('--workers <n>', 'parse workers (default: cores - 1)', (v) => Number(v))
+    .option('--memory <size>', 'memory budget per build', '1GiB')
+    .option('--block-size <pairs>', 'pairs per block', (v) => Number(v))
+    .option('-o, --out <dir>', 'write bench.json, bench.csv, bench.svg and bench.md here')
+    .option('--json', 'print the rows as JSON', false)
+    .action(async (crawl: string, o: { sizes: number; pipelines: string; workers?: number; memory: string; blockSize?: number; out?: string; json: boolean }) => {
+      const pipelines = o.pipelines.split(',').map((p) => p.trim());
+      for (const p of pipelines) if (!['cpu', 'gpu', 'gpu+'].includes(p)) throw new UserError(`--pipelines: unknown pipeline "${p}"`);
+      const rows = await benchPipelines({ crawl, sizes: o.sizes, pipelines: pipelines as ('cpu' | 'gpu' | 'gpu+')[], workers: o.workers, memory: o.memory, blockSize: o.blockSize, log: (l) => process.stderr.write(`${l}\n`) });
+      if (o.out) for (const f of writeBenchOutputs(rows, o.out)) process.stderr.write(`wrote ${f}\n`);
+      process.stdout.write(o.json ? JSON.stringify(rows, null, 2) + '\n' : benchTable(rows) + '\n');
+    });
+}

@@ -1,0 +1,115 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCiff } from './helpers/ciff-reader.js';
+
+const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-cli-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function gpuindex(...args: string[]) {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, GPUINDEX_DEBUG: '' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gpuindex CLI on corpus-samples', () => {
+  const index = join(work, 'moby');
+  it('builds, searches, shows stats and postings, exports CIFF', () => {
+    const b = gpuindex('build', 'corpus-samples', '-o', index, '--sorter', 'cpu', '--json');
+    expect(b.stderr).toBe('');
+    expect(b.code).toBe(0);
+    const summary = JSON.parse(b.stdout);
+    expect(summary.documents).toBeGreaterThan(100);
+    expect(summary.skipped.count).toBe(0);
+    expect(summary.sorter).toBe('cpu');
+    expect(readdirSync(index).sort()).toEqual(['index.sqlite', 'postings.bin']);
+
+    const s = gpuindex('search', index, 'white whale', '-k', '5', '--json');
+    expect(s.code).toBe(0);
+    const hits = JSON.parse(s.stdout);
+    expect(hits).toHaveLength(5);
+    expect(hits[0].score).toBeGreaterThanOrEqual(hits[4].score);
+
+    const st = JSON.parse(gpuindex('stats', index, '--json').stdout);
+    expect(st.stats.documents).toBe(summary.documents);
+    expect(st.settings.tokenizer).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+
+    const p = JSON.parse(gpuindex('postings', index, 'whale', '--json').stdout);
+    expect(p.term).toBe('whale');
+    expect(p.df).toBe(p.postings.length);
+    expect(p.postings.reduce((a: number, x: { tf: number }) => a + x.tf, 0)).toBe(p.cf);
+
+    const ciffPath = join(work, 'moby.ciff');
+    expect(gpuindex('export', index, '--format', 'ciff', '-o', ciffPath).code).toBe(0);
+    const ciff = readCiff(ciffPath);
+    expect(ciff.header.numDocs).toBe(summary.documents);
+    expect(ciff.header.numPostingsLists).toBe(summary.terms);
+    const whale = ciff.lists.find((l) => l.term === 'whale')!;
+    expect(whale.postings.map((x) => x.docid)).toEqual(p.postings.map((x: { docId: number }) => x.docId));
+  });
+
+  it('refuses to overwrite an index without --force, and replaces it with --force', () => {
+    const again = gpuindex('build', 'corpus-samples', '-o', index, '--sorter', 'cpu');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`gpuindex: output already exists: ${index} (use --force to replace it)\n`);
+    expect(gpuindex('build', 'corpus-samples', '-o', index, '--sorter', 'cpu', '--force', '-q').code).toBe(0);
+  });
+});
+
+describe('gpuindex CLI on bad input', () => {
+  it('reports a missing crawl in one line, exit 1, nothing written', () => {
+    const out = join(work, 'never');
+    const r = gpuindex('build', join(work, 'no-such-crawl'), '-o', out);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`gpuindex: crawl not found: ${join(work, 'no-such-crawl')}\n`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('reports an unwritable output in one line', () => {
+    if (process.getuid?.() === 0) {
+      // root ignores permissions: use a path whose parent is a file instead
+      const file = join(work, 'a-file');
+      writeFileSync(file, 'x');
+      const r = gpuindex('build', 'corpus-samples', '-o', join(file, 'idx'));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^gpuindex: output's parent folder does not exist|^gpuindex: cannot write the output/);
+      expect(r.stderr.split('\n')).toHaveLength(2);
+      return;
+    }
+    const ro = join(work, 'ro');
+    mkdirSync(ro);
+    chmodSync(ro, 0o500);
+    const r = gpuindex('build', 'corpus-samples', '-o', join(ro, 'idx'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^gpuindex: cannot write the output: EACCES/);
+  });
+
+  it('skips malformed lines, empty and binary files with one warning each and indexes the rest', () => {
+    const crawl = join(work, 'bad');
+    mkdirSync(crawl);
+    writeFileSync(join(crawl, 'docs.jsonl'), '{"id":"a","text":"first good document"}\n{"id":"b","text":\n{"id":"c","text":"third good document"}\n');
+    writeFileSync(join(crawl, 'empty.txt'), '');
+    writeFileSync(join(crawl, 'binary.txt'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 1, 2, 3]));
+    writeFileSync(join(crawl, 'bad-utf8.txt'), Buffer.from([0x68, 0x69, 0x20, 0xff, 0xfe, 0x20, 0x74, 0x68, 0x65, 0x72, 0x65]));
+    const out = join(work, 'bad-index');
+    const r = gpuindex('build', crawl, '-o', out, '--sorter', 'cpu', '--json');
+    expect(r.code).toBe(0);
+    const warnings = r.stderr.trim().split('\n');
+    expect(warnings).toContain('gpuindex: skipped docs.jsonl:2: ' + JSON.parse(r.stdout).skipped.items.find((s: { line?: number }) => s.line === 2).reason);
+    expect(warnings.some((w) => /^gpuindex: skipped empty\.txt: /.test(w))).toBe(true);
+    expect(warnings.some((w) => /^gpuindex: skipped binary\.txt: /.test(w))).toBe(true);
+    expect(warnings.every((w) => w.startsWith('gpuindex: '))).toBe(true);
+    const summary = JSON.parse(r.stdout);
+    expect(summary.skipped.count).toBe(warnings.filter((w) => w.startsWith('gpuindex: skipped')).length);
+    const ids = JSON.parse(gpuindex('postings', out, 'document', '--json').stdout).postings.map((p: { externalId: string }) => p.externalId);
+    expect(ids).toEqual(['a', 'c']);
+  });
+
+  it('rejects bad options in one line', () => {
+    expect(gpuindex('build', 'corpus-samples', '-o', join(work, 'x'), '--memory', 'lots').stderr).toBe('gpuindex: --memory: cannot read "lots" (examples: 1GiB, 256MiB, 500MB)\n');
+    expect(gpuindex('build', 'corpus-samples', '-o', join(work, 'x'), '--pipeline', 'cpu', '--sorter', 'gpu').stderr).toBe('gpuindex: --pipeline cpu sorts on the CPU; it cannot be combined with --sorter gpu\n');
+    expect(existsSync(join(work, 'x'))).toBe(false);
+  });
+});

@@ -1,0 +1,70 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { readIndexContent } from './helpers/index-files.js';
+import { hasGpu } from './helpers/gpu-available.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-pipe-'));
+const crawl = join(work, 'crawl');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** A crawl of several JSONL files with a shared vocabulary, so terms recur across files and workers. */
+beforeAll(() => {
+  mkdirSync(join(crawl, 'a'), { recursive: true });
+  const words = Array.from({ length: 300 }, (_, i) => `w${(i * 7919) % 1009}x${i % 13}`);
+  let seed = 7;
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  for (let f = 0; f < 7; f++) {
+    const lines: string[] = [];
+    for (let d = 0; d < 40; d++) {
+      const n = 5 + Math.floor(rnd() * 60);
+      const text = Array.from({ length: n }, () => words[Math.floor(rnd() ** 2 * words.length)]).join(' ');
+      lines.push(JSON.stringify({ id: `f${f}-d${d}`, title: `doc ${f} ${d}`, text }));
+    }
+    writeFileSync(join(crawl, f < 3 ? 'a' : '', `part-${f}.jsonl`), lines.join('\n') + '\n');
+  }
+});
+
+let n = 0;
+async function build(opts: Partial<Parameters<typeof buildIndex>[0]>) {
+  const output = join(work, `idx-${n++}`);
+  const summary = await buildIndex({ input: crawl, output, blockSize: 97, stem: 'none', stopwords: 'none', ...opts });
+  return { summary, content: readIndexContent(output) };
+}
+
+describe('schedules and workers', () => {
+  it('gives byte-identical postings, lexicon and documents with 1, 2 and 3 workers', async () => {
+    const one = await build({ pipeline: 'cpu', workers: 1 });
+    const two = await build({ pipeline: 'cpu', workers: 2 });
+    const three = await build({ pipeline: 'cpu', workers: 3, blockSize: 1000 });
+    expect(one.summary.documents).toBe(280);
+    expect(one.summary.blocks).toBeGreaterThan(10);
+    expect(two.content).toEqual(one.content);
+    expect(three.content).toEqual(one.content);
+  });
+
+  it('gives the same index as the in-process parse of the same documents', async () => {
+    const viaWorkers = await build({ pipeline: 'cpu', workers: 2 });
+    const { readCorpus } = await import('../src/corpus/index.js');
+    const docs: { id: string; title: string; text: string }[] = [];
+    for await (const item of readCorpus(crawl)) if (item.kind === 'doc') docs.push({ id: item.doc.externalId, title: item.doc.title, text: item.doc.text });
+    const output = join(work, `idx-${n++}`);
+    await buildIndex({ input: docs, output, blockSize: 97, stem: 'none', stopwords: 'none', sorter: 'cpu' });
+    const inProcess = readIndexContent(output);
+    expect(inProcess.postings.equals(viaWorkers.content.postings)).toBe(true);
+    expect(inProcess.terms).toEqual(viaWorkers.content.terms);
+  });
+
+  it.runIf(hasGpu())('Indexcpu, Indexgpu and Indexgpu+ agree byte for byte', async () => {
+    const cpu = await build({ pipeline: 'cpu', workers: 2 });
+    const gpu = await build({ pipeline: 'gpu', workers: 2 });
+    const gpuPlus = await build({ pipeline: 'gpu+', workers: 2 });
+    expect(gpu.summary.pipeline).toBe('gpu');
+    expect(gpuPlus.summary.pipeline).toBe('gpu+');
+    expect(gpu.summary.sorter).toBe('gpu');
+    expect(gpu.content).toEqual(cpu.content);
+    expect(gpuPlus.content).toEqual(cpu.content);
+  });
+});

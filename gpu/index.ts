@@ -1,6 +1,27 @@
-/** The GPU side as the indexer sees it (placeholder until GpuSort lands). */
+/**
+ * The GPU side as the indexer sees it. Importing this module opens nothing; the device is
+ * opened only when a build or benchmark asks for the GPU sorter.
+ */
 import type { PairSorter } from '../src/types.js';
+import { closeGpu, openGpu } from './device.js';
+import { GpuSorter, type GpuSorterOptions } from './gpu-sorter.js';
 
-export async function openGpuSorter(): Promise<PairSorter | string> {
-  return 'the GPU sorter is not built yet';
+export { GpuSorter, type GpuSorterOptions, type GpuSortTiming } from './gpu-sorter.js';
+export { openGpu, closeGpu, gpuInfo, type GpuContext } from './device.js';
+export { planSort, passCount, stepCount } from './bitonic-plan.js';
+
+/** A ready GpuSorter (kernels compiled), or the reason there is none. */
+export async function openGpuSorter(options: GpuSorterOptions = {}): Promise<PairSorter | string> {
+  const ctx = await openGpu();
+  if (typeof ctx === 'string') return ctx;
+  let sorter: GpuSorter | undefined;
+  try {
+    sorter = new GpuSorter(ctx, options);
+    await sorter.compile();
+    return sorter;
+  } catch (err) {
+    if (sorter) sorter.dispose();
+    else closeGpu();
+    return (err as Error).message;
+  }
 }

@@ -1,4 +1,56 @@
+/** GPU commands: `gpu-info` and `bench-sort`. The GPU modules load only when one runs. */
 import type { Command } from 'commander';
+import { UserError } from './errors.js';
 
-/** GPU commands (gpu-info, bench-sort); placeholder until GpuSort lands. */
-export function registerGpuCommands(_program: Command): void {}
+export function registerGpuCommands(program: Command): void {
+  program
+    .command('gpu-info')
+    .description('the WebGPU adapter, its limits and features, or why there is none')
+    .option('--json', 'as JSON', false)
+    .action(async (o: { json: boolean }) => {
+      const { gpuInfo } = await import('../gpu/device.js');
+      const info = await gpuInfo();
+      if (o.json) process.stdout.write(JSON.stringify(info, null, 2) + '\n');
+      else if (!info.available) process.stdout.write(`no GPU: ${info.reason}\n`);
+      else {
+        const a = info.adapter as Record<string, string>;
+        process.stdout.write(`adapter: ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ')}\n`);
+        for (const [k, v] of Object.entries(info.limits as Record<string, number>)) process.stdout.write(`  ${k.padEnd(36)} ${v}\n`);
+        process.stdout.write(`  timestamps ${info.timestamps}, subgroups ${info.subgroups}\n  features: ${(info.features as string[]).join(', ')}\n`);
+      }
+    });
+
+  program
+    .command('bench-sort')
+    .description('GpuSort vs the CPU radix sorter on the same blocks (medians after a warm-up)')
+    .option('--sizes <from..to>', 'log2 sizes, e.g. 16..26 or 16,20,24', '16..26')
+    .option('--dist <list>', 'distributions: uniform,gaussian,zipf,all-equal,sorted,reverse,few-terms', 'zipf,uniform,gaussian,all-equal,sorted,reverse,few-terms')
+    .option('--reps <n>', 'timed repetitions after one warm-up', (v) => Number(v), 5)
+    .option('--max-steps <m>', 'network steps per global pass', (v) => Number(v))
+    .option('--tile <pairs>', 'pairs per workgroup tile', (v) => Number(v))
+    .option('--max', 'also sort the largest block the adapter allows', false)
+    .option('--json', 'print the report as JSON', false)
+    .action(async (o: { sizes: string; dist: string; reps: number; maxSteps?: number; tile?: number; max: boolean; json: boolean }) => {
+      const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('../gpu/bench-sort.js');
+      const m = /^(\d+)\.\.(\d+)$/.exec(o.sizes);
+      const sizes = m ? Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i) : o.sizes.split(',').map(Number);
+      if (sizes.some((s) => !Number.isInteger(s) || s < 0 || s > 31)) throw new UserError(`--sizes: cannot read "${o.sizes}"`);
+      const dists = o.dist.split(',').map((d) => d.trim());
+      for (const d of dists) if (!(DISTRIBUTIONS as readonly string[]).includes(d)) throw new UserError(`--dist: unknown distribution "${d}"`);
+      if (!o.json) process.stdout.write(BENCH_HEADER + '\n');
+      const report = await benchSort({
+        sizes,
+        distributions: dists as never,
+        reps: o.reps,
+        maxSteps: o.maxSteps,
+        tile: o.tile,
+        includeMax: o.max,
+        jsSortAt: 24,
+        log: o.json ? undefined : (l) => process.stdout.write(l + '\n'),
+      }).catch((err: Error) => {
+        throw err.message.startsWith('no GPU') ? new UserError(err.message) : err;
+      });
+      if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+      else process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, tile ${report.tile}, steps per global pass ${report.maxSteps}\n`);
+    });
+}

@@ -1,0 +1,302 @@
+/**
+ * GpuSort(B) of paper 000: sorts a block of (termID, docID) pairs in place in one GPU storage
+ * buffer with the K-model bitonic network of bitonic-plan.ts.
+ *
+ * Memory: the block buffer (exactly n pairs), one MAP_WRITE staging buffer for the upload, one
+ * MAP_READ buffer for the readback, and O(1) more (pass parameters, timestamps). All of them
+ * are reused from block to block and grow only when a larger block arrives.
+ * The caller's consumer reads the sorted pairs straight from the mapped readback range.
+ */
+import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import { log2, nextPow2, planSort, type SortPass } from './bitonic-plan.js';
+import { closeGpu, type GpuContext } from './device.js';
+import { globalKernelSource, localKernelSource } from './kernel-source.js';
+
+export interface GpuSorterOptions {
+  /** Pairs per workgroup tile (power of two); default: the largest that fits workgroup memory, at most 4096. */
+  tile?: number;
+  /** Network steps per global pass (|Γ|), 1..6. Default 4. */
+  maxSteps?: number;
+  /** Time every dispatch separately (benchmarks): fills SortTiming.byKind. */
+  profile?: boolean;
+  /** A readback not done after this many ms is a fault. Default 60 s + 1 s per 2^20 pairs. */
+  readbackTimeoutMs?: number;
+}
+
+export interface GpuSortTiming extends SortTiming {
+  passes: number;
+  /** Kernel milliseconds per pass kind (profile mode only). */
+  byKind?: Record<SortPass['kind'], number>;
+}
+
+const PARAM_BYTES = 16;
+const GLOBAL_GROUP = 256;
+const BYTES_PER_PAIR = 8;
+
+export class GpuSorter implements PairSorter {
+  readonly kind = 'gpu' as const;
+  readonly tile: number;
+  readonly tileThreads: number;
+  readonly maxSteps: number;
+  private readonly device: GPUDevice;
+  private readonly layout: GPUBindGroupLayout;
+  private readonly pipelineLayout: GPUPipelineLayout;
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly paramAlign: number;
+  private paramBuffer?: GPUBuffer;
+  private paramSlots = 0;
+  private data?: GPUBuffer;
+  private upload?: GPUBuffer;
+  private readback?: GPUBuffer;
+  private capacity = 0; // bytes of data/upload/readback
+  private uploadReady: Promise<void> | undefined; // pending re-map of the staging buffer
+  private querySet?: GPUQuerySet;
+  private queryResolve?: GPUBuffer;
+  private queryRead?: GPUBuffer;
+  private querySlots = 0;
+  private broken?: string;
+  private disposed = false;
+
+  constructor(private readonly ctx: GpuContext, private readonly options: GpuSorterOptions = {}) {
+    this.device = ctx.device;
+    const l = ctx.limits;
+    const fitting = 2 ** log2(Math.floor(l.maxComputeWorkgroupStorageSize / BYTES_PER_PAIR));
+    this.tile = options.tile ?? Math.min(4096, fitting);
+    if (this.tile < 2 || nextPow2(this.tile) !== this.tile || this.tile * BYTES_PER_PAIR > l.maxComputeWorkgroupStorageSize)
+      throw new RangeError(`tile must be a power of two of at most ${fitting} pairs, got ${this.tile}`);
+    this.tileThreads = Math.min(this.tile / 2, l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX, 1024);
+    this.maxSteps = options.maxSteps ?? 4;
+    if (!(this.maxSteps >= 1 && this.maxSteps <= 6)) throw new RangeError(`maxSteps must be 1..6, got ${this.maxSteps}`);
+    this.paramAlign = Math.max(PARAM_BYTES, l.minUniformBufferOffsetAlignment);
+    this.layout = this.device.createBindGroupLayout({
+      entries: [
+        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: PARAM_BYTES } },
+      ],
+    });
+    this.pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.layout] });
+  }
+
+  /** The largest block this device can sort (one storage binding). */
+  get maxPairs(): number {
+    return Math.floor(Math.min(this.ctx.limits.maxStorageBufferBindingSize, this.ctx.limits.maxBufferSize) / BYTES_PER_PAIR);
+  }
+
+  /** GPU memory held now: block buffer, staging, readback, parameters, queries. */
+  get gpuBytes(): number {
+    return 3 * this.capacity + (this.paramBuffer?.size ?? 0) + (this.queryResolve?.size ?? 0) + (this.queryRead?.size ?? 0);
+  }
+
+  plan(n: number): SortPass[] {
+    return planSort(n, this.tile, this.maxSteps);
+  }
+
+  private pipeline(pass: SortPass): GPUComputePipeline {
+    const key = pass.kind === 'global' ? `global-${pass.m}-${pass.flip}` : pass.kind;
+    let p = this.pipelines.get(key);
+    if (p) return p;
+    const code = pass.kind === 'global' ? globalKernelSource(pass.m, pass.flip, GLOBAL_GROUP) : localKernelSource(this.tile, this.tileThreads);
+    const entryPoint = pass.kind === 'global' ? 'global_pass' : pass.kind === 'local-sort' ? 'local_sort' : 'local_merge';
+    const module = this.device.createShaderModule({ code, label: key });
+    p = this.device.createComputePipeline({ layout: this.pipelineLayout, compute: { module, entryPoint }, label: key });
+    this.pipelines.set(key, p);
+    return p;
+  }
+
+  /** Compiles every kernel now and reports WGSL errors as one exception (instead of at the first sort). */
+  async compile(): Promise<void> {
+    this.device.pushErrorScope('validation');
+    const kinds: SortPass[] = [{ kind: 'local-sort' }, { kind: 'local-merge', k: 0 }];
+    for (let m = 1; m <= this.maxSteps; m++) for (const flip of [false, true]) kinds.push({ kind: 'global', k: 0, jHi: 0, m, flip });
+    for (const k of kinds) this.pipeline(k);
+    const err = await this.device.popErrorScope();
+    if (err) throw new Error(`GPU kernel compilation failed: ${err.message}`);
+  }
+
+  private ensureCapacity(bytes: number): void {
+    if (bytes <= this.capacity) return;
+    this.destroyBlockBuffers();
+    const size = Math.min(this.maxPairs * BYTES_PER_PAIR, Math.max(bytes, 1 << 16));
+    this.data = this.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: 'block' });
+    this.upload = this.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true, label: 'upload staging' });
+    this.readback = this.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'readback' });
+    this.uploadReady = undefined; // mapped at creation
+    this.capacity = size;
+  }
+
+  private ensureParams(slots: number): void {
+    if (slots <= this.paramSlots) return;
+    this.paramBuffer?.destroy();
+    this.paramSlots = Math.max(slots, 64);
+    this.paramBuffer = this.device.createBuffer({ size: this.paramSlots * this.paramAlign, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, label: 'pass params' });
+  }
+
+  private ensureQueries(slots: number): void {
+    if (!this.ctx.hasTimestamps || slots <= this.querySlots) return;
+    this.querySet?.destroy();
+    this.queryResolve?.destroy();
+    this.queryRead?.destroy();
+    this.querySlots = Math.max(slots, 2);
+    this.querySet = this.device.createQuerySet({ type: 'timestamp', count: this.querySlots });
+    this.queryResolve = this.device.createBuffer({ size: 8 * this.querySlots, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    this.queryRead = this.device.createBuffer({ size: 8 * this.querySlots, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  private dispatchSize(groups: number): [number, number] {
+    const maxX = this.ctx.limits.maxComputeWorkgroupsPerDimension;
+    if (groups <= maxX) return [groups, 1];
+    const x = maxX;
+    return [x, Math.ceil(groups / x)];
+  }
+
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<GpuSortTiming> {
+    if (this.disposed) throw new Error('GpuSorter used after dispose()');
+    if (this.broken) throw new Error(this.broken);
+    if (this.ctx.fault) throw new Error(this.ctx.fault);
+    const t0 = performance.now();
+    if (count > this.maxPairs) throw new RangeError(`block of ${count} pairs exceeds the GPU's binding limit of ${this.maxPairs} pairs`);
+    const bytes = Math.max(count, 1) * BYTES_PER_PAIR;
+    if (count === 0) {
+      await consume(pairs.subarray(0, 0));
+      return { totalMs: 0, passes: 0 };
+    }
+    this.ensureCapacity(bytes);
+    const passes = this.plan(count);
+    const profile = this.options.profile === true && this.ctx.hasTimestamps;
+    this.ensureParams(Math.max(1, passes.length));
+    this.ensureQueries(profile ? 2 * passes.length : 2);
+
+    // Upload: copy into the reused MAP_WRITE staging buffer (mapped since the last sort finished).
+    if (this.uploadReady) await this.uploadReady;
+    new Uint32Array(this.upload!.getMappedRange(0, bytes)).set(pairs.subarray(0, 2 * count));
+    this.upload!.unmap();
+    const tUploaded = performance.now();
+
+    // Parameters of every pass in one small write.
+    const params = new Uint32Array((passes.length * this.paramAlign) / 4);
+    const dispatches: { pipeline: GPUComputePipeline; groups: [number, number]; slot: number; kind: SortPass['kind'] }[] = [];
+    const tiles = Math.ceil(count / this.tile);
+    passes.forEach((pass, slot) => {
+      const o = (slot * this.paramAlign) / 4;
+      let groups: number;
+      let threads: number;
+      let logS = 0;
+      if (pass.kind === 'global') {
+        threads = nextPow2(count) >>> pass.m;
+        logS = log2(pass.jHi) - (pass.m - 1);
+        groups = Math.ceil(threads / GLOBAL_GROUP);
+      } else {
+        groups = tiles;
+        threads = tiles * this.tileThreads;
+      }
+      const size = this.dispatchSize(groups);
+      params.set([count, threads, logS, size[0]], o);
+      dispatches.push({ pipeline: this.pipeline(pass), groups: size, slot, kind: pass.kind });
+    });
+    this.device.queue.writeBuffer(this.paramBuffer!, 0, params);
+
+    const bindGroup = this.device.createBindGroup({
+      layout: this.layout,
+      entries: [
+        { binding: 0, resource: { buffer: this.data!, offset: 0, size: bytes } },
+        { binding: 1, resource: { buffer: this.paramBuffer!, offset: 0, size: PARAM_BYTES } },
+      ],
+    });
+    const enc = this.device.createCommandEncoder();
+    enc.copyBufferToBuffer(this.upload!, 0, this.data!, 0, bytes);
+    const runPass = (list: typeof dispatches, q?: number) => {
+      const pass = enc.beginComputePass(
+        this.querySet && q !== undefined ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 } } : {},
+      );
+      for (const d of list) {
+        pass.setPipeline(d.pipeline);
+        pass.setBindGroup(0, bindGroup, [d.slot * this.paramAlign]);
+        pass.dispatchWorkgroups(d.groups[0], d.groups[1]);
+      }
+      pass.end();
+    };
+    if (profile) dispatches.forEach((d, i) => runPass([d], 2 * i));
+    else runPass(dispatches, this.querySet ? 0 : undefined);
+    const queries = profile ? 2 * dispatches.length : this.querySet ? 2 : 0;
+    if (queries) {
+      enc.resolveQuerySet(this.querySet!, 0, queries, this.queryResolve!, 0);
+      enc.copyBufferToBuffer(this.queryResolve!, 0, this.queryRead!, 0, 8 * queries);
+    }
+    enc.copyBufferToBuffer(this.data!, 0, this.readback!, 0, bytes);
+    this.device.queue.submit([enc.finish()]);
+    const tSubmitted = performance.now();
+    // Re-map the staging buffer for the next block as soon as the GPU is done with it.
+    this.uploadReady = this.upload!.mapAsync(GPUMapMode.WRITE);
+
+    await this.withTimeout(this.readback!.mapAsync(GPUMapMode.READ, 0, bytes), count);
+    const tMapped = performance.now();
+    let kernelMs: number | undefined;
+    let byKind: GpuSortTiming['byKind'];
+    if (queries) {
+      await this.queryRead!.mapAsync(GPUMapMode.READ, 0, 8 * queries);
+      const ts = new BigUint64Array(this.queryRead!.getMappedRange(0, 8 * queries));
+      if (profile) {
+        byKind = { 'local-sort': 0, global: 0, 'local-merge': 0 };
+        kernelMs = 0;
+        dispatches.forEach((d, i) => {
+          const ms = Number(ts[2 * i + 1]! - ts[2 * i]!) / 1e6;
+          byKind![d.kind] += ms;
+          kernelMs! += ms;
+        });
+      } else kernelMs = Number(ts[1]! - ts[0]!) / 1e6;
+      this.queryRead!.unmap();
+    }
+    try {
+      await consume(new Uint32Array(this.readback!.getMappedRange(0, bytes)));
+    } finally {
+      this.readback!.unmap();
+    }
+    const gpuWallMs = tMapped - tSubmitted;
+    return {
+      totalMs: performance.now() - t0,
+      uploadMs: tUploaded - t0,
+      kernelMs,
+      readbackMs: kernelMs !== undefined ? Math.max(0, gpuWallMs - kernelMs) : gpuWallMs,
+      passes: passes.length,
+      byKind,
+    };
+  }
+
+  private async withTimeout(p: Promise<void>, count: number): Promise<void> {
+    const ms = this.options.readbackTimeoutMs ?? 60_000 + (count / 2 ** 20) * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        p,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`GPU readback did not finish within ${Math.round(ms)} ms`)), ms);
+        }),
+      ]);
+    } catch (err) {
+      this.broken = (err as Error).message;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private destroyBlockBuffers(): void {
+    for (const b of [this.data, this.upload, this.readback]) b?.destroy();
+    this.data = this.upload = this.readback = undefined;
+    this.capacity = 0;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.destroyBlockBuffers();
+      this.paramBuffer?.destroy();
+      this.querySet?.destroy();
+      this.queryResolve?.destroy();
+      this.queryRead?.destroy();
+    } finally {
+      closeGpu();
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { radixSortPairs } from '../indexer/cpu-sorter.js';
+import { planSort, stepCount } from '../gpu/bitonic-plan.js';
+import { GpuSorter } from '../gpu/gpu-sorter.js';
+import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
+import { hasGpu } from './helpers/gpu-available.js';
+import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
+
+describe('the bitonic pass plan', () => {
+  it('covers every network step exactly once, tiles first, flips first in each stage', () => {
+    const tile = 16;
+    for (const n of [2, 16, 17, 1000, 1 << 12]) {
+      for (const maxSteps of [1, 2, 3, 5]) {
+        const plan = planSort(n, tile, maxSteps);
+        let steps = 0;
+        for (const p of plan) steps += p.kind === 'local-sort' ? stepCount(tile) : p.kind === 'local-merge' ? Math.log2(tile) : p.m;
+        const padded = 2 ** Math.ceil(Math.log2(Math.max(n, tile)));
+        expect(steps).toBe(stepCount(padded));
+        expect(plan[0]).toEqual({ kind: 'local-sort' });
+        for (const p of plan) if (p.kind === 'global') expect(p.flip).toBe(p.jHi === p.k / 2);
+      }
+    }
+  });
+  it('needs far fewer passes than one dispatch per step', () => {
+    expect(planSort(2 ** 24, 4096, 4).length).toBe(37);
+    expect(stepCount(2 ** 24)).toBe(300);
+    expect(planSort(0, 4096, 4)).toEqual([]);
+    expect(planSort(1, 4096, 4)).toEqual([]);
+  });
+});
+
+const gpuOk = hasGpu();
+
+describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    const opened = await openGpu();
+    if (typeof opened === 'string') throw new Error(opened);
+    ctx = opened;
+  });
+  afterAll(() => closeGpu());
+
+  async function gpuSort(sorter: GpuSorter, pairs: Uint32Array, count: number): Promise<Uint32Array> {
+    let out = new Uint32Array(0);
+    const input = pairs.slice();
+    await sorter.sortBlock(input, count, (sorted) => {
+      out = sorted.slice();
+    });
+    expect(input).toEqual(pairs); // the host block is never written
+    return out;
+  }
+  const cpuSort = (pairs: Uint32Array, count: number) => radixSortPairs(pairs.slice(), count, new Uint32Array(2 * count)).slice(0, 2 * count);
+
+  it('sorts every distribution exactly like the CPU sorter, with small tiles so every pass kind runs', async () => {
+    // tile 64 and 2 steps per pass: 2^12 pairs need local sort, flip and plain global passes, local merges.
+    const sorter = new GpuSorter(ctx, { tile: 64, maxSteps: 2 });
+    await sorter.compile();
+    for (const dist of DISTRIBUTIONS) {
+      for (const n of [4096, 4095, 4097, 3001]) {
+        const pairs = makePairs(dist, n, n + dist.length);
+        expect(await gpuSort(sorter, pairs, n), `${dist} n=${n}`).toEqual(cpuSort(pairs, n));
+      }
+    }
+  });
+
+  it('sorts sizes 0, 1, 2, 3, odd, 2^k-1, 2^k, 2^k+1 with the default tile, reusing its buffers', async () => {
+    const sorter = new GpuSorter(ctx, { maxSteps: 3 });
+    await sorter.compile();
+    const sizes = [0, 1, 2, 3, 5, 255, 256, 257, 4095, 4096, 4097, 12345, 65535, 65536, 65537, 2 ** 17 + 1, 1000, 7];
+    for (const n of sizes) {
+      const pairs = makePairs('uniform', n, n);
+      expect(await gpuSort(sorter, pairs, n), `n=${n}`).toEqual(cpuSort(pairs, n));
+    }
+    const bytesAfterGrowth = sorter.gpuBytes;
+    for (let i = 0; i < 20; i++) {
+      const pairs = makePairs(i % 2 ? 'zipf' : 'few-terms', 5000 + i, i);
+      expect(await gpuSort(sorter, pairs, 5000 + i)).toEqual(cpuSort(pairs, 5000 + i));
+    }
+    expect(sorter.gpuBytes).toBe(bytesAfterGrowth); // no new buffers for smaller blocks
+  });
+
+  it('sorts 2^20 zipfian pairs (a block larger than the tile at every level)', async () => {
+    const sorter = new GpuSorter(ctx);
+    await sorter.compile();
+    const n = 2 ** 20;
+    const pairs = makePairs('zipf', n, 99);
+    const timing = await sorter.sortBlock(pairs.slice(), n, (sorted) => {
+      expect(sorted.slice()).toEqual(cpuSort(pairs, n));
+    });
+    expect(timing.passes).toBe(planSort(n, sorter.tile, sorter.maxSteps).length);
+  });
+});

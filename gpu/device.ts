@@ -3,8 +3,10 @@
  *
  * dawn.node frees its instance when the object returned by create() is garbage-collected,
  * even while it still polls events (the process then dies in InstanceBase::ProcessEvents with
- * futex/pthread errors). So the GPU object lives in a module-level holder from openGpu() until
- * closeGpu() has destroyed the device, and only then is dropped.
+ * futex/pthread errors). Dropping it even after device.destroy() crashed here when a second
+ * build opened a new instance (pending map callbacks of the old one), so the instance lives in
+ * a module-level holder for the whole process and is reused by every openGpu(); only devices
+ * come and go. A process holding it still exits normally.
  */
 import { create, globals } from 'webgpu';
 
@@ -53,20 +55,17 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
     holder.users++;
     return holder.context;
   }
-  Object.assign(globalThis, globals);
-  let gpu: GPU;
-  try {
-    // Timestamp quantization off, so kernel timings have full resolution.
-    gpu = create(['disable-dawn-features=timestamp_quantization']);
-  } catch (err) {
-    return `cannot load Dawn (${(err as Error).message})`;
+  if (!holder.gpu) {
+    Object.assign(globalThis, globals);
+    try {
+      // Timestamp quantization off, so kernel timings have full resolution.
+      holder.gpu = create(['disable-dawn-features=timestamp_quantization']);
+    } catch (err) {
+      return `cannot load Dawn (${(err as Error).message})`;
+    }
   }
-  holder.gpu = gpu;
-  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-  if (!adapter) {
-    holder.gpu = undefined;
-    return 'no WebGPU adapter found';
-  }
+  const adapter = await holder.gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) return 'no WebGPU adapter found';
   const features = [...adapter.features] as string[];
   const requiredFeatures = (['timestamp-query', 'subgroups'] as const).filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
@@ -75,7 +74,6 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
   try {
     device = await adapter.requestDevice({ requiredFeatures: requiredFeatures as GPUFeatureName[], requiredLimits });
   } catch (err) {
-    holder.gpu = undefined;
     return `the adapter refused the device (${(err as Error).message})`;
   }
   const info = adapter.info;
@@ -102,14 +100,12 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
   return context;
 }
 
-/** Releases one user of the device; the last one destroys it and drops the GPU instance. */
+/** Releases one user of the device; the last one destroys it (the instance stays, see above). */
 export function closeGpu(): void {
   if (holder.users > 0) holder.users--;
   if (holder.users > 0 || !holder.context) return;
   holder.context.device.destroy();
   holder.context = undefined;
-  // Drop the instance only after the device is destroyed (see the header comment).
-  setTimeout(() => (holder.gpu = undefined), 0).unref();
 }
 
 /** `gpuindex gpu-info`: the adapter, its limits and features, or why there is none. */

@@ -13,6 +13,7 @@ import { openIndex } from './reader.js';
 import { VERSION } from './version.js';
 import { registerGpuCommands } from './cli-gpu.js';
 import { registerBenchCommands } from './cli-bench.js';
+import { registerCorpusCommands } from './cli-corpus.js';
 
 // `gpuindex postings ... | head` closes stdout early: that is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -200,6 +201,7 @@ program
 
 registerGpuCommands(program);
 registerBenchCommands(program);
+registerCorpusCommands(program);
 
 function userMessage(err: unknown): string | undefined {
   if (err instanceof UserError || err instanceof InvalidArgumentError) return err.message;

@@ -10,7 +10,7 @@
 import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
 import { log2, nextPow2, planSort, type SortPass } from './bitonic-plan.js';
 import { closeGpu, type GpuContext } from './device.js';
-import { globalKernelSource, localKernelSource } from './kernel-source.js';
+import { globalKernelSource, localKernelSource, tileBytes } from './kernel-source.js';
 
 export interface GpuSorterOptions {
   /** Pairs per workgroup tile (power of two); default: the largest that fits workgroup memory, at most 4096. */
@@ -30,6 +30,8 @@ export interface GpuSortTiming extends SortTiming {
 }
 
 const PARAM_BYTES = 16;
+/** Layouts and compiled pipelines per device, shared by every sorter on it (later builds reuse them). */
+const deviceCache = new WeakMap<GPUDevice, { layout: GPUBindGroupLayout; pipelineLayout: GPUPipelineLayout; pipelines: Map<string, GPUComputePipeline> }>();
 const GLOBAL_GROUP = 256;
 const BYTES_PER_PAIR = 8;
 
@@ -41,7 +43,7 @@ export class GpuSorter implements PairSorter {
   private readonly device: GPUDevice;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipelineLayout: GPUPipelineLayout;
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly pipelines: Map<string, GPUComputePipeline>;
   private readonly paramAlign: number;
   private paramBuffer?: GPUBuffer;
   private paramSlots = 0;
@@ -60,21 +62,30 @@ export class GpuSorter implements PairSorter {
   constructor(private readonly ctx: GpuContext, private readonly options: GpuSorterOptions = {}) {
     this.device = ctx.device;
     const l = ctx.limits;
-    const fitting = 2 ** log2(Math.floor(l.maxComputeWorkgroupStorageSize / BYTES_PER_PAIR));
-    this.tile = options.tile ?? Math.min(4096, fitting);
-    if (this.tile < 2 || nextPow2(this.tile) !== this.tile || this.tile * BYTES_PER_PAIR > l.maxComputeWorkgroupStorageSize)
-      throw new RangeError(`tile must be a power of two of at most ${fitting} pairs, got ${this.tile}`);
-    this.tileThreads = Math.min(this.tile / 2, l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX, 1024);
+    let fitting = 4096;
+    while (fitting > 16 && tileBytes(fitting) > l.maxComputeWorkgroupStorageSize) fitting /= 2;
+    this.tile = options.tile ?? fitting;
+    if (this.tile < 16 || nextPow2(this.tile) !== this.tile || tileBytes(this.tile) > l.maxComputeWorkgroupStorageSize)
+      throw new RangeError(`tile must be a power of two from 16 to ${fitting} pairs, got ${this.tile}`);
+    // 16 pairs per invocation in the register phases.
+    this.tileThreads = Math.min(this.tile / 16, l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
     this.maxSteps = options.maxSteps ?? 4;
     if (!(this.maxSteps >= 1 && this.maxSteps <= 6)) throw new RangeError(`maxSteps must be 1..6, got ${this.maxSteps}`);
     this.paramAlign = Math.max(PARAM_BYTES, l.minUniformBufferOffsetAlignment);
-    this.layout = this.device.createBindGroupLayout({
-      entries: [
-        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
-        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: PARAM_BYTES } },
-      ],
-    });
-    this.pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [this.layout] });
+    let cache = deviceCache.get(this.device);
+    if (!cache) {
+      const layout = this.device.createBindGroupLayout({
+        entries: [
+          { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+          { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: PARAM_BYTES } },
+        ],
+      });
+      cache = { layout, pipelineLayout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }), pipelines: new Map() };
+      deviceCache.set(this.device, cache);
+    }
+    this.layout = cache.layout;
+    this.pipelineLayout = cache.pipelineLayout;
+    this.pipelines = cache.pipelines;
   }
 
   /** The largest block this device can sort (one storage binding). */
@@ -92,7 +103,7 @@ export class GpuSorter implements PairSorter {
   }
 
   private pipeline(pass: SortPass): GPUComputePipeline {
-    const key = pass.kind === 'global' ? `global-${pass.m}-${pass.flip}` : pass.kind;
+    const key = pass.kind === 'global' ? `global-${pass.m}-${pass.flip}` : `${pass.kind}-${this.tile}-${this.tileThreads}`;
     let p = this.pipelines.get(key);
     if (p) return p;
     const code = pass.kind === 'global' ? globalKernelSource(pass.m, pass.flip, GLOBAL_GROUP) : localKernelSource(this.tile, this.tileThreads);

@@ -15,22 +15,27 @@ function fill(text: string, values: Record<string, string | number>): string {
 }
 
 export function localKernelSource(tile: number, threads: number): string {
-  return template('common.wgsl') + '\n' + fill(template('local.wgsl'), { TILE: tile, THREADS: threads });
+  return (
+    template('common.wgsl') +
+    '\n' +
+    fill(template('local.wgsl'), { TILE: tile, TILE_PADDED: tile + tile / 16, THREADS: threads, SORT_BODY: localSortBody(tile), MERGE_BODY: localMergeBody(tile) })
+  );
 }
 
 /** Compare-exchange of registers x and y that leaves the smaller pair in x. */
 const cas = (x: number, y: number): string =>
   `  { let lt = less(r${y}, r${x}); let tx = r${x}; r${x} = select(r${x}, r${y}, lt); r${y} = select(r${y}, tx, lt); }`;
 
-/** The body of a global pass of m steps, with or without the stage's flip as its first step. */
-export function globalPassBody(m: number, flip: boolean): string {
+/**
+ * The compare-exchanges of m network steps on registers r0 .. r(2^m - 1) whose indexes differ
+ * in m consecutive bits (a Γ-partition part), with or without the stage's flip first. With the
+ * flip, registers h/2 .. h-1 hold the mirrored upper half of the block (addresses shrinking as
+ * the register number grows), so the smaller value goes to the higher register there.
+ */
+export function registerSteps(m: number, flip: boolean): string[] {
   const h = 1 << m;
   const half = h / 2;
   const lines: string[] = [];
-  for (let g = 0; g < h; g++) {
-    const addr = flip && g >= half ? `kbase + (S << M) - 1u - (${g - half}u * S + low)` : `kbase + ${g}u * S + low`;
-    lines.push(`  let a${g} = ${addr};`, `  var r${g} = load(a${g});`);
-  }
   if (flip) {
     for (let g = 0; g < half; g++) lines.push(cas(g, g + half));
     for (let q = m - 2; q >= 0; q--) {
@@ -47,6 +52,21 @@ export function globalPassBody(m: number, flip: boolean): string {
       for (let g = 0; g < h; g++) if (!(g & d)) lines.push(cas(g, g + d));
     }
   }
+  return lines;
+}
+
+/** Index expression of register g of a part: bits lo..lo+m-1 from g, the rest from (kbase, low). */
+function partIndex(g: number, m: number, flip: boolean, S: string, M: string): string {
+  const half = 1 << (m - 1);
+  return flip && g >= half ? `kbase + (${S} << ${M}) - 1u - (${g - half}u * ${S} + low)` : `kbase + ${g}u * ${S} + low`;
+}
+
+/** The body of a global pass of m steps, with or without the stage's flip as its first step. */
+export function globalPassBody(m: number, flip: boolean): string {
+  const h = 1 << m;
+  const lines: string[] = [];
+  for (let g = 0; g < h; g++) lines.push(`  let a${g} = ${partIndex(g, m, flip, 'S', 'M')};`, `  var r${g} = load(a${g});`);
+  lines.push(...registerSteps(m, flip));
   for (let g = 0; g < h; g++) lines.push(`  if (a${g} < params.n) { data[a${g}] = r${g}; }`);
   return lines.join('\n');
 }
@@ -54,3 +74,48 @@ export function globalPassBody(m: number, flip: boolean): string {
 export function globalKernelSource(m: number, flip: boolean, group: number): string {
   return template('common.wgsl') + '\n' + fill(template('global.wgsl'), { M: m, GROUP: group, BODY: globalPassBody(m, flip) });
 }
+
+/** Steps per register phase inside a tile: 16 pairs per invocation. */
+export const TILE_PHASE_BITS = 4;
+
+/**
+ * One phase of a tile kernel: every invocation takes parts of 2^m pairs of the tile (indexes
+ * differing in bits lo .. lo+m-1), runs m steps in registers, writes them back; then a barrier.
+ */
+function tilePhase(lo: number, m: number, flip: boolean): string {
+  const h = 1 << m;
+  const lines = [`  for (var part = lid; part < (TILE >> ${m}u); part += THREADS) {`, `    let low = part & ${(1 << lo) - 1}u;`, `    let kbase = (part >> ${lo}u) << ${lo + m}u;`];
+  for (let g = 0; g < h; g++) lines.push(`    let a${g} = pad(${partIndex(g, m, flip, `${1 << lo}u`, `${m}u`)});`, `    var r${g} = tile[a${g}];`);
+  lines.push(...registerSteps(m, flip).map((l) => '  ' + l));
+  for (let g = 0; g < h; g++) lines.push(`    tile[a${g}] = r${g};`);
+  lines.push('  }', '  workgroupBarrier();');
+  return lines.join('\n');
+}
+
+/** The phases for the steps of stage 2^stageBits whose distances are 2^(fromBit) down to 1. */
+function stagePhases(stageBits: number, fromBit: number): string[] {
+  const out: string[] = [];
+  let hi = fromBit;
+  while (hi >= 0) {
+    const m = Math.min(TILE_PHASE_BITS, hi + 1);
+    out.push(tilePhase(hi - m + 1, m, hi === stageBits - 1));
+    hi -= m;
+  }
+  return out;
+}
+
+/** local_sort: stages 2 .. TILE of the network, in register phases over the tile. */
+export function localSortBody(tile: number): string {
+  const bits = Math.log2(tile);
+  const phases: string[] = [];
+  for (let s = 1; s <= bits; s++) phases.push(`  // stage ${2 ** s}`, ...stagePhases(s, s - 1));
+  return phases.join('\n');
+}
+
+/** local_merge: the last log2(TILE) steps of a stage larger than the tile (no flips). */
+export function localMergeBody(tile: number): string {
+  return stagePhases(Number.POSITIVE_INFINITY, Math.log2(tile) - 1).join('\n');
+}
+
+/** Workgroup memory a tile needs: one padding pair every 16 pairs against bank conflicts. */
+export const tileBytes = (tile: number): number => (tile + tile / 16) * 8;

@@ -1,139 +1,244 @@
 /**
- * The tokenizer: Unicode-aware, allocation-light.
+ * The tokenizer: Unicode-aware and allocation-light (one regex `exec` loop over the
+ * normalized text, a Map cache for stems).
  *
- *  - NFKC, then lowercase (ß stays ß: toLowerCase keeps it, and no case folding to "ss").
- *  - Tokens are runs of letters, digits and combining marks of any script (\p{L}\p{N}\p{M}),
- *    so "São Paulo" gives "são", "paulo" and Devanagari/Arabic words stay whole.
- *  - An apostrophe between two letters joins them: "don't" -> "dont", "O'Brien" -> "obrien".
- *  - Han, Hiragana and Katakana are split into single characters (or overlapping bigrams with
- *    cjk: 'bigram'); Hangul is written with spaces and stays in words.
- *  - Emoji and punctuation are not tokens.
- *  - Stopwords (natural's English list, or a file) are removed before stemming; the Porter
- *    stemmer (natural) applies only to plain a-z tokens, never to other scripts.
+ * Analysis, in order:
+ *  1. NFKC (skipped for pure-ASCII text, which NFKC leaves unchanged), then `toLowerCase()`;
+ *     `ß` (and `ẞ`) become `ss`, so "Straße" and "STRASSE" meet at "strasse".
+ *  2. Tokens are runs of letters, digits and combining marks of any script (`\p{L}\p{N}\p{M}`),
+ *     starting with a letter or digit: "São Paulo" gives `são`, `paulo`; Devanagari, Arabic and
+ *     Hangul words stay whole. Emoji, symbols and punctuation are not tokens; neither are
+ *     variation selectors or the keycap mark, so "1️⃣" is `1`.
+ *  3. An apostrophe (' or ’) between two word characters joins them: "don't" -> `dont`,
+ *     "O'Brien" -> `obrien`, "whale's" -> `whales` (then stemmed to `whale`). A zero-width
+ *     (non-)joiner inside a word is removed the same way (Persian, Indic scripts).
+ *  4. Han, Hiragana and Katakana are never part of a word: each run of them becomes single
+ *     characters (cjk: 'unigram', the default) or overlapping bigrams (cjk: 'bigram'; a run of
+ *     one character stays a unigram). Hangul is written with spaces and stays in words.
+ *  5. Tokens longer than MAX_TOKEN_LENGTH UTF-16 units (base64 blobs, minified junk) are dropped.
+ *  6. Stopwords (natural's English list, a file, or none) are removed, then the Porter stemmer
+ *     (natural) is applied to Latin-script tokens only; other scripts are never stemmed.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve as resolvePath } from 'node:path';
 import { UserError } from './errors.js';
 
-// Deep imports: natural's index pulls in every module (and prints a dotenv banner on stdout).
+// Deep imports: natural's index loads every module it has (and a dotenv banner on stdout).
 const require = createRequire(import.meta.url);
 const porter = require('natural/lib/natural/stemmers/porter_stemmer') as { stem(word: string): string };
 const englishStopwords = (require('natural/lib/natural/util/stopwords') as { words: string[] }).words;
 
 export interface TokenizerOptions {
   stem?: 'porter' | 'none';
-  /** 'english', 'none', or the path of a file with one stopword a line. */
+  /** 'english', 'none', or the path of a file with one stopword a line ('#' starts a comment line). */
   stopwords?: 'english' | 'none' | string;
   cjk?: 'unigram' | 'bigram';
 }
 
 export interface Tokenizer {
-  /** Calls emit(term) for each term of text, in order; returns the number of terms. */
+  /** Calls emit(term) for each term of text, in order; returns the number of terms emitted. */
   tokenize(text: string, emit: (term: string) => void): number;
+  /**
+   * The first half of tokenize(): the raw tokens (normalized, lowercased, CJK split) before
+   * stopwords and stemming. With analyzeToken() a caller can cache the whole analysis per
+   * distinct raw token, e.g. raw token -> TermId in one hash lookup (indexer/pipeline.ts).
+   */
+  tokenizeRaw(text: string, emit: (raw: string) => void): void;
+  /** The second half: the term of a raw token, or null for a stopword. Uncached. */
+  analyzeToken(raw: string): string | null;
   readonly options: Required<TokenizerOptions>;
 }
 
+export const DEFAULT_TOKENIZER_OPTIONS: Readonly<Required<TokenizerOptions>> = Object.freeze({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+
+/** Longer tokens are dropped (Lucene's standard tokenizer uses the same limit). */
+export const MAX_TOKEN_LENGTH = 255;
+
+/**
+ * Fills in the defaults and checks the options. A stopword file is resolved to an absolute path
+ * (so a saved index finds it again) and must be readable. Throws UserError with one line.
+ */
 export function resolveTokenizerOptions(o: TokenizerOptions = {}): Required<TokenizerOptions> {
-  const stem = o.stem ?? 'porter';
-  const stopwords = o.stopwords ?? 'english';
-  const cjk = o.cjk ?? 'unigram';
-  if (stem !== 'porter' && stem !== 'none') throw new UserError(`--stem must be porter or none, got "${stem}"`);
-  if (cjk !== 'unigram' && cjk !== 'bigram') throw new UserError(`--cjk must be unigram or bigram, got "${cjk}"`);
-  if (typeof stopwords !== 'string' || stopwords === '') throw new UserError('--stopwords must be english, none or a file');
+  if (o === null || typeof o !== 'object') throw new UserError('tokenizer options must be an object');
+  const stem = o.stem ?? DEFAULT_TOKENIZER_OPTIONS.stem;
+  const cjk = o.cjk ?? DEFAULT_TOKENIZER_OPTIONS.cjk;
+  let stopwords = o.stopwords ?? DEFAULT_TOKENIZER_OPTIONS.stopwords;
+  if (stem !== 'porter' && stem !== 'none') throw new UserError(`--stem must be porter or none, got ${JSON.stringify(stem)}`);
+  if (cjk !== 'unigram' && cjk !== 'bigram') throw new UserError(`--cjk must be unigram or bigram, got ${JSON.stringify(cjk)}`);
+  if (typeof stopwords !== 'string' || stopwords === '') throw new UserError(`--stopwords must be english, none or a file, got ${JSON.stringify(stopwords)}`);
+  if (stopwords !== 'english' && stopwords !== 'none') {
+    stopwords = resolvePath(stopwords);
+    readStopwordFile(stopwords, o.stopwords as string);
+  }
   return { stem, stopwords, cjk };
 }
 
-const TOKEN = /[\p{L}\p{N}\p{M}]+/gu;
-const NON_ASCII = /[^\x00-\x7f]/;
-const APOSTROPHE_IN_WORD = /([\p{L}\p{N}\p{M}])['\u2019]+(?=[\p{L}\p{N}])/gu;
-const CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}]/u;
-const CJK_OR_RUN = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}]|[^\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}]+/gu;
-const PLAIN_ASCII_WORD = /^[a-z]+$/;
-const STEM_CACHE_LIMIT = 1 << 20;
-
-function normalizeTerm(t: string): string {
-  return t.normalize('NFKC').toLowerCase().replace(/['\u2019]/g, '');
+function readStopwordFile(path: string, given: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new UserError(`--stopwords must be english, none or a readable file: cannot read ${given} (${code})`);
+  }
 }
 
-function loadStopwords(choice: string): Set<string> {
-  if (choice === 'none') return new Set();
-  if (choice === 'english') return new Set(englishStopwords.map(normalizeTerm));
-  let text: string;
-  try {
-    text = readFileSync(choice, 'utf8');
-  } catch (err) {
-    throw new UserError(`cannot read the stopword file ${choice}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+// ---------------------------------------------------------------------------------------------
+// Character classes (the `v` flag: set subtraction and intersection).
+
+const CJK = String.raw`[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}]`;
+/** Characters that never join a token: variation selectors and the emoji keycap mark. */
+const NEVER = String.raw`[\p{Variation_Selector}\u20E3]`;
+const CJK_CHAR = String.raw`[[[\p{L}\p{N}\p{M}]&&${CJK}]--${NEVER}]`;
+const WORD_START = String.raw`[[\p{L}\p{N}]--${CJK}]`;
+const WORD_CHAR = String.raw`[[\p{L}\p{N}\p{M}]--${CJK}--${NEVER}]`;
+/** Inside a word only: apostrophes and zero-width (non-)joiners, removed from the term. */
+const JOINER = String.raw`['\u2019\u200C\u200D]`;
+
+/** Group 1: a CJK run. Otherwise a word; group 2 is set when it contains a joiner. */
+const UNICODE_TOKEN = new RegExp(`(${CJK_CHAR}+)|${WORD_START}${WORD_CHAR}*(?:(${JOINER})${WORD_CHAR}+)*`, 'gv');
+const JOINERS = /['\u2019\u200C\u200D]/g;
+/**
+ * For text whose only non-ASCII characters (after NFKC) are not word characters (dashes, curly
+ * quotes: most English prose): the same tokens from a much cheaper ASCII pattern.
+ */
+const ASCII_TOKEN = /[a-z0-9]+(?:(['\u2019])[a-z0-9]+)*/g;
+const APOSTROPHES = /['\u2019]/g;
+const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
+const WORD_OR_JOINER = new RegExp(`[${WORD_CHAR}${CJK_CHAR}\\u200C\\u200D]`, 'v');
+
+/** Whether normalized text has a non-ASCII character that can be part of a token (checked run by run: fast for prose). */
+function needsUnicodeScan(s: string): boolean {
+  const re = NON_ASCII_RUN;
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(s)) !== null) if (WORD_OR_JOINER.test(m[0])) return true;
+  return false;
+}
+/** Porter applies to tokens made of Latin letters (and digits, marks), with at least one letter. */
+const LATIN_WORD = /^[\p{scx=Latin}\p{N}\p{M}]*\p{scx=Latin}[\p{scx=Latin}\p{N}\p{M}]*$/u;
+const STEM_CACHE_LIMIT = 1 << 20;
+
+/** Normalizes text (NFKC unless ASCII, lowercase, ß -> ss) and splits it into raw terms (before stopwords and stemming). */
+function scan(text: string, bigrams: boolean, put: (t: string) => void): void {
+  let s: string;
+  if (!NON_ASCII.test(text)) s = text.toLowerCase();
+  else {
+    s = text.normalize('NFKC').toLowerCase();
+    if (s.includes('ß')) s = s.replaceAll('ß', 'ss');
+    if (needsUnicodeScan(s)) return scanUnicode(s, bigrams, put);
   }
-  return new Set(
-    text
-      .split(/\r?\n/)
-      .map((l) => normalizeTerm(l.trim()))
-      .filter(Boolean),
-  );
+  const re = ASCII_TOKEN;
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(s)) !== null) {
+    let t = m[0];
+    if (m[1] !== undefined) t = t.replace(APOSTROPHES, '');
+    if (t.length <= MAX_TOKEN_LENGTH) put(t);
+  }
+}
+
+function scanUnicode(s: string, bigrams: boolean, put: (t: string) => void): void {
+  const re = UNICODE_TOKEN;
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(s)) !== null) {
+    const run = m[1];
+    if (run !== undefined) {
+      if (run.length === 1) put(run);
+      else if (!bigrams) for (const c of run) put(c);
+      else {
+        const chars = Array.from(run);
+        if (chars.length === 1) put(chars[0]!);
+        else for (let i = 0; i + 1 < chars.length; i++) put(chars[i]! + chars[i + 1]!);
+      }
+      continue;
+    }
+    let t = m[0];
+    if (m[2] !== undefined) t = t.replace(JOINERS, '');
+    if (t.length <= MAX_TOKEN_LENGTH) put(t);
+  }
+}
+
+/** The terms of a stopword list, analysed like the text (so "Don't" in a file stops `dont`). */
+function stopwordSet(words: Iterable<string>, bigrams: boolean): Set<string> {
+  const set = new Set<string>();
+  for (const w of words) {
+    const line = w.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    scan(line, bigrams, (t) => set.add(t));
+  }
+  return set;
 }
 
 export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
   const resolved = resolveTokenizerOptions(options);
-  const stop = loadStopwords(resolved.stopwords);
-  const stemming = resolved.stem === 'porter';
   const bigrams = resolved.cjk === 'bigram';
-  const stems = new Map<string, string>();
-
-  const stemOf = (t: string): string => {
-    let s = stems.get(t);
-    if (s === undefined) {
-      s = PLAIN_ASCII_WORD.test(t) ? porter.stem(t) : t;
-      if (stems.size >= STEM_CACHE_LIMIT) stems.clear();
-      stems.set(t, s);
-    }
-    return s;
-  };
+  const stop =
+    resolved.stopwords === 'none'
+      ? new Set<string>()
+      : resolved.stopwords === 'english'
+        ? stopwordSet(englishStopwords, bigrams)
+        : stopwordSet(readStopwordFile(resolved.stopwords, resolved.stopwords).split(/\r?\n/), bigrams);
+  const stemming = resolved.stem === 'porter';
 
   let count = 0;
   let sink: (term: string) => void = () => {};
-  const put = (t: string): void => {
-    if (stop.has(t)) return;
-    sink(stemming ? stemOf(t) : t);
-    count++;
-  };
-
-  /** A token containing CJK characters: non-CJK runs stay words, CJK runs become unigrams or bigrams. */
-  const putMixed = (token: string): void => {
-    let run = '';
-    const flushRun = () => {
-      if (run.length === 0) return;
-      const chars = Array.from(run);
-      if (!bigrams || chars.length === 1) for (const c of chars) put(c);
-      else for (let i = 0; i + 1 < chars.length; i++) put(chars[i]! + chars[i + 1]!);
-      run = '';
+  let put: (t: string) => void;
+  if (stemming) {
+    // One lookup per token: the stem, or null for a stopword (seeded again whenever the cache is cut).
+    const cache = new Map<string, string | null>();
+    const seed = (): void => {
+      for (const w of stop) cache.set(w, null);
     };
-    for (const m of token.matchAll(CJK_OR_RUN)) {
-      const piece = m[0];
-      if (CJK.test(piece)) run += piece;
-      else {
-        flushRun();
-        put(piece);
+    seed();
+    put = (t) => {
+      let s = cache.get(t);
+      if (s === undefined) {
+        s = LATIN_WORD.test(t) ? porter.stem(t) : t;
+        if (cache.size >= STEM_CACHE_LIMIT) {
+          cache.clear();
+          seed();
+        }
+        cache.set(t, s);
       }
-    }
-    flushRun();
-  };
+      if (s !== null) {
+        count++;
+        sink(s);
+      }
+    };
+  } else if (stop.size > 0) {
+    put = (t) => {
+      if (!stop.has(t)) {
+        count++;
+        sink(t);
+      }
+    };
+  } else {
+    put = (t) => {
+      count++;
+      sink(t);
+    };
+  }
 
   return {
     options: resolved,
+    tokenizeRaw(text: string, emit: (raw: string) => void): void {
+      scan(text, bigrams, emit);
+    },
+    analyzeToken(raw: string): string | null {
+      if (stop.has(raw)) return null;
+      return stemming && LATIN_WORD.test(raw) ? porter.stem(raw) : raw;
+    },
+    /** Not re-entrant: emit must not call tokenize on the same tokenizer. */
     tokenize(text: string, emit: (term: string) => void): number {
       count = 0;
       sink = emit;
-      let s = text;
-      const ascii = !NON_ASCII.test(s);
-      if (!ascii) s = s.normalize('NFKC');
-      s = s.toLowerCase();
-      if (s.includes("'") || s.includes('\u2019')) s = s.replace(APOSTROPHE_IN_WORD, '$1');
-      TOKEN.lastIndex = 0;
-      let m: RegExpExecArray | null;
-      while ((m = TOKEN.exec(s)) !== null) {
-        const t = m[0];
-        if (!ascii && CJK.test(t)) putMixed(t);
-        else put(t);
+      try {
+        scan(text, bigrams, put);
+      } finally {
+        sink = () => {};
       }
       return count;
     },

@@ -1,46 +1,74 @@
-/** Turns a parsed JSON value into a document, by the configured field names. */
-import { DEFAULT_FIELDS, type CorpusOptions, type SourceDocument } from './types.js';
+/** Turns a parsed JSON value into a document, by the configured field names (--fields). */
+import { invalidUtf8Warning, removeReplacements } from './decode.js';
+import { CorpusError, DEFAULT_FIELDS, type CorpusOptions, type FieldNames } from './types.js';
 
+export type ResolvedFields = Readonly<Required<FieldNames>>;
+
+/** The field lists with defaults filled in; an empty or non-string list is a user error. */
+export function resolveFields(options: CorpusOptions = {}): ResolvedFields {
+  const f = options.fields ?? {};
+  const pick = (key: keyof FieldNames): string[] => {
+    const v = f[key];
+    if (v === undefined) return DEFAULT_FIELDS[key];
+    if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'string' || x === '')) {
+      throw new CorpusError(`--fields: ${key} needs one or more field names`);
+    }
+    return v;
+  };
+  return { id: pick('id'), title: pick('title'), text: pick('text') };
+}
+
+/** A string; a number (ids, and numbers in text); an array of those, joined with spaces. */
 function asText(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (Array.isArray(v)) {
-    const parts = v.filter((x) => typeof x === 'string' || typeof x === 'number') as (string | number)[];
-    return parts.length ? parts.join(' ') : undefined;
+    let out: string | undefined;
+    for (const x of v) {
+      const s = typeof x === 'string' ? x : typeof x === 'number' && Number.isFinite(x) ? String(x) : undefined;
+      if (s !== undefined) out = out === undefined ? s : out + ' ' + s;
+    }
+    return out;
   }
   return undefined;
 }
 
-export type FieldResult = { doc: Omit<SourceDocument, 'path' | 'line' | 'bytes'> } | { reason: string };
+const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
 
-/** `fallbackId` is used when no id field is present. */
-export function documentFromJson(value: unknown, fallbackId: string, options: CorpusOptions): FieldResult {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { reason: `not a JSON object (${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value})` };
+export type FieldResult = { externalId: string; title: string; text: string; warning?: string } | { reason: string };
+
+/**
+ * `fallbackId` is used when no id field is present. With `repair`, U+FFFD (what the decoder
+ * put for invalid UTF-8) is removed from title and text and reported as a warning.
+ */
+export function documentFromJson(value: unknown, fallbackId: string, fields: ResolvedFields, repair: boolean): FieldResult {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { reason: `not a JSON object (${kindOf(value)})` };
   const o = value as Record<string, unknown>;
-  const idFields = options.fields?.id ?? DEFAULT_FIELDS.id;
-  const titleFields = options.fields?.title ?? DEFAULT_FIELDS.title;
-  const textFields = options.fields?.text ?? DEFAULT_FIELDS.text;
   let externalId = fallbackId;
-  for (const f of idFields) {
-    const v = o[f];
-    if ((typeof v === 'string' && v !== '') || typeof v === 'number') {
+  for (const f of fields.id) {
+    const v = Object.hasOwn(o, f) ? o[f] : undefined;
+    if ((typeof v === 'string' && v !== '') || (typeof v === 'number' && Number.isFinite(v))) {
       externalId = String(v);
       break;
     }
   }
   let title = '';
-  for (const f of titleFields) {
-    const v = asText(o[f]);
+  for (const f of fields.title) {
+    const v = Object.hasOwn(o, f) ? asText(o[f]) : undefined;
     if (v !== undefined) {
       title = v;
       break;
     }
   }
-  const texts: string[] = [];
-  for (const f of textFields) {
-    const v = asText(o[f]);
-    if (v !== undefined) texts.push(v);
+  let text: string | undefined;
+  for (const f of fields.text) {
+    const v = Object.hasOwn(o, f) ? asText(o[f]) : undefined;
+    if (v !== undefined) text = text === undefined ? v : text + '\n' + v;
   }
-  if (texts.length === 0) return { reason: `no text field (tried ${textFields.join(', ')})` };
-  return { doc: { externalId, title, text: texts.length === 1 ? texts[0]! : texts.join('\n') } };
+  if (text === undefined) return { reason: `no text field (tried ${fields.text.join(', ')})` };
+  if (!repair) return { externalId, title, text };
+  const t = removeReplacements(text);
+  const h = removeReplacements(title);
+  const removed = t.removed + h.removed;
+  return removed === 0 ? { externalId, title, text } : { externalId, title: h.text, text: t.text, warning: invalidUtf8Warning(removed) };
 }

@@ -1,5 +1,5 @@
-/** File formats by extension; each may also be gzipped (`.gz`). */
-export type CorpusFormat = 'jsonl' | 'json' | 'html' | 'text';
+/** File formats by extension (case-insensitive); each may also be gzipped (`.gz`). */
+export type CorpusFormat = 'jsonl' | 'json' | 'html' | 'text' | 'markdown';
 
 const BY_EXTENSION: Record<string, CorpusFormat> = {
   jsonl: 'jsonl',
@@ -8,8 +8,13 @@ const BY_EXTENSION: Record<string, CorpusFormat> = {
   html: 'html',
   htm: 'html',
   txt: 'text',
-  md: 'text',
+  md: 'markdown',
 };
+
+/** For messages: ".jsonl, .ndjson, ... (each also .gz)". */
+export const SUPPORTED_EXTENSIONS = `${Object.keys(BY_EXTENSION)
+  .map((e) => '.' + e)
+  .join(', ')} (each also gzipped, .gz)`;
 
 export interface FileFormat {
   format: CorpusFormat;
@@ -17,11 +22,13 @@ export interface FileFormat {
 }
 
 export function formatOf(name: string): FileFormat | undefined {
-  let n = name.toLowerCase();
+  const slash = name.lastIndexOf('/');
+  let n = (slash >= 0 ? name.slice(slash + 1) : name).toLowerCase();
   const gzip = n.endsWith('.gz');
   if (gzip) n = n.slice(0, -3);
   const dot = n.lastIndexOf('.');
   if (dot < 0) return undefined;
-  const format = BY_EXTENSION[n.slice(dot + 1)];
+  const ext = n.slice(dot + 1);
+  const format = Object.hasOwn(BY_EXTENSION, ext) ? BY_EXTENSION[ext] : undefined;
   return format ? { format, gzip } : undefined;
 }

@@ -1,14 +1,17 @@
 /**
- * Visible text and <title> of an HTML page through htmlparser2 (a real, forgiving HTML parser:
- * unclosed tags and entities handled): script, style, noscript and template contents are
- * dropped, and block-level elements separate words.
+ * Visible text and <title> of an HTML page through htmlparser2, a real and forgiving HTML
+ * parser (unclosed tags, entities, attributes with '>' in them): the contents of script,
+ * style, noscript, template, svg, iframe and object are dropped, entities are decoded, and
+ * block-level elements separate words (inline ones such as <b> or <span> do not).
  */
 import { Parser } from 'htmlparser2';
 
-const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'head>script', 'svg', 'math']);
+const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object']);
 const BLOCK = new Set([
-  'p', 'div', 'br', 'li', 'ul', 'ol', 'dl', 'dt', 'dd', 'tr', 'td', 'th', 'table', 'section', 'article', 'header', 'footer', 'nav', 'aside',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'blockquote', 'hr', 'main', 'figure', 'figcaption', 'form', 'option', 'title', 'body', 'html', 'caption',
+  'address', 'article', 'aside', 'blockquote', 'body', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset',
+  'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'html', 'img', 'input', 'label', 'legend', 'li',
+  'main', 'menu', 'nav', 'ol', 'option', 'p', 'pre', 'section', 'select', 'summary', 'table', 'tbody', 'td', 'textarea', 'tfoot', 'th',
+  'thead', 'title', 'tr', 'ul',
 ]);
 
 export interface HtmlText {
@@ -18,30 +21,35 @@ export interface HtmlText {
 
 export function htmlToText(html: string): HtmlText {
   const parts: string[] = [];
-  const titleParts: string[] = [];
+  let title: string[] | undefined; // the first <title> only
+  let titleDone = false;
   let hidden = 0;
-  let inTitle = 0;
+  let inTitle = false;
   const parser = new Parser(
     {
       onopentag(name) {
-        if (HIDDEN.has(name)) hidden++;
-        else if (name === 'title') inTitle++;
+        if (name === 'title' && hidden === 0 && !titleDone) {
+          // the page's first <title> (not an <svg>'s)
+          inTitle = true;
+          title = [];
+        } else if (HIDDEN.has(name)) hidden++;
         if (BLOCK.has(name)) parts.push(' ');
       },
       ontext(text) {
-        if (hidden > 0) return;
-        if (inTitle > 0) titleParts.push(text);
-        else parts.push(text);
+        if (inTitle) title!.push(text);
+        else if (hidden === 0) parts.push(text);
       },
       onclosetag(name) {
-        if (HIDDEN.has(name)) hidden = Math.max(0, hidden - 1);
-        else if (name === 'title') inTitle = Math.max(0, inTitle - 1);
+        if (name === 'title' && inTitle) {
+          inTitle = false;
+          titleDone = true;
+        } else if (HIDDEN.has(name) && hidden > 0) hidden--;
         if (BLOCK.has(name)) parts.push(' ');
       },
     },
-    { decodeEntities: true, lowerCaseTags: true },
+    { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: false },
   );
   parser.write(html);
   parser.end();
-  return { title: titleParts.join('').replace(/\s+/g, ' ').trim(), text: parts.join('') };
+  return { title: title ? title.join('').replace(/\s+/g, ' ').trim() : '', text: parts.join('') };
 }

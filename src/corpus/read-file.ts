@@ -1,208 +1,473 @@
 /**
- * Reads one crawl file into documents. Never throws for bad input: unreadable, empty, binary,
- * truncated or malformed data becomes a skip item naming the file (and line) and the reason,
- * and every good document before (and, for JSONL, after) the damage is still yielded.
+ * Reads one crawl file into documents. Never throws for bad input: an unreadable, empty,
+ * binary, truncated or malformed file or line becomes a skip item naming the file (and line or
+ * element) and the reason, and every good document before the damage (and, for JSONL, after
+ * it) is still yielded.
+ *
+ *  - .jsonl/.ndjson: split into lines on the raw bytes (Buffer.indexOf), each line validated as
+ *    UTF-8 and parsed with JSON.parse; a bad line is skipped, the next lines are read.
+ *  - .json: an array is streamed element by element with stream-json, so a multi-GB array
+ *    never sits in memory; anything else is one document (read whole, like .html and .txt).
+ *    stream-json cannot resynchronise after a syntax error, so a broken element ends the file:
+ *    the elements before it are indexed, one skip item names the element index and the rest
+ *    of the file is not read.
+ *  - .html/.htm: visible text and <title> (html.ts); .txt: the file is the text; .md: the text,
+ *    with the first heading as title (after YAML front matter, which is not indexed).
+ *  - .gz of each: decompressed on the fly; a corrupt or truncated stream is a skip item, the
+ *    documents read before the damage stay.
  */
-import { createReadStream } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { join } from 'node:path';
-import { pipeline, type Readable } from 'node:stream';
+import { createReadStream, readFileSync, statSync, type Stats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { createRequire } from 'node:module';
-import { documentFromJson } from './fields.js';
-import { formatOf } from './formats.js';
+import { streamArray } from 'stream-json/streamers/stream-array.js';
+import { decodeFile, hasNulByte, sniffHtmlCharset } from './decode.js';
+import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
+import { formatOf, type CorpusFormat } from './formats.js';
 import { htmlToText } from './html.js';
-import type { CorpusItem, CorpusOptions } from './types.js';
+import type { CorpusItem, CorpusOptions, SourceDocument } from './types.js';
 
-const require = createRequire(import.meta.url);
-// stream-json 3 ships CommonJS streamers; withParserAsStream gives parser + streamer as one Duplex.
-const { streamArray } = require('stream-json/streamers/stream-array.js') as { streamArray: { withParserAsStream(): NodeJS.ReadWriteStream } };
-const { streamValues } = require('stream-json/streamers/stream-values.js') as { streamValues: { withParserAsStream(): NodeJS.ReadWriteStream } };
-
-/** Longest JSONL line and largest single-document file we hold in memory. */
+/** Longest JSONL line, and largest whole-file document (.html, .txt, .md, single .json), in bytes. */
 export const MAX_LINE_BYTES = 256 * 2 ** 20;
-export const MAX_FILE_BYTES = 512 * 2 ** 20;
-const SNIFF_BYTES = 8192;
+export const MAX_WHOLE_FILE_BYTES = 256 * 2 ** 20;
+/** stream-json is fed in slices of this size (it is fastest on small ones). */
+const JSON_SLICE_BYTES = 16 * 1024;
+const READ_CHUNK_BYTES = 1 << 20;
+/**
+ * Plain files up to this size are read with one synchronous call: a crawl of many small files
+ * is otherwise dominated by the event-loop round trips of open/stat/read/close.
+ */
+const SMALL_FILE_BYTES = 4 << 20;
 
-const errText = (err: unknown): string => {
-  const e = err as NodeJS.ErrnoException;
-  return e?.code && !String(e.message).includes(e.code) ? `${e.code}: ${e.message}` : String(e?.message ?? err);
-};
-
-function openStream(full: string, gzip: boolean): Readable {
-  const raw = createReadStream(full, { highWaterMark: 1 << 20 });
-  if (!gzip) return raw;
-  return pipeline(raw, createGunzip({ chunkSize: 1 << 20 }), () => {}) as unknown as Readable;
+/** Reads the file `relPath` ('/'-separated, relative to `root`). */
+export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}): AsyncGenerator<CorpusItem> {
+  yield* readFileWith(root, relPath, resolveFields(options));
 }
 
-const hasNul = (b: Buffer): boolean => b.subarray(0, SNIFF_BYTES).includes(0);
-
-async function* readJsonl(full: string, path: string, gzip: boolean, options: CorpusOptions): AsyncGenerator<CorpusItem> {
-  let rest: Buffer | undefined;
-  let lineNo = 0;
-  let total = 0;
-  let discarding = false; // inside an over-long line
-  const lineItem = (buf: Buffer): CorpusItem | undefined => {
-    lineNo++;
-    let end = buf.length;
-    if (end > 0 && buf[end - 1] === 0x0d) end--;
-    const line = end === buf.length ? buf : buf.subarray(0, end);
-    let blank = true;
-    for (let i = 0; i < line.length; i++) {
-      const c = line[i]!;
-      if (c !== 0x20 && c !== 0x09) {
-        blank = false;
-        break;
-      }
+/** readCorpusFile with the field lists already resolved. */
+export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields): AsyncGenerator<CorpusItem> {
+  const path = relPath;
+  const skip = (reason: string): CorpusItem => ({ kind: 'skip', skip: { path, reason } });
+  const fmt = formatOf(relPath);
+  if (!fmt) return yield skip('unsupported file type');
+  let full = join(root, relPath);
+  let st: Stats;
+  try {
+    st = statSync(full);
+  } catch (err) {
+    // A crawl that is one file: its listing names the file relative to its folder, but callers
+    // may pass the file itself as the root.
+    if (codeOf(err) !== 'ENOTDIR' || basename(root) !== relPath) return yield skip(describeError(err));
+    try {
+      st = statSync(root);
+      full = root;
+    } catch (err2) {
+      return yield skip(describeError(err2));
     }
-    if (blank) return undefined;
-    if (!isUtf8(line)) return { kind: 'skip', skip: { path, line: lineNo, reason: 'invalid UTF-8' } };
+  }
+  if (!st.isFile()) return yield skip('not a regular file');
+  if (st.size === 0) return yield skip('empty file');
+  try {
+    if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size);
+    else if (fmt.format === 'json') yield* readJson(full, path, fmt.gzip, fields, st.size);
+    else yield* readWholeDocument(full, path, fmt.gzip, fmt.format, st.size);
+  } catch (err) {
+    yield skip(describeError(err));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** The file's (decompressed) bytes as a stream of chunks. Throws at once if a small file cannot be read. */
+function openStream(full: string, gzip: boolean, size: number): Readable {
+  if (size <= SMALL_FILE_BYTES) {
+    const buf = readFileSync(full);
+    if (!gzip) return Readable.from([buf]);
+    return pipeline(Readable.from([buf]), createGunzip({ chunkSize: READ_CHUNK_BYTES }), () => {});
+  }
+  const raw = createReadStream(full, { highWaterMark: READ_CHUNK_BYTES });
+  if (!gzip) return raw;
+  return pipeline(raw, createGunzip({ chunkSize: READ_CHUNK_BYTES }), () => {});
+}
+
+const codeOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException)?.code;
+
+/** One line, no control characters. */
+const oneLine = (s: string): string => s.replace(/[\x00-\x1f\x7f]+/g, ' ').trim();
+
+/** A reason for a failure to read: a damaged gzip stream, an I/O error, or anything else. */
+export function describeError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = codeOf(err);
+  if (typeof code === 'string' && code.startsWith('Z_')) {
+    return `${code === 'Z_BUF_ERROR' ? 'truncated gzip' : 'corrupt gzip'} (${oneLine(e.message)})`;
+  }
+  if (e?.syscall) return `cannot read (${code ?? 'error'}: ${oneLine(String(e.message).split(',')[0]!.replace(/^[A-Z]+: /, ''))})`;
+  return oneLine(String(e?.message ?? err));
+}
+
+const doc = (d: SourceDocument): CorpusItem => ({ kind: 'doc', doc: d });
+
+// ---------------------------------------------------------------------------------------------
+// JSONL
+
+async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number): AsyncGenerator<CorpusItem> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let lineNo = 0;
+  let discarding = false; // inside an over-long line
+  let first = true;
+  let items = 0;
+
+  const parseLine = (raw: Buffer): CorpusItem | undefined => {
+    let end = raw.length;
+    if (end > 0 && raw[end - 1] === 0x0d) end--;
+    let start = 0;
+    if (lineNo === 1 && end >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) start = 3; // BOM
+    let i = start;
+    while (i < end && (raw[i] === 0x20 || raw[i] === 0x09)) i++;
+    if (i === end) return undefined; // blank line
+    const line = raw.subarray(start, end);
+    const valid = isUtf8(line);
     let value: unknown;
     try {
       value = JSON.parse(line.toString('utf8'));
     } catch (err) {
-      return { kind: 'skip', skip: { path, line: lineNo, reason: `invalid JSON: ${(err as Error).message}` } };
+      return { kind: 'skip', skip: { path, line: lineNo, reason: `invalid JSON: ${oneLine((err as Error).message)}` } };
     }
-    const r = documentFromJson(value, `${path}:${lineNo}`, options);
+    const r = documentFromJson(value, `${path}:${lineNo}`, fields, !valid);
     if ('reason' in r) return { kind: 'skip', skip: { path, line: lineNo, reason: r.reason } };
-    return { kind: 'doc', doc: { ...r.doc, path, line: lineNo, bytes: line.length } };
+    const d: SourceDocument = { externalId: r.externalId, path, line: lineNo, title: r.title, text: r.text, bytes: raw.length };
+    if (r.warning) d.warning = r.warning;
+    return doc(d);
   };
+
   try {
-    for await (const chunk of openStream(full, gzip) as AsyncIterable<Buffer>) {
-      if (total === 0 && hasNul(chunk)) {
-        yield { kind: 'skip', skip: { path, reason: 'binary file' } };
-        return;
+    for await (const chunk of openStream(full, gzip, size) as AsyncIterable<Buffer>) {
+      if (first) {
+        first = false;
+        if (hasNulByte(chunk)) {
+          yield { kind: 'skip', skip: { path, reason: 'binary file' } };
+          return;
+        }
       }
-      total += chunk.length;
       let start = 0;
       for (;;) {
         const nl = chunk.indexOf(0x0a, start);
         if (nl < 0) break;
-        if (discarding) {
-          discarding = false;
-        } else {
-          const piece = chunk.subarray(start, nl);
-          const item = lineItem(rest ? Buffer.concat([rest, piece]) : piece);
-          if (item) yield item;
+        lineNo++;
+        if (discarding) discarding = false;
+        else {
+          let line = chunk.subarray(start, nl);
+          if (pendingBytes > 0) {
+            pending.push(line);
+            line = Buffer.concat(pending, pendingBytes + line.length);
+            pending = [];
+            pendingBytes = 0;
+          }
+          const item = parseLine(line);
+          if (item) {
+            items++;
+            yield item;
+          }
         }
-        rest = undefined;
         start = nl + 1;
       }
       if (start < chunk.length && !discarding) {
         const tail = chunk.subarray(start);
-        rest = rest ? Buffer.concat([rest, tail]) : Buffer.from(tail);
-        if (rest.length > MAX_LINE_BYTES) {
-          lineNo++;
-          yield { kind: 'skip', skip: { path, line: lineNo, reason: `line longer than ${MAX_LINE_BYTES / 2 ** 20} MiB` } };
-          rest = undefined;
+        if (pendingBytes + tail.length > MAX_LINE_BYTES) {
+          items++;
+          yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `line longer than ${MAX_LINE_BYTES / 2 ** 20} MiB` } };
+          pending = [];
+          pendingBytes = 0;
           discarding = true;
+        } else {
+          pending.push(tail);
+          pendingBytes += tail.length;
         }
       }
     }
   } catch (err) {
-    yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `${gzip ? 'corrupt or truncated gzip' : 'read error'} (${errText(err)}); the rest of the file is skipped` } };
+    yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `${describeError(err)}; the rest of the file is skipped` } };
     return;
   }
-  if (rest && !discarding) {
-    const item = lineItem(rest);
-    if (item) yield item;
+  if (pendingBytes > 0 && !discarding) {
+    lineNo++;
+    const item = parseLine(pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes));
+    if (item) {
+      items++;
+      yield item;
+    }
   }
-  if (total === 0) yield { kind: 'skip', skip: { path, reason: 'empty file' } };
+  if (items === 0) yield { kind: 'skip', skip: { path, reason: 'empty file' } };
 }
 
-async function readWhole(full: string, gzip: boolean): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of openStream(full, gzip) as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FILE_BYTES) throw Object.assign(new Error(`file larger than ${MAX_FILE_BYTES / 2 ** 20} MiB`), { code: 'EFBIG' });
-    chunks.push(chunk);
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+/** stream-json's end-of-input marker (stream-chain's `none`). */
+const NONE = Symbol.for('object-stream.none');
+type ElementParser = (input: Uint8Array | symbol) => AsyncIterable<{ key: number; value: unknown }>;
+const newArrayParser = (): ElementParser => streamArray.withParser({ streamValues: false }) as unknown as ElementParser;
+
+/** A syntax error of stream-json, with the byte offset of the piece of input it was fed with. */
+class JsonSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message);
+  }
+}
+
+interface Element {
+  key: number;
+  value: unknown;
+  /** Raw bytes: the bytes fed to the parser since the previous element, shared out per piece. */
+  bytes: number;
+}
+
+/**
+ * The elements of a top-level JSON array. When the parser throws, it loses the elements it had
+ * completed within the same piece of input, so from byte `fineFrom` on it is fed byte by byte
+ * (the recovery pass after an error, see readJson).
+ */
+async function* arrayElements(chunks: AsyncIterable<Buffer>, fineFrom: number): AsyncGenerator<Element> {
+  const parse = newArrayParser();
+  let pos = 0; // bytes fed so far
+  let carry = 0; // bytes fed since the last element
+  const out: { key: number; value: unknown }[] = [];
+  const feed = async (input: Uint8Array | symbol): Promise<void> => {
+    try {
+      for await (const el of parse(input)) out.push(el);
+    } catch (err) {
+      throw new JsonSyntaxError((err as Error)?.message ?? String(err), pos);
+    }
+    if (typeof input !== 'symbol') {
+      pos += input.length;
+      carry += input.length;
+    }
+  };
+  function* share(): Generator<Element> {
+    const n = out.length;
+    if (n === 0) return;
+    const each = Math.floor(carry / n);
+    let extra = carry - each * n;
+    for (const el of out) {
+      yield { key: el.key, value: el.value, bytes: each + extra };
+      extra = 0;
+    }
+    out.length = 0;
+    carry = 0;
+  }
+  for await (const chunk of chunks) {
+    let off = 0;
+    while (off < chunk.length) {
+      if (pos >= fineFrom) {
+        await feed(chunk.subarray(off, off + 1));
+        off++;
+      } else {
+        const end = Math.min(chunk.length, off + JSON_SLICE_BYTES, off + (fineFrom - pos));
+        await feed(chunk.subarray(off, end));
+        off = end;
+      }
+      yield* share();
+    }
+  }
+  await feed(NONE);
+  yield* share();
+}
+
+async function* prepend(head: Buffer[], rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  yield* head;
+  for (;;) {
+    const r = await rest.next();
+    if (r.done) return;
+    yield r.value;
+  }
+}
+
+async function* readJson(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number): AsyncGenerator<CorpusItem> {
+  // Peek at the first significant byte: '[' streams element by element, anything else is one document.
+  const stream = openStream(full, gzip, size);
+  const it = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let first: number | undefined;
+  let headBytes = 0;
+  try {
+    while (first === undefined) {
+      const r = await it.next();
+      if (r.done) break;
+      const chunk = r.value;
+      if (head.length === 0 && hasNulByte(chunk)) {
+        stream.destroy();
+        return yield { kind: 'skip', skip: { path, reason: 'binary file' } };
+      }
+      let i = head.length === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+      while (i < chunk.length && (chunk[i] === 0x20 || chunk[i] === 0x0a || chunk[i] === 0x0d || chunk[i] === 0x09)) i++;
+      if (i < chunk.length) first = chunk[i];
+      head.push(chunk);
+      headBytes += chunk.length;
+    }
+  } catch (err) {
+    stream.destroy();
+    return yield { kind: 'skip', skip: { path, reason: describeError(err) } };
+  }
+  if (first === undefined) return yield { kind: 'skip', skip: { path, reason: 'empty file' } };
+
+  if (first !== 0x5b) {
+    // One document: it has to be in memory anyway.
+    let buf: Buffer;
+    try {
+      buf = await collect(head, headBytes, it);
+    } catch (err) {
+      stream.destroy();
+      return yield { kind: 'skip', skip: { path, reason: describeError(err) } };
+    }
+    yield singleJsonDocument(buf, path, fields);
+    return;
+  }
+
+  let handled = 0; // elements [0, handled) have been yielded (as documents or skips)
+  const toItem = (el: Element): CorpusItem => {
+    const r = documentFromJson(el.value, `${path}#${el.key}`, fields, true);
+    if ('reason' in r) return { kind: 'skip', skip: { path, line: el.key, reason: r.reason } };
+    const d: SourceDocument = { externalId: r.externalId, path, line: el.key, title: r.title, text: r.text, bytes: el.bytes };
+    if (r.warning) d.warning = r.warning;
+    return doc(d);
+  };
+  let failure: unknown;
+  try {
+    for await (const el of arrayElements(prepend(head, it), Infinity)) {
+      if (el.key < handled) continue;
+      handled = el.key + 1;
+      yield toItem(el);
+    }
+  } catch (err) {
+    failure = err;
+  } finally {
+    stream.destroy();
+  }
+  if (failure instanceof JsonSyntaxError) {
+    // Elements completed in the failing piece before the error were lost with it: parse again
+    // up to that piece, then byte by byte, to index them too.
+    const again = openStream(full, gzip, size);
+    try {
+      for await (const el of arrayElements(again as AsyncIterable<Buffer>, failure.offset)) {
+        if (el.key < handled) continue;
+        handled = el.key + 1;
+        yield toItem(el);
+      }
+    } catch (err) {
+      failure = err;
+    } finally {
+      again.destroy();
+    }
+  }
+  if (failure !== undefined) {
+    const what = failure instanceof JsonSyntaxError ? `invalid JSON (${oneLine(failure.message)})` : describeError(failure);
+    yield { kind: 'skip', skip: { path, line: handled, reason: `${what} at array element ${handled}; the rest of the file is skipped` } };
+  } else if (handled === 0) {
+    yield { kind: 'skip', skip: { path, reason: 'empty array' } };
+  }
+}
+
+async function collect(head: Buffer[], headBytes: number, rest: AsyncIterator<Buffer>): Promise<Buffer> {
+  const chunks = [...head];
+  let size = headBytes;
+  for (;;) {
+    const r = await rest.next();
+    if (r.done) break;
+    size += r.value.length;
+    if (size > MAX_WHOLE_FILE_BYTES) throw new Error(tooLarge());
+    chunks.push(r.value);
   }
   return Buffer.concat(chunks, size);
 }
 
-async function* readSingle(full: string, path: string, gzip: boolean, kind: 'html' | 'text'): AsyncGenerator<CorpusItem> {
+const tooLarge = (): string => `larger than ${MAX_WHOLE_FILE_BYTES / 2 ** 20} MiB (a single document is read whole; split it, or use JSONL or a JSON array)`;
+
+function singleJsonDocument(buf: Buffer, path: string, fields: ResolvedFields): CorpusItem {
+  let body = buf;
+  if (body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) body = body.subarray(3);
+  const valid = isUtf8(body);
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    const msg = oneLine((err as Error).message);
+    const hint = /after JSON/.test(msg) ? ' (one document a line? name the file .jsonl)' : '';
+    return { kind: 'skip', skip: { path, reason: `invalid JSON: ${msg}${hint}` } };
+  }
+  const r = documentFromJson(value, path, fields, !valid);
+  if ('reason' in r) return { kind: 'skip', skip: { path, reason: r.reason } };
+  const d: SourceDocument = { externalId: r.externalId, path, title: r.title, text: r.text, bytes: buf.length };
+  if (r.warning) d.warning = r.warning;
+  return doc(d);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML, text, Markdown: one document per file.
+
+async function readWhole(full: string, gzip: boolean, size: number): Promise<Buffer> {
+  if (!gzip) {
+    if (size > MAX_WHOLE_FILE_BYTES) throw new Error(tooLarge());
+    return size <= SMALL_FILE_BYTES ? readFileSync(full) : readFile(full);
+  }
+  const stream = openStream(full, gzip, size);
+  try {
+    return await collect([], 0, (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]());
+  } finally {
+    stream.destroy();
+  }
+}
+
+async function* readWholeDocument(full: string, path: string, gzip: boolean, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, size: number): AsyncGenerator<CorpusItem> {
   let buf: Buffer;
   try {
-    buf = await readWhole(full, gzip);
+    buf = await readWhole(full, gzip, size);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const reason = e.code === 'EFBIG' ? e.message : gzip && !e.syscall ? `corrupt or truncated gzip (${errText(err)})` : `cannot read (${errText(err)})`;
-    yield { kind: 'skip', skip: { path, reason } };
-    return;
+    return yield { kind: 'skip', skip: { path, reason: describeError(err) } };
   }
-  if (buf.length === 0) return yield { kind: 'skip', skip: { path, reason: 'empty file' } };
-  if (hasNul(buf)) return yield { kind: 'skip', skip: { path, reason: 'binary file' } };
-  if (!isUtf8(buf)) return yield { kind: 'skip', skip: { path, reason: 'invalid UTF-8' } };
-  const s = buf.toString('utf8');
-  if (kind === 'html') {
-    const { title, text } = htmlToText(s);
-    yield { kind: 'doc', doc: { externalId: path, path, title, text, bytes: buf.length } };
-  } else {
-    yield { kind: 'doc', doc: { externalId: path, path, title: '', text: s, bytes: buf.length } };
-  }
+  const decoded = decodeFile(buf, format === 'html' ? sniffHtmlCharset(buf) : undefined);
+  if ('reason' in decoded) return yield { kind: 'skip', skip: { path, reason: decoded.reason } };
+  let title = '';
+  let text = decoded.text;
+  if (format === 'html') ({ title, text } = htmlToText(text));
+  else if (format === 'markdown') ({ title, text } = markdownTitle(text));
+  const d: SourceDocument = { externalId: path, path, title, text, bytes: buf.length };
+  if (decoded.warning) d.warning = decoded.warning;
+  yield doc(d);
 }
 
-async function* readJson(full: string, path: string, gzip: boolean, options: CorpusOptions): AsyncGenerator<CorpusItem> {
-  // Sniff the first significant byte: an array streams element by element, anything else is one document.
-  let first: number | undefined;
-  let sniffed = 0;
-  try {
-    for await (const chunk of openStream(full, gzip) as AsyncIterable<Buffer>) {
-      if (sniffed === 0 && hasNul(chunk)) return yield { kind: 'skip', skip: { path, reason: 'binary file' } };
-      sniffed += chunk.length;
-      for (let i = 0; i < chunk.length; i++) {
-        const c = chunk[i]!;
-        if (c === 0xef && i === 0) continue; // BOM
-        if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09 && c !== 0xbb && c !== 0xbf) {
-          first = c;
-          break;
-        }
-      }
-      if (first !== undefined || sniffed > SNIFF_BYTES) break;
-    }
-  } catch (err) {
-    return yield { kind: 'skip', skip: { path, reason: `cannot read (${errText(err)})` } };
-  }
-  if (first === undefined) return yield { kind: 'skip', skip: { path, reason: 'empty file' } };
-  const isArray = first === 0x5b;
-  const streamer = isArray ? streamArray.withParserAsStream() : streamValues.withParserAsStream();
-  const source = openStream(full, gzip);
-  const chain = pipeline(source, streamer, () => {}) as unknown as AsyncIterable<{ key: number; value: unknown }>;
-  let next = 0;
-  try {
-    for await (const { key, value } of chain) {
-      next = key + 1;
-      const fallback = isArray ? `${path}#${key}` : path;
-      const r = documentFromJson(value, fallback, options);
-      const line = isArray ? key : undefined;
-      if ('reason' in r) yield { kind: 'skip', skip: { path, line, reason: r.reason } };
-      else yield { kind: 'doc', doc: { ...r.doc, path, line, bytes: Buffer.byteLength(r.doc.title) + Buffer.byteLength(r.doc.text) } };
-    }
-  } catch (err) {
-    const where = isArray ? `element ${next}` : 'the document';
-    yield { kind: 'skip', skip: { path, line: isArray ? next : undefined, reason: `invalid JSON at ${where} (${errText(err)}); the rest of the file is skipped` } };
-  }
-}
+const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+const ATX_HEADING = /^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+const SETEXT_UNDERLINE = /^[ \t]{0,3}(?:=+|-+)[ \t]*$/;
 
-/** Reads the file `relPath` (relative to `base`, '/'-separated). */
-export async function* readCorpusFile(base: string, relPath: string, options: CorpusOptions = {}): AsyncGenerator<CorpusItem> {
-  const fmt = formatOf(relPath);
-  if (!fmt) return yield { kind: 'skip', skip: { path: relPath, reason: 'unsupported file type' } };
-  const full = join(base, relPath);
-  try {
-    switch (fmt.format) {
-      case 'jsonl':
-        yield* readJsonl(full, relPath, fmt.gzip, options);
-        break;
-      case 'json':
-        yield* readJson(full, relPath, fmt.gzip, options);
-        break;
-      default:
-        yield* readSingle(full, relPath, fmt.gzip, fmt.format);
-    }
-  } catch (err) {
-    // Opening failed (deleted or made unreadable during the walk).
-    yield { kind: 'skip', skip: { path: relPath, reason: `cannot read (${errText(err)})` } };
+/**
+ * Markdown: YAML front matter is dropped (its `title:` is used as title); otherwise the first
+ * non-empty line is the title when it is a heading (`# Title`, or a line underlined with === or
+ * ---), and is then not repeated in the text.
+ */
+export function markdownTitle(md: string): { title: string; text: string } {
+  let text = md;
+  const fm = FRONT_MATTER.exec(text);
+  if (fm) {
+    text = text.slice(fm[0].length);
+    const t = /^title:[ \t]*(.*?)[ \t]*$/m.exec(fm[1]!);
+    if (t) return { title: t[1]!.replace(/^(["'])(.*)\1$/, '$2'), text };
   }
+  const lead = /^(?:[ \t]*\r?\n)*/.exec(text)![0].length;
+  const eol = text.indexOf('\n', lead);
+  const line = (eol < 0 ? text.slice(lead) : text.slice(lead, eol)).replace(/\r$/, '');
+  const atx = ATX_HEADING.exec(line);
+  if (atx) return { title: atx[1]!.trim(), text: eol < 0 ? '' : text.slice(eol + 1) };
+  if (eol >= 0 && line.trim() !== '') {
+    const eol2 = text.indexOf('\n', eol + 1);
+    const next = (eol2 < 0 ? text.slice(eol + 1) : text.slice(eol + 1, eol2)).replace(/\r$/, '');
+    if (SETEXT_UNDERLINE.test(next) && !/^[ \t]{0,3}[-*_]/.test(line)) return { title: line.trim(), text: eol2 < 0 ? '' : text.slice(eol2 + 1) };
+  }
+  return { title: '', text };
 }

@@ -1,17 +1,24 @@
 /** What the corpus readers yield: documents, and the files or documents they had to skip. */
+import { UserError } from '../errors.js';
 
 export interface SourceDocument {
   /** From the id/docid/_id/url field, else the path (+ ':' + line for JSONL, '#' + index for JSON arrays). */
   externalId: string;
-  /** Path relative to the crawl root, '/'-separated. */
+  /** Path relative to the crawl root, '/'-separated (the file's name when the crawl is one file). */
   path: string;
-  /** 1-based line (JSONL) or 0-based element index (JSON arrays). */
+  /** 1-based line (JSONL) or 0-based element index (JSON arrays); absent for whole-file documents. */
   line?: number;
+  /** '' when none. */
   title: string;
   /** Body text; the title is not repeated here (the indexer tokenizes title, then text). */
   text: string;
-  /** Size of the document's raw source, for MB/s figures. */
+  /** Size of the document's raw (decompressed) source in bytes, for MB/s figures. */
   bytes: number;
+  /**
+   * Set when the document was indexed despite a problem worth a warning, e.g.
+   * 'invalid UTF-8 (2 replacement characters removed)'. One line, like a skip reason.
+   */
+  warning?: string;
 }
 
 /** A file or document that was not indexed, with the reason (shown to the user as one line). */
@@ -30,17 +37,23 @@ export interface FieldNames {
 }
 
 export interface CorpusOptions {
-  /** Which JSON fields hold the id, title and text. */
+  /** Which JSON fields hold the id, title and text (--fields). Missing lists take the defaults. */
   fields?: FieldNames;
 }
 
-export const DEFAULT_FIELDS: Required<FieldNames> = {
+export const DEFAULT_FIELDS: Readonly<Required<FieldNames>> = Object.freeze({
   id: ['id', 'docid', '_id', 'url'],
   title: ['title'],
   text: ['contents', 'text', 'body'],
-};
+});
 
-/** A user mistake about the crawl itself (missing root): one clear line. */
-export class CorpusError extends Error {
-  override readonly name = 'CorpusError';
+/**
+ * A user mistake about the crawl itself (root missing, not a folder or a supported file, not
+ * readable): the message is one clear line. A UserError, so the CLI prints it without a stack.
+ */
+export class CorpusError extends UserError {
+  constructor(message: string) {
+    super(message);
+    Object.defineProperty(this, 'name', { value: 'CorpusError' });
+  }
 }

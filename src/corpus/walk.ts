@@ -1,99 +1,148 @@
 /**
- * Lists a crawl's files in a deterministic order: names sorted by UTF-16 code units, folders
- * depth-first. Symbolic links are followed only when their target stays inside the crawl root;
- * folder loops are cut by remembering the real paths already walked.
+ * Lists a crawl's files in a deterministic order: entry names sorted by UTF-16 code units,
+ * folders depth-first (a folder's files and subfolders in one sorted sequence).
+ *
+ * Symbolic links. A link whose real path leaves the crawl root is skipped ("points outside the
+ * crawl"); so is a broken one. A link inside the root points at something the walk reaches at
+ * its own path anyway (the walk itself never goes through links), so following it could only
+ * index the same documents twice: such links are skipped, naming the target, except a file link
+ * whose target would not be indexed by itself (its own name has no supported extension), which
+ * is read under the link's name. So every real file is read at most once and a link loop cannot
+ * arise.
  */
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
-import { formatOf } from './formats.js';
+import type { Dirent } from 'node:fs';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { formatOf, SUPPORTED_EXTENSIONS } from './formats.js';
 import { CorpusError, type SkippedItem } from './types.js';
 
 export interface CorpusListing {
-  /** The folder the paths are relative to (the root, or its parent when the root is a file). */
+  /** The folder the paths are relative to: the root, or its parent when the root is one file. */
   base: string;
+  /** Paths relative to `base`, '/'-separated, in crawl order. */
   files: string[];
   skipped: SkippedItem[];
 }
 
+/** The walk's result in crawl order, files and skipped entries interleaved. */
+export type WalkEntry = { file: string } | { skip: SkippedItem };
+
 const toPosix = (p: string): string => (sep === '/' ? p : p.split(sep).join('/'));
-const inside = (realRoot: string, p: string): boolean => p === realRoot || p.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
+const byCodeUnits = (a: Dirent, b: Dirent): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const codeOf = (err: unknown): string => (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
 
 export async function listCorpusFiles(root: string): Promise<CorpusListing> {
+  const { base, entries } = await walkCorpus(root);
+  const files: string[] = [];
+  const skipped: SkippedItem[] = [];
+  for (const e of entries) {
+    if ('file' in e) files.push(e.file);
+    else skipped.push(e.skip);
+  }
+  return { base, files, skipped };
+}
+
+/** Throws CorpusError when the root itself is missing, unreadable or of the wrong kind. */
+export async function walkCorpus(root: string): Promise<{ base: string; entries: WalkEntry[] }> {
   let rootStat;
   try {
     rootStat = await stat(root);
-  } catch {
-    throw new CorpusError(`crawl not found: ${root}`);
+  } catch (err) {
+    if (codeOf(err) === 'ENOENT') throw new CorpusError(`crawl not found: ${root}`);
+    throw new CorpusError(`cannot read the crawl ${root} (${codeOf(err)})`);
   }
   if (rootStat.isFile()) {
-    const base = dirname(root);
-    const name = relative(base, root);
-    return formatOf(name) ? { base, files: [toPosix(name)], skipped: [] } : { base, files: [], skipped: [{ path: toPosix(name), reason: 'unsupported file type' }] };
+    const name = basename(root);
+    if (!formatOf(name)) throw new CorpusError(`not a supported crawl file: ${root} (supported: ${SUPPORTED_EXTENSIONS})`);
+    return { base: dirname(root), entries: [{ file: name }] };
   }
+  if (!rootStat.isDirectory()) throw new CorpusError(`crawl is not a folder or a regular file: ${root}`);
   const realRoot = await realpath(root);
-  const files: string[] = [];
-  const skipped: SkippedItem[] = [];
-  const visited = new Set<string>([realRoot]);
 
-  async function walk(dir: string): Promise<void> {
-    let entries;
+  const entries: (WalkEntry | { link: string })[] = [];
+  const skip = (path: string, reason: string): void => {
+    entries.push({ skip: { path, reason } });
+  };
+  let links = 0;
+
+  async function walk(dir: string, relDir: string): Promise<void> {
+    let list: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      list = await readdir(dir, { withFileTypes: true });
     } catch (err) {
-      skipped.push({ path: toPosix(relative(root, dir)) || '.', reason: `cannot read folder (${(err as NodeJS.ErrnoException).code ?? err})` });
+      if (relDir === '') throw new CorpusError(`cannot read the crawl folder ${root} (${codeOf(err)})`);
+      skip(relDir, `cannot read folder (${codeOf(err)})`);
       return;
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
+    list.sort(byCodeUnits);
+    for (const e of list) {
+      const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
       const full = join(dir, e.name);
-      const rel = toPosix(relative(root, full));
-      let isDir = e.isDirectory();
-      let isFile = e.isFile();
-      if (e.isSymbolicLink()) {
-        let target: string;
+      let kind: 'dir' | 'file' | 'link' | 'other';
+      if (e.isDirectory()) kind = 'dir';
+      else if (e.isFile()) kind = 'file';
+      else if (e.isSymbolicLink()) kind = 'link';
+      else if (e.isFIFO() || e.isSocket() || e.isBlockDevice() || e.isCharacterDevice()) kind = 'other';
+      else {
+        // the file system did not say (DT_UNKNOWN): ask
         try {
-          target = await realpath(full);
-        } catch {
-          skipped.push({ path: rel, reason: 'broken symbolic link' });
+          const s = await lstat(full);
+          kind = s.isDirectory() ? 'dir' : s.isFile() ? 'file' : s.isSymbolicLink() ? 'link' : 'other';
+        } catch (err) {
+          skip(rel, `cannot read (${codeOf(err)})`);
           continue;
-        }
-        if (!inside(realRoot, target)) {
-          skipped.push({ path: rel, reason: 'symbolic link points outside the crawl' });
-          continue;
-        }
-        try {
-          const s = await stat(target);
-          isDir = s.isDirectory();
-          isFile = s.isFile();
-        } catch {
-          skipped.push({ path: rel, reason: 'broken symbolic link' });
-          continue;
-        }
-        if (isDir) {
-          if (visited.has(target)) {
-            skipped.push({ path: rel, reason: 'symbolic link loop' });
-            continue;
-          }
         }
       }
-      if (isDir) {
-        let real: string;
-        try {
-          real = await realpath(full);
-        } catch {
-          continue;
-        }
-        if (visited.has(real) && !e.isSymbolicLink()) continue;
-        visited.add(real);
-        await walk(full);
-      } else if (isFile) {
-        if (formatOf(e.name)) files.push(rel);
-        else skipped.push({ path: rel, reason: 'unsupported file type' });
-      } else {
-        skipped.push({ path: rel, reason: 'not a regular file' });
-      }
+      if (kind === 'dir') await walk(full, rel);
+      else if (kind === 'file') {
+        if (formatOf(e.name)) entries.push({ file: rel });
+        else skip(rel, 'unsupported file type');
+      } else if (kind === 'link') {
+        entries.push({ link: rel });
+        links++;
+      } else skip(rel, 'not a regular file');
     }
   }
-  await walk(root);
-  return { base: root, files, skipped };
+  await walk(root, '');
+
+  if (links > 0) {
+    // Second pass over the links, now that every file reached directly is known.
+    const listed = new Map<string, string>(); // real path (relative) -> the path it is read as
+    for (const e of entries) if ('file' in e) listed.set(e.file, e.file);
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      if ('link' in e) entries[i] = await resolveLink(e.link, join(root, e.link), realRoot, listed);
+    }
+  }
+  return { base: root, entries: entries as WalkEntry[] };
+}
+
+async function resolveLink(rel: string, full: string, realRoot: string, listed: Map<string, string>): Promise<WalkEntry> {
+  let target: string;
+  try {
+    target = await realpath(full);
+  } catch {
+    return { skip: { path: rel, reason: 'broken symbolic link' } };
+  }
+  const targetRel = relative(realRoot, target);
+  if (targetRel === '..' || targetRel.startsWith('..' + sep) || isAbsolute(targetRel)) {
+    return { skip: { path: rel, reason: 'symbolic link points outside the crawl' } };
+  }
+  if (targetRel === '') return { skip: { path: rel, reason: 'symbolic link to the crawl root (not followed)' } };
+  const at = toPosix(targetRel);
+  let s;
+  try {
+    s = await stat(target);
+  } catch (err) {
+    return { skip: { path: rel, reason: `cannot read the target of the symbolic link (${codeOf(err)})` } };
+  }
+  if (s.isDirectory()) return { skip: { path: rel, reason: `symbolic link to the folder ${at}, walked at its own path` } };
+  if (!s.isFile()) return { skip: { path: rel, reason: 'symbolic link to something that is not a regular file' } };
+  const indexedAs = listed.get(at);
+  if (indexedAs !== undefined) {
+    return { skip: { path: rel, reason: `symbolic link to ${at}, ${indexedAs === at ? 'indexed at its own path' : `already indexed as ${indexedAs}`}` } };
+  }
+  if (!formatOf(basename(rel))) return { skip: { path: rel, reason: 'unsupported file type' } };
+  listed.set(at, rel);
+  return { file: rel };
 }

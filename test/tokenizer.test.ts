@@ -1,0 +1,182 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { UserError } from '../src/errors.js';
+import { createTokenizer, MAX_TOKEN_LENGTH, resolveTokenizerOptions, type TokenizerOptions } from '../src/tokenizer.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-tok-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const RAW: TokenizerOptions = { stem: 'none', stopwords: 'none' };
+function terms(text: string, options: TokenizerOptions = RAW): string[] {
+  const out: string[] = [];
+  const n = createTokenizer(options).tokenize(text, (t) => out.push(t));
+  expect(n).toBe(out.length);
+  return out;
+}
+
+describe('tokenizer: scripts and characters', () => {
+  it('keeps accented words whole (São Paulo -> são, paulo), unlike natural.WordTokenizer', () => {
+    expect(terms('São Paulo')).toEqual(['são', 'paulo']);
+    expect(terms('Crème brûlée à la française, Ærø, Łódź, İstanbul')).toEqual(['crème', 'brûlée', 'à', 'la', 'française', 'ærø', 'łódź', 'i̇stanbul']);
+  });
+
+  it('NFKC-normalizes: decomposed accents, ligatures, full-width and half-width forms, compatibility digits', () => {
+    expect(terms('Sa\u0303o')).toEqual(['são']); // a + combining tilde == ã
+    expect(terms('ﬁne ﬂow')).toEqual(['fine', 'flow']);
+    expect(terms('ＡＢＣ１２３ ｶﾀｶﾅ')).toEqual(['abc123', 'カ', 'タ', 'カ', 'ナ']);
+    expect(terms('x² ① Ⅻ')).toEqual(['x2', '1', 'xii']);
+  });
+
+  it('folds ß and ẞ to ss, so Straße matches STRASSE', () => {
+    expect(terms('Straße STRASSE ẞ groß')).toEqual(['strasse', 'strasse', 'ss', 'gross']);
+  });
+
+  it('splits Han, Hiragana and Katakana into single characters; keeps Hangul words', () => {
+    expect(terms('東京は日本の首都です。')).toEqual(['東', '京', 'は', '日', '本', 'の', '首', '都', 'で', 'す']);
+    expect(terms('カタカナ')).toEqual(['カ', 'タ', 'カ', 'ナ']);
+    expect(terms('서울특별시 한국어')).toEqual(['서울특별시', '한국어']);
+    expect(terms('iPhone手机ABC')).toEqual(['iphone', '手', '机', 'abc']);
+    expect(terms('𠮷野家')).toEqual(['𠮷', '野', '家']); // a supplementary-plane ideograph stays one term
+  });
+
+  it('makes overlapping bigrams with cjk: bigram (a lone ideograph stays a unigram)', () => {
+    const o: TokenizerOptions = { ...RAW, cjk: 'bigram' };
+    expect(terms('東京は日本', o)).toEqual(['東京', '京は', 'は日', '日本']);
+    expect(terms('東 京', o)).toEqual(['東', '京']);
+    expect(terms('𠮷野家 word', o)).toEqual(['𠮷野', '野家', 'word']);
+  });
+
+  it('keeps Arabic, Hebrew, Devanagari, Thai and Cyrillic words whole (combining marks included) and never stems them', () => {
+    expect(terms('مرحبا بالعالم', { stem: 'porter' })).toEqual(['مرحبا', 'بالعالم']);
+    expect(terms('שָׁלוֹם עולם')).toEqual(['שָׁלוֹם', 'עולם']);
+    expect(terms('हिन्दी भाषा', { stem: 'porter' })).toEqual(['हिन्दी', 'भाषा']);
+    expect(terms('Привет, МИР!', { stem: 'porter' })).toEqual(['привет', 'мир']);
+    expect(terms('ภาษาไทย')).toEqual(['ภาษาไทย']);
+  });
+
+  it('removes zero-width (non-)joiners inside words (Persian)', () => {
+    expect(terms('می\u200cخواهم')).toEqual(['میخواهم']);
+  });
+
+  it('treats digits as tokens and punctuation as separators', () => {
+    expect(terms('In 1851, 3.14 and 1,000 (v2) x86_64 e-mail')).toEqual(['in', '1851', '3', '14', 'and', '1', '000', 'v2', 'x86', '64', 'e', 'mail']);
+    expect(terms('٣٤ ۱۲')).toEqual(['٣٤', '۱۲']); // Arabic-Indic digits are digits too
+  });
+
+  it('never makes tokens of emoji, variation selectors, skin tones, ZWJ sequences or keycaps', () => {
+    expect(terms('I ❤️ NY 👍🏽 🏳️‍🌈 👨‍👩‍👧 1️⃣ #️⃣ ✓')).toEqual(['i', 'ny', '1']);
+    expect(terms('😀😀😀')).toEqual([]);
+    expect(terms('')).toEqual([]);
+  });
+
+  it('joins words around an apostrophe: don\'t -> dont, O’Brien -> obrien (typographic apostrophe too)', () => {
+    expect(terms("Don't O’Brien whale's 'quoted' rock 'n' roll students' ’tis")).toEqual(['dont', 'obrien', 'whales', 'quoted', 'rock', 'n', 'roll', 'students', 'tis']);
+    expect(terms("l'été")).toEqual(['lété']);
+  });
+
+  it('drops tokens longer than MAX_TOKEN_LENGTH', () => {
+    expect(terms(`${'a'.repeat(MAX_TOKEN_LENGTH + 1)} ok ${'b'.repeat(MAX_TOKEN_LENGTH)}`)).toEqual(['ok', 'b'.repeat(MAX_TOKEN_LENGTH)]);
+  });
+});
+
+describe('tokenizer: stopwords and stemming', () => {
+  it('removes English stopwords (natural) by default, before stemming', () => {
+    expect(terms('The whale and the sea', { stem: 'none' })).toEqual(['whale', 'sea']);
+    expect(terms('The whale and the sea', RAW)).toEqual(['the', 'whale', 'and', 'the', 'sea']);
+    // stopwords are matched on the unstemmed word: "doing" is a stopword, "does" too
+    expect(terms('doing does done', { stem: 'porter' })).toEqual(['done']);
+  });
+
+  it('stems Latin-script words with Porter; stem none leaves them', () => {
+    expect(terms('running ponies whales caresses', { stopwords: 'none' })).toEqual(['run', 'poni', 'whale', 'caress']);
+    expect(terms('running ponies', { stem: 'none', stopwords: 'none' })).toEqual(['running', 'ponies']);
+    expect(terms('cafés 1990s', { stopwords: 'none' })).toEqual(['café', '1990']);
+    expect(terms('東京 running', { stopwords: 'none', cjk: 'bigram' })).toEqual(['東京', 'run']);
+  });
+
+  it('is deterministic with the stem cache (same input, same output, across calls)', () => {
+    const t = createTokenizer();
+    const a: string[] = [];
+    const b: string[] = [];
+    t.tokenize('Whaling whales whaled', (x) => a.push(x));
+    t.tokenize('Whaling whales whaled', (x) => b.push(x));
+    expect(a).toEqual(b);
+    expect(a).toEqual(['whale', 'whale', 'whale']);
+  });
+
+  it('reads a stopword file (one word a line, # comments, analysed like the text)', () => {
+    const file = join(work, 'stop.txt');
+    writeFileSync(file, '# my list\nwhale\r\n  Sea  \n\nDON’T\nstraße\n');
+    const o: TokenizerOptions = { stem: 'none', stopwords: file };
+    expect(terms("The whale, the SEA, don't strasse ship", o)).toEqual(['the', 'the', 'ship']);
+    expect(createTokenizer(o).options.stopwords).toBe(resolve(file));
+    const empty = join(work, 'empty.txt');
+    writeFileSync(empty, '');
+    expect(terms('the whale', { stem: 'none', stopwords: empty })).toEqual(['the', 'whale']);
+  });
+});
+
+describe('tokenizer options', () => {
+  it('has the documented defaults', () => {
+    expect(resolveTokenizerOptions()).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+    expect(createTokenizer().options).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+  });
+
+  it('rejects bad options with one clear line (UserError)', () => {
+    const bad = (o: unknown): string => {
+      try {
+        resolveTokenizerOptions(o as TokenizerOptions);
+      } catch (err) {
+        expect(err).toBeInstanceOf(UserError);
+        const m = (err as Error).message;
+        expect(m.includes('\n')).toBe(false);
+        return m;
+      }
+      throw new Error('expected an error');
+    };
+    expect(bad({ stem: 'snowball' })).toBe('--stem must be porter or none, got "snowball"');
+    expect(bad({ cjk: 'trigram' })).toBe('--cjk must be unigram or bigram, got "trigram"');
+    expect(bad({ stopwords: '' })).toMatch(/^--stopwords must be english, none or a file/);
+    expect(bad({ stopwords: join(work, 'no-such-file.txt') })).toBe(`--stopwords must be english, none or a readable file: cannot read ${join(work, 'no-such-file.txt')} (ENOENT)`);
+    expect(bad({ stopwords: work })).toMatch(/cannot read .* \(EISDIR\)$/);
+    expect(() => createTokenizer({ stem: 'nope' as 'none' })).toThrow(UserError);
+  });
+});
+
+describe('tokenizer properties', () => {
+  it('with stem none and stopwords none, lowercase ASCII words separated by spaces and punctuation come back as they are', () => {
+    const word = fc.stringMatching(/^[a-z0-9]{1,12}$/);
+    const sep = fc.constantFrom(' ', '  ', ', ', '. ', '\n', '\t', ' — ', ' "', '" ', '; ', ' (', ') ');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(word, sep), { maxLength: 40 }), (parts) => {
+        const text = parts.map(([w, s]) => w + s).join('');
+        expect(terms(text)).toEqual(parts.map(([w]) => w));
+      }),
+    );
+  });
+
+  it('never emits an empty term, and every term is already normalized (a fixed point)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), (text) => {
+        for (const t of terms(text)) {
+          expect(t.length).toBeGreaterThan(0);
+          expect(terms(t)).toEqual([t]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives the same terms for a text whatever its other non-word characters (ASCII and Unicode paths agree)', () => {
+    const word = fc.stringMatching(/^[a-z]{1,8}$/);
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 20 }), (words) => {
+        expect(terms(words.join(' — '))).toEqual(terms(words.join(' - ')));
+        expect(terms(words.join(' é '))).toEqual(words.flatMap((w, i) => (i === 0 ? [w] : ['é', w])));
+      }),
+    );
+  });
+});

@@ -8,8 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ParsedBatch, ParseWorkerInit, ToWorker } from './parse-messages.js';
 
-/** Files queued per worker ahead of the one it parses, so no worker waits for a task. */
-const TASKS_AHEAD = 2;
+/**
+ * Files a worker holds (the one it parses included). One: a second queued file would sit behind
+ * a slow first one while other workers starve.
+ */
+const TASKS_AHEAD = 1;
 
 function workerScript(): URL {
   const here = new URL('./parse-worker.js', import.meta.url);
@@ -26,16 +29,33 @@ export interface WorkerTimes {
   batches: number;
 }
 
+interface Arrival {
+  batch: ParsedBatch;
+  worker: number;
+  /** Whether it arrived ahead of crawl order (and counts in bufferedPairs until consumed). */
+  buffered: boolean;
+  /** Whether the worker already got this batch's credit back (buffered within the limit). */
+  credited: boolean;
+}
+
 export class ParsePool {
   private readonly workers: Worker[] = [];
   private readonly pendingTasks: number[];
   private nextFile = 0;
-  private readonly arrived = new Map<string, { batch: ParsedBatch; worker: number }>();
+  private readonly arrived = new Map<string, Arrival>();
+  /** Pairs in batches that arrived ahead of crawl order and wait in `arrived`. */
+  private bufferedPairs = 0;
+  private expected = { seq: 0, part: 0 };
   private wake?: () => void;
   private failure?: Error;
   readonly times: WorkerTimes[];
 
-  constructor(private readonly files: readonly string[], count: number, init: ParseWorkerInit) {
+  /**
+   * `maxBufferedPairs` bounds the batches held ahead of crawl order: within it, a worker gets a
+   * batch's credit back as soon as the batch arrives, so workers run ahead of a slow file; past
+   * it, credits come back only as batches are consumed.
+   */
+  constructor(private readonly files: readonly string[], count: number, init: ParseWorkerInit, private readonly maxBufferedPairs: number) {
     this.pendingTasks = new Array<number>(count).fill(0);
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
     for (let w = 0; w < count; w++) {
@@ -81,20 +101,23 @@ export class ParsePool {
       this.pendingTasks[w]!--;
       this.dispatch(w);
     }
-    this.arrived.set(`${m.seq}:${m.part}`, { batch: m, worker: w });
+    const buffered = !(m.seq === this.expected.seq && m.part === this.expected.part);
+    const credited = buffered && this.bufferedPairs + m.pairCount <= this.maxBufferedPairs;
+    if (buffered) this.bufferedPairs += m.pairCount;
+    if (credited) this.post(w, { type: 'credit' });
+    this.arrived.set(`${m.seq}:${m.part}`, { batch: m, worker: w, buffered, credited });
     this.wake?.();
   }
 
-  /** Returns the credit of a batch the caller has consumed. */
-  credit(worker: number): void {
-    this.post(worker, { type: 'credit' });
+  /** Called once the caller has consumed a batch: returns its credit if it was held back. */
+  consumed(a: { worker: number; credited: boolean }): void {
+    if (!a.credited) this.post(a.worker, { type: 'credit' });
   }
 
   /** Batches in crawl order. */
-  async *batches(): AsyncGenerator<{ batch: ParsedBatch; worker: number }> {
-    let seq = 0;
-    let part = 0;
-    while (seq < this.files.length) {
+  async *batches(): AsyncGenerator<Arrival> {
+    while (this.expected.seq < this.files.length) {
+      const { seq, part } = this.expected;
       const key = `${seq}:${part}`;
       let got = this.arrived.get(key);
       while (!got) {
@@ -105,10 +128,8 @@ export class ParsePool {
       }
       if (this.failure) throw this.failure;
       this.arrived.delete(key);
-      if (got.batch.last) {
-        seq++;
-        part = 0;
-      } else part++;
+      if (got.buffered) this.bufferedPairs -= got.batch.pairCount;
+      this.expected = got.batch.last ? { seq: seq + 1, part: 0 } : { seq, part: part + 1 };
       yield got;
     }
   }

@@ -52,27 +52,44 @@ export interface PipelineResult {
 /** Keep the summary readable on crawls with millions of bad lines: list the first ones, count all. */
 export const MAX_LISTED_SKIPS = 1000;
 
-/** Turns a document into its TermIds (title first, then text) in a reusable buffer. */
+/** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
+const RAW_CACHE_LIMIT = 1 << 22;
+const STOPWORD = -1;
+
+/**
+ * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
+ * analysis of each distinct raw token (stopword test, stemming, dictionary lookup) is cached
+ * as one raw token -> TermId entry, so the common case costs a single hash lookup per token.
+ */
 export class DocumentInverter {
   private termIds = new Uint32Array(4096);
   private length = 0;
+  private readonly rawToId = new Map<string, number>();
 
   constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
 
-  private readonly emit = (term: string): void => {
+  private readonly emit = (raw: string): void => {
+    let id = this.rawToId.get(raw);
+    if (id === undefined) {
+      const term = this.tokenizer.analyzeToken(raw);
+      id = term === null ? STOPWORD : this.dictionary.idOf(term);
+      if (this.rawToId.size >= RAW_CACHE_LIMIT) this.rawToId.clear();
+      this.rawToId.set(raw, id);
+    }
+    if (id === STOPWORD) return;
     if (this.length === this.termIds.length) {
       const grown = new Uint32Array(this.length * 2);
       grown.set(this.termIds);
       this.termIds = grown;
     }
-    this.termIds[this.length++] = this.dictionary.idOf(term);
+    this.termIds[this.length++] = id;
   };
 
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;
-    if (doc.title) this.tokenizer.tokenize(doc.title, this.emit);
-    this.tokenizer.tokenize(doc.text, this.emit);
+    if (doc.title) this.tokenizer.tokenizeRaw(doc.title, this.emit);
+    this.tokenizer.tokenizeRaw(doc.text, this.emit);
     return this.termIds.subarray(0, this.length);
   }
 }

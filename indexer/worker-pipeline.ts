@@ -39,6 +39,8 @@ export interface WorkerPipelineInput {
   blockSize: number;
   /** Pairs per worker batch; default min(64Ki, blockSize). */
   batchPairs?: number;
+  /** Pairs of batches held ahead of crawl order (so workers run ahead of a slow file); default one block. */
+  maxBufferedPairs?: number;
   runDir: string;
   dictionary: TermDictionary;
   documents: DocumentTable;
@@ -68,7 +70,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     tokenizer: input.tokenizer,
     batchPairs,
     credits: CREDITS_PER_WORKER,
-  });
+  }, input.maxBufferedPairs ?? Math.max(batchPairs * 4 * input.workers, input.blockSize));
   const counters: ParseCounters = { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0 };
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
   const remapper = new BatchRemapper(input.dictionary, input.documents);
@@ -114,7 +116,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       const next = await it.next();
       batchWaitMs += performance.now() - t0;
       if (next.done) break;
-      const { batch, worker } = next.value;
+      const arrival = next.value;
+      const { batch, worker } = arrival;
       const tBatch = performance.now();
       let flushMs = 0;
       remapper.remap(worker, batch);
@@ -141,7 +144,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       }
       // 'fill': main-thread time to remap and copy batches into blocks (flushes excluded).
       clock.add('fill', performance.now() - tBatch - flushMs);
-      pool.credit(worker);
+      pool.consumed(arrival);
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }

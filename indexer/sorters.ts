@@ -17,7 +17,7 @@ export interface ChosenSorter {
 export async function chooseSorter(choice: SorterChoice): Promise<ChosenSorter> {
   if (choice === 'cpu') return { sorter: new CpuSorter() };
   const gpu = await import('../gpu/index.js');
-  const opened = await gpu.openGpuSorter();
+  const opened = await gpu.openGpuSorter({ allowSoftware: choice === 'gpu' });
   if (typeof opened !== 'string') return { sorter: opened };
   if (choice === 'gpu') throw new UserError(`--sorter gpu: no usable GPU (${opened})`);
   return { sorter: new CpuSorter(), notice: `no GPU (${opened}); sorting on the CPU` };

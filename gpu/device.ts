@@ -47,11 +47,19 @@ const LIMIT_NAMES: (keyof GpuLimits)[] = [
 export interface OpenGpuOptions {
   /** Called once when the device is lost or reports an uncaptured error. */
   onFault?: (message: string) => void;
+  /** Refuse a CPU-emulated adapter (lavapipe, SwiftShader) before creating a device on it. */
+  rejectSoftware?: boolean;
+}
+
+/** A CPU-emulated adapter (Mesa's lavapipe/llvmpipe, SwiftShader): slower than the CPU sorter. */
+export function isSoftwareAdapter(info: { architecture: string; device: string; description: string }): boolean {
+  return /llvmpipe|lavapipe|swiftshader|software/i.test(`${info.architecture} ${info.device} ${info.description}`);
 }
 
 /** Opens (or shares) the device; returns the context or why there is none. */
 export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext | string> {
   if (holder.context && !holder.context.fault) {
+    if (options.rejectSoftware && isSoftwareAdapter(holder.context.adapterInfo)) return `only a software adapter (${holder.context.adapterInfo.device}), slower than the CPU sorter`;
     holder.users++;
     return holder.context;
   }
@@ -66,6 +74,7 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
   }
   const adapter = await holder.gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!adapter) return 'no WebGPU adapter found';
+  if (options.rejectSoftware && isSoftwareAdapter(adapter.info)) return `only a software adapter (${adapter.info.device || adapter.info.description}), slower than the CPU sorter`;
   const features = [...adapter.features] as string[];
   const requiredFeatures = (['timestamp-query', 'subgroups'] as const).filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};

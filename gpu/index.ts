@@ -7,25 +7,16 @@ import { closeGpu, openGpu } from './device.js';
 import { GpuSorter, type GpuSorterOptions } from './gpu-sorter.js';
 
 export { GpuSorter, type GpuSorterOptions, type GpuSortTiming } from './gpu-sorter.js';
-export { openGpu, closeGpu, gpuInfo, type GpuContext } from './device.js';
+export { openGpu, closeGpu, gpuInfo, isSoftwareAdapter, type GpuContext } from './device.js';
 export { planSort, passCount, stepCount } from './bitonic-plan.js';
-
-/** A CPU-emulated adapter (Mesa's lavapipe/llvmpipe, SwiftShader): slower than the CPU sorter. */
-export function isSoftwareAdapter(info: { vendor: string; architecture: string; device: string; description: string }): boolean {
-  return /llvmpipe|lavapipe|swiftshader|software/i.test(`${info.architecture} ${info.device} ${info.description}`);
-}
 
 /**
  * A ready GpuSorter (kernels compiled), or the reason there is none. A software adapter counts
  * as none unless `allowSoftware` (an explicit --sorter gpu, the tests).
  */
 export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean } = {}): Promise<PairSorter | string> {
-  const ctx = await openGpu();
+  const ctx = await openGpu({ rejectSoftware: !options.allowSoftware });
   if (typeof ctx === 'string') return ctx;
-  if (!options.allowSoftware && isSoftwareAdapter(ctx.adapterInfo)) {
-    closeGpu();
-    return `only a software adapter (${ctx.adapterInfo.device || ctx.adapterInfo.description}), slower than the CPU sorter`;
-  }
   let sorter: GpuSorter | undefined;
   try {
     sorter = new GpuSorter(ctx, options);

@@ -39,6 +39,8 @@ export interface ParsedBatch {
   lengths: Uint32Array;
   bytes: number;
   skips: SkippedItem[];
+  /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced): path, line, what. */
+  warnings: SkippedItem[];
   /** Milliseconds the worker spent parsing this batch, and waiting for a credit before it. */
   busyMs: number;
   idleMs: number;

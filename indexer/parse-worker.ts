@@ -45,6 +45,7 @@ class BatchBuilder {
   lengths: number[] = [];
   bytes = 0;
   skips: ParsedBatch['skips'] = [];
+  warnings: ParsedBatch['warnings'] = [];
 
   addDocument(termIds: Uint32Array, externalId: string, path: string, bytes: number): void {
     const need = 2 * (this.pairCount + termIds.length);
@@ -96,6 +97,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     lengths: Uint32Array.from(b.lengths),
     bytes: b.bytes,
     skips: b.skips,
+    warnings: b.warnings,
     busyMs,
     idleMs,
   };
@@ -113,6 +115,7 @@ async function parseFile(seq: number, path: string): Promise<void> {
       continue;
     }
     const d = item.doc;
+    if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
     batch.addDocument(inverter.invert(d), d.externalId, d.path, d.bytes);
     if (batch.pairCount >= init.batchPairs) {
       const busy = performance.now() - t0;

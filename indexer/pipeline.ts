@@ -22,6 +22,12 @@ export interface ParseCounters {
   runBytes: number;
   skipped: SkippedItem[];
   skippedCount: number;
+  /** Documents indexed with a warning (listed up to MAX_LISTED_SKIPS, all counted). */
+  warned: SkippedItem[];
+  warnedCount: number;
+  /** Bytes of the crawl files finished so far and in all (for the progress ETA). */
+  fileBytesDone: number;
+  fileBytesTotal: number;
 }
 
 export interface PipelineInput {
@@ -36,6 +42,8 @@ export interface PipelineInput {
   signal?: AbortSignal;
   /** Called for each skipped file or document. */
   onSkip?: (item: SkippedItem) => void;
+  /** Called for each document indexed with a warning. */
+  onDocumentWarning?: (item: SkippedItem) => void;
   /** Called after each document and each block. */
   onProgress?: (counters: ParseCounters) => void;
   /** One-line warnings (a GPU fault and the switch to the CPU sorter). */
@@ -47,6 +55,16 @@ export interface PipelineResult {
   counters: ParseCounters;
   /** The sorter that sorted the last block ('cpu' after a GPU fault). */
   sorterKind: 'cpu' | 'gpu';
+}
+
+export function newCounters(): ParseCounters {
+  return { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0, warned: [], warnedCount: 0, fileBytesDone: 0, fileBytesTotal: 0 };
+}
+
+export function noteWarning(c: ParseCounters, w: SkippedItem, report?: (w: SkippedItem) => void): void {
+  c.warnedCount++;
+  if (c.warned.length < MAX_LISTED_SKIPS) c.warned.push(w);
+  report?.(w);
 }
 
 /** Keep the summary readable on crawls with millions of bad lines: list the first ones, count all. */
@@ -96,7 +114,7 @@ export class DocumentInverter {
 
 export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
   const { clock, sorter, signal } = input;
-  const counters: ParseCounters = { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0 };
+  const counters: ParseCounters = newCounters();
   const block = new PairBlockBuilder(input.blockSize);
   const inverter = new DocumentInverter(input.tokenizer, input.dictionary);
 
@@ -119,6 +137,7 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
       continue;
     }
     const doc = item.doc;
+    if (doc.warning) noteWarning(counters, { path: doc.path, line: doc.line, reason: doc.warning }, input.onDocumentWarning);
     const termIds = inverter.invert(doc);
     const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
     counters.documents++;

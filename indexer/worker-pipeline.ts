@@ -22,7 +22,7 @@ import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import { ParsePool, type WorkerTimes } from './parse-pool.js';
 import type { ParseCounters, PipelineResult } from './pipeline.js';
-import { MAX_LISTED_SKIPS } from './pipeline.js';
+import { MAX_LISTED_SKIPS, newCounters, noteWarning } from './pipeline.js';
 import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -47,6 +47,9 @@ export interface WorkerPipelineInput {
   clock: StageClock;
   signal?: AbortSignal;
   onSkip?: (item: SkippedItem) => void;
+  onDocumentWarning?: (item: SkippedItem) => void;
+  /** On-disk size of each file of `files` (for the progress ETA). */
+  fileBytes?: readonly number[];
   onProgress?: (counters: ParseCounters) => void;
   onWarning?: (message: string) => void;
 }
@@ -71,7 +74,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     batchPairs,
     credits: CREDITS_PER_WORKER,
   }, input.maxBufferedPairs ?? Math.max(batchPairs * 4 * input.workers, input.blockSize));
-  const counters: ParseCounters = { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0 };
+  const counters: ParseCounters = newCounters();
+  counters.fileBytesTotal = input.fileBytes?.reduce((a, b) => a + b, 0) ?? 0;
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
   const remapper = new BatchRemapper(input.dictionary, input.documents);
   let current = new PairBlockBuilder(input.blockSize);
@@ -121,6 +125,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       const tBatch = performance.now();
       let flushMs = 0;
       remapper.remap(worker, batch);
+      for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
+      if (batch.last) counters.fileBytesDone += input.fileBytes?.[batch.seq] ?? 0;
       for (const s of batch.skips) {
         counters.skippedCount++;
         if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(s);

@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
@@ -45,6 +45,8 @@ export interface BuildSummary {
   indexBytes: number;
   runBytes: number;
   skipped: { count: number; items: SkippedItem[] };
+  /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced), with what it was. */
+  warnings: { count: number; items: SkippedItem[] };
   /** Wall time of each phase: parse+sort (with run writing), merge, whole build. */
   timings: { parseSortMs: number; mergeMs: number; totalMs: number };
   /** Busy/idle time per stage, so overlap is visible. */
@@ -109,12 +111,16 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const documents = new DocumentTable();
     const progress = throttledProgress(options);
     const onSkip = (s: SkippedItem) => options.onWarning?.(formatSkip(s));
+    const onDocumentWarning = (w: SkippedItem) => options.onWarning?.(`warning ${w.path}${w.line !== undefined ? `:${w.line}` : ''}: ${w.reason}`);
     const onProgress = (c: ParseCounters) => progress('parse', c);
     const tParse = performance.now();
     let parsed: PipelineResult | WorkerPipelineResult;
     if (root) {
       const listing = await listCorpusFiles(root);
+      const fileBytes = listing.files.map((f) => statSizeOr0(join(listing.base, f)));
       parsed = await runWorkerPipeline({
+        fileBytes,
+        onDocumentWarning,
         root: listing.base,
         files: listing.files,
         corpus: { fields: options.fields },
@@ -149,6 +155,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         clock,
         signal: options.signal,
         onSkip,
+        onDocumentWarning,
         onProgress,
         onWarning: notice,
       });
@@ -204,6 +211,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       indexBytes: written.postingsBytes + statSizeOr0(resolve(plan.output, 'index.sqlite')),
       runBytes: counters.runBytes,
       skipped: { count: counters.skippedCount, items: counters.skipped },
+      warnings: { count: counters.warnedCount, items: counters.warned },
       timings: { parseSortMs: round(parseSortMs), mergeMs: round(mergeMs), totalMs: round(performance.now() - t0) },
       stages: stageReports(clock, parsed, parseSortMs, mergeMs, counters.pairs),
       merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops },
@@ -255,14 +263,20 @@ export function formatSkip(s: SkippedItem): string {
   return `skipped ${s.path}${s.line !== undefined ? `:${s.line}` : ''}: ${s.reason}`;
 }
 
-/** Progress events at most every 100 ms (plus the final one), so per-document calls cost nothing. */
+/**
+ * Progress events at most every 100 ms (plus the final one), so per-document calls cost
+ * nothing. The parse ETA extrapolates from the crawl files finished so far (by size on disk).
+ */
 function throttledProgress(options: BuildOptions): (stage: 'parse' | 'merge' | 'done', c: ParseCounters, mergeFraction?: number) => void {
   let last = 0;
+  const start = performance.now();
   return (stage, c, mergeFraction) => {
     if (!options.onProgress) return;
     const now = performance.now();
     if (stage !== 'done' && now - last < 100) return;
     last = now;
-    options.onProgress({ stage, documents: c.documents, bytes: c.bytes, blocksSorted: c.blocks, runsWritten: c.blocks, mergeFraction });
+    const fraction = c.fileBytesTotal > 0 ? c.fileBytesDone / c.fileBytesTotal : undefined;
+    const etaSeconds = stage === 'parse' && fraction ? ((now - start) / 1000) * ((1 - fraction) / fraction) : undefined;
+    options.onProgress({ stage, documents: c.documents, bytes: c.bytes, blocksSorted: c.blocks, runsWritten: c.blocks, mergeFraction, parseFraction: fraction, etaSeconds });
   };
 }

@@ -52,6 +52,7 @@ function printSummary(s: BuildSummary): void {
     `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
   ];
   if (s.skipped.count) lines.push(`  skipped ${s.skipped.count} file(s)/document(s); see the warnings above or --json`);
+  if (s.warnings.count) lines.push(`  ${s.warnings.count} document(s) indexed with a warning (see above or --json)`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 

@@ -53,6 +53,10 @@ export interface ProgressEvent {
   runsWritten: number;
   /** Merge progress in [0, 1] during the merge stage. */
   mergeFraction?: number;
+  /** Share of the crawl's bytes (files on disk) parsed so far, when the input is a crawl. */
+  parseFraction?: number;
+  /** Estimated seconds left in the parse stage (from parseFraction). */
+  etaSeconds?: number;
 }
 
 export const DEFAULT_MEMORY = '1GiB';

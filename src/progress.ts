@@ -13,7 +13,9 @@ export function progressLine(isTty: boolean): { onProgress: (e: ProgressEvent) =
       const secs = (performance.now() - start) / 1000;
       const mb = e.bytes / 1e6;
       const stage = e.stage === 'merge' ? `merging ${Math.round((e.mergeFraction ?? 0) * 100)}%` : e.stage;
-      const line = `${stage}  ${e.documents.toLocaleString('en-US')} docs  ${mb.toFixed(1)} MB  ${(mb / Math.max(secs, 1e-3)).toFixed(1)} MB/s  ${e.blocksSorted} blocks  ${secs.toFixed(1)} s`;
+      const pct = e.stage === 'parse' && e.parseFraction !== undefined ? ` ${Math.round(e.parseFraction * 100)}%` : '';
+      const eta = e.etaSeconds !== undefined ? `  ETA ${Math.ceil(e.etaSeconds)} s` : '';
+      const line = `${stage}${pct}  ${e.documents.toLocaleString('en-US')} docs  ${mb.toFixed(1)} MB  ${(mb / Math.max(secs, 1e-3)).toFixed(1)} MB/s  ${e.blocksSorted} blocks  ${secs.toFixed(1)} s${eta}`;
       process.stderr.write(`\r\x1b[2K${line}`);
       drawn = true;
     },

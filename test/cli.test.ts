@@ -105,6 +105,10 @@ describe('gpuindex CLI on bad input', () => {
     expect(summary.skipped.count).toBe(warnings.filter((w) => w.startsWith('gpuindex: skipped')).length);
     const ids = JSON.parse(gpuindex('postings', out, 'document', '--json').stdout).postings.map((p: { externalId: string }) => p.externalId);
     expect(ids).toEqual(['a', 'c']);
+    // Invalid UTF-8 is replaced, the document indexed, and the replacement reported once.
+    expect(summary.warnings.count).toBe(1);
+    expect(warnings).toContain(`gpuindex: warning bad-utf8.txt: ${summary.warnings.items[0].reason}`);
+    expect(summary.warnings.items[0].reason).toMatch(/^invalid UTF-8/);
   });
 
   it('rejects bad options in one line', () => {

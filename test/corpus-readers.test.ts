@@ -244,13 +244,12 @@ describe('bad input becomes skip items, never exceptions', () => {
     expect((await readOne('bad/binary.html')).skips[0]!.reason).toBe('binary file');
   });
 
-  it('invalid UTF-8: the document is indexed with the replacement characters removed, and carries a warning', async () => {
-    const txt = (await readOne('bad/invalid-utf8.txt')).docs[0]!;
-    expect(txt.text).toBe('hello  wrld café');
-    expect(txt.warning).toBe('invalid UTF-8 (3 replacement characters removed)');
-    const line = (await readOne('bad/latin1.jsonl')).docs[0]!;
-    expect(line.text).toBe('caf au lait and naïve');
-    expect(line.warning).toBe('invalid UTF-8 (1 replacement character removed)');
+  it('invalid UTF-8: the document is skipped with the file, line and reason; clean files are not', async () => {
+    const txt = await readOne('bad/invalid-utf8.txt');
+    expect(txt.docs).toEqual([]);
+    expect(txt.skips).toEqual([{ path: 'bad/invalid-utf8.txt', reason: 'invalid UTF-8 (3 replacement characters removed)' }]);
+    const line = await readOne('bad/latin1.jsonl');
+    expect(line.skips).toEqual([{ path: 'bad/latin1.jsonl', line: 1, reason: 'invalid UTF-8 (1 replacement character removed)' }]);
     expect((await readOne('formats/notes.txt')).docs[0]!.warning).toBeUndefined();
   });
 

@@ -1,7 +1,7 @@
 /**
- * Bytes to text for the corpus readers. Policy for damaged text: a document whose bytes are
- * not valid UTF-8 is still indexed, decoded with U+FFFD for the bad bytes and those replacement
- * characters then removed, and it carries a warning saying how many were removed. Files with a
+ * Bytes to text for the corpus readers. Damaged text (bytes that are not valid UTF-8) is
+ * decoded with U+FFFD for the bad bytes, those removed, and a warning says how many; the
+ * readers then skip such a document with that reason (read-file.ts, `doc`). Files with a
  * NUL byte in their first 8 KiB are binary and skipped. A UTF-8 BOM is dropped; a UTF-16 BOM
  * selects UTF-16.
  */

@@ -108,7 +108,14 @@ export function describeError(err: unknown): string {
   return oneLine(String(e?.message ?? err));
 }
 
-const doc = (d: SourceDocument): CorpusItem => ({ kind: 'doc', doc: d });
+/**
+ * Policy for damaged text (issue 2): a document whose bytes do not decode cleanly (invalid
+ * UTF-8, invalid UTF-16 or declared charset) is skipped with the reason, naming file and line,
+ * rather than indexed with guessed text. decode.ts describes the damage; this is the one place
+ * that turns it into a skip.
+ */
+const doc = (d: SourceDocument): CorpusItem =>
+  d.warning ? { kind: 'skip', skip: { path: d.path, ...(d.line !== undefined ? { line: d.line } : {}), reason: d.warning } } : { kind: 'doc', doc: d };
 
 // ---------------------------------------------------------------------------------------------
 // JSONL

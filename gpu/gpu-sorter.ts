@@ -52,6 +52,7 @@ export class GpuSorter implements PairSorter {
   private readback?: GPUBuffer;
   private capacity = 0; // bytes of data/upload/readback
   private uploadReady: Promise<void> | undefined; // pending re-map of the staging buffer
+  private stagingView?: Uint32Array; // handed out by stagingBlock(), not yet sorted
   private querySet?: GPUQuerySet;
   private queryResolve?: GPUBuffer;
   private queryRead?: GPUBuffer;
@@ -128,6 +129,7 @@ export class GpuSorter implements PairSorter {
     if (bytes <= this.capacity) return;
     this.destroyBlockBuffers();
     const size = Math.min(this.maxPairs * BYTES_PER_PAIR, Math.max(bytes, 1 << 16));
+    if (this.stagingView) throw new Error('cannot grow the buffers while a staging block is outstanding');
     this.data = this.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: 'block' });
     this.upload = this.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true, label: 'upload staging' });
     this.readback = this.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'readback' });
@@ -160,6 +162,20 @@ export class GpuSorter implements PairSorter {
     return [x, Math.ceil(groups / x)];
   }
 
+  /**
+   * Zero-copy upload: a view of the mapped staging buffer with room for `count` pairs. A
+   * producer that fills it and passes it to sortBlock() saves the host copy of the upload (the
+   * GPU then reads the block straight from the staging buffer). Invalid once sortBlock() starts.
+   */
+  async stagingBlock(count: number): Promise<Uint32Array> {
+    if (this.disposed) throw new Error('GpuSorter used after dispose()');
+    this.ensureCapacity(Math.max(count, 1) * BYTES_PER_PAIR);
+    if (this.uploadReady) await this.uploadReady;
+    this.uploadReady = undefined;
+    this.stagingView = new Uint32Array(this.upload!.getMappedRange(0, Math.max(count, 1) * BYTES_PER_PAIR));
+    return this.stagingView;
+  }
+
   async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<GpuSortTiming> {
     if (this.disposed) throw new Error('GpuSorter used after dispose()');
     if (this.broken) throw new Error(this.broken);
@@ -168,18 +184,31 @@ export class GpuSorter implements PairSorter {
     if (count > this.maxPairs) throw new RangeError(`block of ${count} pairs exceeds the GPU's binding limit of ${this.maxPairs} pairs`);
     const bytes = Math.max(count, 1) * BYTES_PER_PAIR;
     if (count === 0) {
-      await consume(pairs.subarray(0, 0));
+      if (this.stagingView && pairs.buffer === this.stagingView.buffer) {
+        // Give the staging block back: unmap and map it again for the next upload.
+        this.stagingView = undefined;
+        this.upload!.unmap();
+        this.uploadReady = this.upload!.mapAsync(GPUMapMode.WRITE);
+      }
+      await consume(new Uint32Array(0));
       return { totalMs: 0, passes: 0 };
     }
-    this.ensureCapacity(bytes);
+    if (!(this.stagingView && pairs.buffer === this.stagingView.buffer)) this.ensureCapacity(bytes);
+    else if (count * BYTES_PER_PAIR > this.stagingView.byteLength) throw new RangeError(`the staging block holds ${this.stagingView.length / 2} pairs, not ${count}`);
     const passes = this.plan(count);
     const profile = this.options.profile === true && this.ctx.hasTimestamps;
     this.ensureParams(Math.max(1, passes.length));
     this.ensureQueries(profile ? 2 * passes.length : 2);
 
-    // Upload: copy into the reused MAP_WRITE staging buffer (mapped since the last sort finished).
-    if (this.uploadReady) await this.uploadReady;
-    new Uint32Array(this.upload!.getMappedRange(0, bytes)).set(pairs.subarray(0, 2 * count));
+    // Upload: copy into the reused MAP_WRITE staging buffer (mapped since the last sort finished),
+    // unless the producer wrote the block there already (stagingBlock()).
+    const zeroCopy = this.stagingView !== undefined && pairs.buffer === this.stagingView.buffer;
+    if (!zeroCopy && this.stagingView) throw new Error('a staging block is outstanding: sort it before other blocks');
+    if (!zeroCopy) {
+      if (this.uploadReady) await this.uploadReady;
+      new Uint32Array(this.upload!.getMappedRange(0, bytes)).set(pairs.subarray(0, 2 * count));
+    }
+    this.stagingView = undefined;
     this.upload!.unmap();
     const tUploaded = performance.now();
 

@@ -18,7 +18,15 @@ export function localKernelSource(tile: number, threads: number): string {
   return (
     template('common.wgsl') +
     '\n' +
-    fill(template('local.wgsl'), { TILE: tile, TILE_PADDED: tile + tile / 16, THREADS: threads, SORT_BODY: localSortBody(tile), MERGE_BODY: localMergeBody(tile) })
+    fill(template('local.wgsl'), {
+      TILE: tile,
+      TILE_PADDED: tile + tile / 16,
+      THREADS: threads,
+      COPY_IN: tileCopyIn(tile, threads),
+      COPY_OUT: tileCopyOut(tile, threads),
+      SORT_BODY: localSortBody(tile),
+      MERGE_BODY: localMergeBody(tile),
+    })
   );
 }
 
@@ -115,6 +123,28 @@ export function localSortBody(tile: number): string {
 /** local_merge: the last log2(TILE) steps of a stage larger than the tile (no flips). */
 export function localMergeBody(tile: number): string {
   return stagePhases(Number.POSITIVE_INFINITY, Math.log2(tile) - 1).join('\n');
+}
+
+/**
+ * Copying a tile between global and workgroup memory, unrolled: all TILE/THREADS loads of an
+ * invocation are issued before any is used, so their latencies overlap (a loop that loads and
+ * stores one pair per iteration waits a full global-memory latency per pair).
+ */
+export function tileCopyIn(tile: number, threads: number): string {
+  const per = tile / threads;
+  const lines: string[] = [];
+  for (let i = 0; i < per; i++) lines.push(`  let v${i} = load(base + lid + ${i * threads}u);`);
+  for (let i = 0; i < per; i++) lines.push(`  tile[pad(lid + ${i * threads}u)] = v${i};`);
+  lines.push('  workgroupBarrier();');
+  return lines.join('\n');
+}
+
+export function tileCopyOut(tile: number, threads: number): string {
+  const per = tile / threads;
+  const lines: string[] = [];
+  for (let i = 0; i < per; i++) lines.push(`  let w${i} = tile[pad(lid + ${i * threads}u)];`);
+  for (let i = 0; i < per; i++) lines.push(`  if (base + lid + ${i * threads}u < params.n) { data[base + lid + ${i * threads}u] = w${i}; }`);
+  return lines.join('\n');
 }
 
 /** Workgroup memory a tile needs: one padding pair every 16 pairs against bank conflicts. */

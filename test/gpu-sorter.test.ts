@@ -79,6 +79,25 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     expect(sorter.gpuBytes).toBe(bytesAfterGrowth); // no new buffers for smaller blocks
   });
 
+  it('sorts a block written straight into the staging buffer (zero-copy upload)', async () => {
+    const sorter = new GpuSorter(ctx, { tile: 64, maxSteps: 2 });
+    for (const n of [1000, 4096, 777]) {
+      const pairs = makePairs('gaussian', n, n);
+      const view = await sorter.stagingBlock(n);
+      view.set(pairs);
+      let out = new Uint32Array(0);
+      await sorter.sortBlock(view, n, (sorted) => {
+        out = sorted.slice();
+      });
+      expect(out).toEqual(cpuSort(pairs, n));
+    }
+    const view = await sorter.stagingBlock(10);
+    await expect(sorter.sortBlock(new Uint32Array(20), 10, () => {})).rejects.toThrow(/a staging block is outstanding/);
+    await sorter.sortBlock(view, 0, () => {}); // gives the staging block back
+    const pairs = makePairs('uniform', 300, 3);
+    expect(await gpuSort(sorter, pairs, 300)).toEqual(cpuSort(pairs, 300));
+  });
+
   it('sorts 2^20 zipfian pairs (a block larger than the tile at every level)', async () => {
     const sorter = new GpuSorter(ctx);
     await sorter.compile();

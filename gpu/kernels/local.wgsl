@@ -1,5 +1,5 @@
 // Γ0 and final-steps partitions in workgroup memory: a workgroup copies a tile of TILE pairs
-// in (coalesced), runs network steps in register phases (each invocation takes parts of 16
+// in (coalesced; the copy code is generated unrolled, COPY_IN / COPY_OUT), runs network steps in register phases (each invocation takes parts of 16
 // pairs whose indexes differ in 4 step bits, runs those 4 steps in registers, writes them
 // back; one barrier per phase instead of one per step), and copies the tile out.
 //   local_sort:  stages 2 .. TILE (flips included)
@@ -16,29 +16,19 @@ fn pad(i: u32) -> u32 {
   return i + (i >> 4u);
 }
 
-fn load_tile(base: u32, lid: u32) {
-  for (var e = lid; e < TILE; e += THREADS) { tile[pad(e)] = load(base + e); }
-  workgroupBarrier();
-}
-
-fn store_tile(base: u32, lid: u32) {
-  for (var e = lid; e < TILE; e += THREADS) {
-    if (base + e < params.n) { data[base + e] = tile[pad(e)]; }
-  }
-}
 
 @compute @workgroup_size(THREADS)
 fn local_sort(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let base = (wid.y * params.tilesX + wid.x) * TILE;
-  load_tile(base, lid);
+{{COPY_IN}}
 {{SORT_BODY}}
-  store_tile(base, lid);
+{{COPY_OUT}}
 }
 
 @compute @workgroup_size(THREADS)
 fn local_merge(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let base = (wid.y * params.tilesX + wid.x) * TILE;
-  load_tile(base, lid);
+{{COPY_IN}}
 {{MERGE_BODY}}
-  store_tile(base, lid);
+{{COPY_OUT}}
 }

@@ -101,7 +101,11 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
     options.onFault?.(message);
   };
   device.lost.then((l) => {
+    // A device destroyed by closeGpu() is no fault; any other loss (driver reset, a test hook
+    // destroying it mid-build) is, and the context is never handed out again.
+    if (holder.context === context) holder.context = undefined;
     if (l.reason !== 'destroyed') fault(`GPU device lost: ${l.message || l.reason}`);
+    else context.fault ??= 'GPU device destroyed';
   });
   device.onuncapturederror = (e) => fault(`GPU error: ${(e as GPUUncapturedErrorEvent).error.message}`);
   holder.context = context;

@@ -109,3 +109,49 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     expect(timing.passes).toBe(planSort(n, sorter.tile, sorter.maxSteps).length);
   });
 });
+
+describe.runIf(gpuOk)('GPU faults during a build', () => {
+  it('a device lost mid-build: the remaining blocks are sorted on the CPU, one warning, same runs', async () => {
+    const { RunSink } = await import('../indexer/run-sink.js');
+    const { StageClock } = await import('../indexer/stage-clock.js');
+    const { RunCursor } = await import('../merge/runs.js');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const opened = await openGpu();
+    if (typeof opened === 'string') throw new Error(opened);
+    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-fault-'));
+    const warnings: string[] = [];
+    const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2 }), dir, new StageClock(), (w) => warnings.push(w));
+    const blocks = [makePairs('zipf', 3000, 1), makePairs('uniform', 3000, 2), makePairs('few-terms', 3000, 3)];
+    const readRun = (path: string) => {
+      const c = new RunCursor(path, 1 << 12);
+      const out: number[] = [];
+      for (; !c.done; c.advance()) out.push(c.termId, c.docId);
+      return Uint32Array.from(out);
+    };
+    try {
+      await sink.sortAndWrite(blocks[0]!.slice(), 3000);
+      expect(sink.sorterKind).toBe('gpu');
+      opened.device.destroy(); // the test hook: the device goes away between two blocks
+      await new Promise((r) => setTimeout(r, 50));
+      await sink.sortAndWrite(blocks[1]!.slice(), 3000);
+      await sink.sortAndWrite(blocks[2]!.slice(), 3000);
+      expect(sink.sorterKind).toBe('cpu');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^GPU failed \(.+\); sorting the remaining blocks on the CPU$/);
+      sink.runPaths.forEach((p, i) => expect(readRun(p)).toEqual(cpuSortOf(blocks[i]!, 3000)));
+      // The lost device is never handed out again: the next open gets a fresh one.
+      const again = await openGpu();
+      if (typeof again === 'string') throw new Error(again);
+      expect(again.device).not.toBe(opened.device);
+      closeGpu();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function cpuSortOf(pairs: Uint32Array, count: number): Uint32Array {
+  return radixSortPairs(pairs.slice(), count, new Uint32Array(2 * count)).slice(0, 2 * count);
+}

@@ -1,18 +1,86 @@
-/** `gpuindex gen-corpus`: the synthetic crawl generator for benchmarks. */
-import type { Command } from 'commander';
-import { generateCorpus } from './gen-corpus.js';
+/**
+ * `gpuindex gen-corpus` (the synthetic crawl generator) and `gpuindex corpus <name>` (fetches a
+ * real benchmark crawl with scripts/corpus/fetch.mjs into .cache/corpora/<name>/).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError, type Command } from 'commander';
+import { UserError } from './errors.js';
+import { generateCorpus, parseSize } from './gen-corpus.js';
+
+export const CORPUS_NAMES = ['html-docs', 'html-docs-small', 'mail', 'multilingual'] as const;
+
+function sizeArg(name: string) {
+  return (v: string): number => {
+    try {
+      return parseSize(v, name);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
+}
+
+function intArg(name: string, min: number) {
+  return (v: string): number => {
+    if (!/^-?\d+$/.test(v.trim()) || !Number.isSafeInteger(Number(v)) || Number(v) < min)
+      throw new InvalidArgumentError(`${name} must be an integer${min > Number.MIN_SAFE_INTEGER ? ` >= ${min}` : ''}, got "${v}"`);
+    return Number(v);
+  };
+}
+
+/** scripts/corpus/fetch.mjs of the checkout (from dist/src/ or src/). */
+export function fetchScript(): string | undefined {
+  return [new URL('../../scripts/corpus/fetch.mjs', import.meta.url), new URL('../scripts/corpus/fetch.mjs', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((p) => existsSync(p));
+}
 
 export function registerCorpusCommands(program: Command): void {
   program
     .command('gen-corpus')
     .description('write a synthetic JSONL crawl (Zipf words over a real vocabulary, log-normal lengths)')
-    .requiredOption('--size <bytes>', 'total size, e.g. 1GB or 500MB')
-    .option('--seed <n>', 'random seed (same seed, same bytes)', (v) => Number(v), 1)
+    .requiredOption('--size <bytes>', 'total size, e.g. 1GB, 500MB, 2GiB', sizeArg('--size'))
+    .option('--seed <n>', 'random seed (same seed, same bytes)', intArg('--seed', Number.MIN_SAFE_INTEGER), 1)
     .requiredOption('-o, --output <dir>', 'folder to write (must be empty or missing)')
-    .option('--file-size <bytes>', 'bytes per file', '64MB')
-    .action(async (o: { size: string; seed: number; output: string; fileSize: string }) => {
-      const { parseMemory } = await import('./options.js');
-      const r = await generateCorpus({ size: o.size, seed: o.seed, output: o.output, fileBytes: parseMemory(o.fileSize) });
-      process.stdout.write(`wrote ${r.files} files, ${r.documents.toLocaleString('en-US')} documents, ${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(1)} s (${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(0)} MB/s)\n`);
+    .option('--files <k>', 'number of files (default: one per ~64 MB)', intArg('--files', 1))
+    .option('--file-size <bytes>', 'bytes per file instead of --files, e.g. 8MB', sizeArg('--file-size'))
+    .option('--vocabulary-size <n>', 'vocabulary types', intArg('--vocabulary-size', 1), 50_000)
+    .option('--threads <n>', 'writer threads (default: cores)', intArg('--threads', 1))
+    .option('--json', 'print the result as JSON', false)
+    .action(async (o: { size: number; seed: number; output: string; files?: number; fileSize?: number; vocabularySize: number; threads?: number; json: boolean }) => {
+      const r = await generateCorpus({
+        size: o.size,
+        seed: o.seed,
+        output: o.output,
+        files: o.files,
+        fileBytes: o.fileSize,
+        vocabularySize: o.vocabularySize,
+        threads: o.threads,
+      });
+      if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+      else
+        process.stdout.write(
+          `wrote ${r.files} file(s), ${r.documents.toLocaleString('en-US')} documents, ${r.words.toLocaleString('en-US')} words, ` +
+            `${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(1)} s (${(r.bytes / 1e6 / Math.max(r.ms / 1000, 1e-3)).toFixed(0)} MB/s); ` +
+            `vocabulary ${r.vocabulary.toLocaleString('en-US')} types (${r.vocabularySource})\n`,
+        );
+    });
+
+  program
+    .command('corpus')
+    .description(`fetch a real benchmark crawl into .cache/corpora/<name>/ (${CORPUS_NAMES.join(', ')})`)
+    .argument('<name>', CORPUS_NAMES.join(' | '))
+    .option('--force', 'fetch again even if cached', false)
+    .option('--verify', 'recompute the checksum of a cached crawl', false)
+    .option('--json', 'print the manifest as JSON', false)
+    .action((name: string, o: { force: boolean; verify: boolean; json: boolean }) => {
+      if (!(CORPUS_NAMES as readonly string[]).includes(name)) throw new UserError(`unknown corpus "${name}" (known: ${CORPUS_NAMES.join(', ')})`);
+      const script = fetchScript();
+      if (!script) throw new UserError('scripts/corpus/fetch.mjs not found: `gpuindex corpus` works from a checkout of the repository');
+      const args = [script, name, ...(o.force ? ['--force'] : []), ...(o.verify ? ['--verify'] : []), ...(o.json ? ['--json'] : [])];
+      const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+      if (r.error) throw r.error;
+      if (r.status !== 0) process.exitCode = r.status ?? 1;
     });
 }

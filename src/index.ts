@@ -2,9 +2,11 @@
  * gpuindex's public API. Importing it has no side effects: the GPU is touched only when a
  * build asks for the GPU sorter.
  */
-export { buildIndex, type BuildSummary } from './build.js';
+export { buildIndex, type BuildSummary, type StageReport } from './build.js';
 export { openIndex, IndexReader, type Posting, type SearchHit, type SearchOptions, type StoredDocument } from './reader.js';
-export type { BuildOptions, InputDocument, ProgressEvent, SorterChoice } from './options.js';
+export type { BuildOptions, InputDocument, ProgressEvent, SorterChoice, PipelineChoice } from './options.js';
+export type { CollectionStats, LexiconEntry } from '../merge/index-store.js';
+export type { SkippedItem } from './corpus/index.js';
 export { UserError, AbortError } from './errors.js';
 export type { TermId, DocId, PairSorter, SortTiming } from './types.js';
 export type { TokenizerOptions } from './tokenizer.js';

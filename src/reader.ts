@@ -99,9 +99,14 @@ export class IndexReader {
     return decodePostings(bytes, e.df);
   }
 
-  /** Postings of a term as an async iterator of { docId, tf }. */
+  /**
+   * Postings of a term as an async iterator of { docId, tf }. The term is analysed like the
+   * documents ("Whales" finds `whale`); text that analyses to several terms or none is looked up
+   * as given.
+   */
   async *postings(term: string): AsyncGenerator<Posting> {
-    const { docIds, tfs } = this.postingsOf(term);
+    const analysed = this.analyze(term);
+    const { docIds, tfs } = this.postingsOf(analysed.length === 1 ? analysed[0]! : term);
     for (let i = 0; i < docIds.length; i++) yield { docId: docIds[i]!, tf: tfs[i]! };
   }
 

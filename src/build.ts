@@ -12,6 +12,8 @@ import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
 import { writeIndex } from '../merge/write-index.js';
+import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE } from '../merge/index-store.js';
+import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
 import { AbortError, UserError } from './errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions, type InputDocument } from './options.js';
@@ -193,6 +195,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     );
     const mergeMs = performance.now() - mergeStart;
     if (options.signal?.aborted) throw new AbortError();
+    // Checksums last: index.sqlite is closed and final by now.
+    writeManifest(plan.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION);
     commitOutput(plan);
     progress('done', counters, 1);
     const sorterKind = parsed.sorterKind;

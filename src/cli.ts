@@ -200,6 +200,22 @@ program
     }
   });
 
+program
+  .command('verify')
+  .description('check an index: file checksums, lexicon/postings consistency, document table')
+  .argument('<index>', 'index folder')
+  .action(async (index: string) => {
+    const { verifyIndex, IndexDamage } = await import('../merge/verify.js');
+    try {
+      const r = verifyIndex(index);
+      process.stdout.write(`ok: ${r.files} files, ${r.terms.toLocaleString('en-US')} terms, ${r.postings.toLocaleString('en-US')} postings, ${r.documents.toLocaleString('en-US')} documents\n`);
+    } catch (err) {
+      if (!(err instanceof IndexDamage)) throw err;
+      process.stderr.write(`gpuindex: ${index}: ${err.message}\n`);
+      process.exit(3);
+    }
+  });
+
 registerGpuCommands(program);
 registerBenchCommands(program);
 registerCorpusCommands(program);

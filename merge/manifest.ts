@@ -1,0 +1,38 @@
+/**
+ * MANIFEST.json: the SHA-256 and size of every file of an index, written last at build time
+ * (after SQLite has closed its file), so `gpuindex verify` can tell damaged bytes from a
+ * complete index.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const MANIFEST_FILE = 'MANIFEST.json';
+
+export interface Manifest {
+  format: 'gpuindex';
+  formatVersion: number;
+  files: Record<string, { bytes: number; sha256: string }>;
+}
+
+export function sha256OfFile(path: string): string {
+  const hash = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) hash.update(buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+export function writeManifest(dir: string, files: readonly string[], formatVersion: number): void {
+  const manifest: Manifest = { format: 'gpuindex', formatVersion, files: {} };
+  for (const f of files) manifest.files[f] = { bytes: statSync(join(dir, f)).size, sha256: sha256OfFile(join(dir, f)) };
+  writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
+}
+
+export function readManifest(dir: string): Manifest {
+  return JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8')) as Manifest;
+}

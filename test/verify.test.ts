@@ -1,0 +1,71 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { verifyIndex } from '../merge/verify.js';
+import { writeManifest } from '../merge/manifest.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-verify-'));
+const good = join(work, 'good');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+beforeAll(async () => {
+  await buildIndex({ input: 'corpus-samples', output: good, sorter: 'cpu', workers: 1 });
+});
+
+let n = 0;
+function copy(): string {
+  const dir = join(work, `copy-${n++}`);
+  cpSync(good, dir, { recursive: true });
+  return dir;
+}
+
+describe('gpuindex verify', () => {
+  it('accepts a complete index', () => {
+    expect(verifyIndex(good)).toMatchObject({ files: 2, documents: 139 });
+  });
+
+  it('catches any byte flipped at random in any file', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('postings.bin', 'index.sqlite'), fc.nat(), fc.integer({ min: 1, max: 255 }), (file, at, xor) => {
+        const dir = copy();
+        const path = join(dir, file);
+        const bytes = readFileSync(path);
+        const pos = at % bytes.length;
+        bytes[pos] = bytes[pos]! ^ xor;
+        writeFileSync(path, bytes);
+        expect(() => verifyIndex(dir)).toThrow(new RegExp(`^${file.replace('.', '\\.')}: checksum mismatch`));
+        rmSync(dir, { recursive: true });
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('catches damaged postings even when the checksums were recomputed (consistency checks)', () => {
+    const dir = copy();
+    const path = join(dir, 'postings.bin');
+    const bytes = readFileSync(path);
+    writeFileSync(path, Buffer.concat([bytes, Buffer.from([1, 2, 3])])); // trailing garbage
+    writeManifest(dir, ['index.sqlite', 'postings.bin'], 1);
+    expect(() => verifyIndex(dir)).toThrow(/^postings\.bin: 3 bytes after the last list$/);
+    const dir2 = copy();
+    const p2 = join(dir2, 'postings.bin');
+    const b2 = readFileSync(p2);
+    b2[8] = 0x00; // the first list's first docID gap becomes 0 (a repeated docID) or shrinks
+    b2[9] = 0x00;
+    writeFileSync(p2, b2);
+    writeManifest(dir2, ['index.sqlite', 'postings.bin'], 1);
+    expect(() => verifyIndex(dir2)).toThrow(/^term ".+" \(termID \d+\): /);
+  });
+
+  it('exits 3 with one precise line from the CLI, and refuses a folder without a manifest', () => {
+    const dir = copy();
+    rmSync(join(dir, 'MANIFEST.json'));
+    const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
+    const r = spawnSync(process.execPath, [cli, 'verify', dir], { encoding: 'utf8' });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toBe(`gpuindex: ${dir}: MANIFEST.json is missing: not a complete gpuindex index\n`);
+  });
+});

@@ -16,6 +16,8 @@ export interface BenchSortOptions {
   reps: number;
   maxSteps?: number;
   tile?: number;
+  /** Fused tile kernels (GpuSorterOptions.fuse). */
+  fuse?: boolean;
   /** Also sort the largest block the adapter allows (first distribution only). */
   includeMax?: boolean;
   /** CPU sorter repetitions (it is slow at large sizes). */
@@ -48,6 +50,7 @@ export interface BenchSortReport {
   adapter: Record<string, string>;
   tile: number;
   maxSteps: number;
+  fuse: boolean;
   rows: BenchSortRow[];
   jsSort?: { n: number; ms: number };
 }
@@ -62,8 +65,8 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
   const log = o.log ?? (() => {});
   const ctx = await openGpu();
   if (typeof ctx === 'string') throw new Error(`no GPU: ${ctx}`);
-  const sorter = new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile });
-  const profiler = new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, profile: true });
+  const sorter = new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse });
+  const profiler = new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse, profile: true });
   try {
     await sorter.compile();
     await profiler.compile();
@@ -143,7 +146,7 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
         }
       }
     }
-    return { adapter: ctx.adapterInfo as unknown as Record<string, string>, tile: sorter.tile, maxSteps: sorter.maxSteps, rows, jsSort };
+    return { adapter: ctx.adapterInfo as unknown as Record<string, string>, tile: sorter.tile, maxSteps: sorter.maxSteps, fuse: sorter.fuse, rows, jsSort };
   } finally {
     sorter.dispose();
     profiler.dispose();

@@ -69,3 +69,48 @@ export function stepCount(n: number): number {
 
 /** Passes over global memory (each reads and writes the whole block once). */
 export const passCount = (n: number, tile: number, maxSteps: number): number => planSort(n, tile, maxSteps).length;
+
+/** The shape of the kernels a plan is dispatched with. */
+export interface DispatchShape {
+  /** Pairs per workgroup tile (power of two). */
+  tile: number;
+  /** Invocations per tile workgroup. */
+  tileThreads: number;
+  /** Network steps per global pass (|Γ| at most). */
+  maxSteps: number;
+  /** Invocations per global-pass workgroup. */
+  globalGroup: number;
+  /** The adapter's maxComputeWorkgroupsPerDimension: more workgroups go 2-D. */
+  maxGroupsPerDimension: number;
+}
+
+/** One dispatch of a sort: its pass, its workgroup grid and the Params uniform it reads. */
+export interface Dispatch {
+  pass: SortPass;
+  /** Workgroups along x and y. */
+  groups: [number, number];
+  /** Params (common.wgsl): n, threads (invocations that work), logS, tilesX (workgroups along x). */
+  params: [number, number, number, number];
+}
+
+/** The dispatches that sort n pairs: planSort() with grid sizes and uniforms filled in. */
+export function planDispatches(n: number, s: DispatchShape): Dispatch[] {
+  const tiles = Math.ceil(n / s.tile);
+  const grid = (groups: number): [number, number] =>
+    groups <= s.maxGroupsPerDimension ? [groups, 1] : [s.maxGroupsPerDimension, Math.ceil(groups / s.maxGroupsPerDimension)];
+  return planSort(n, s.tile, s.maxSteps).map((pass) => {
+    let groups: [number, number];
+    let threads: number;
+    let logS = 0;
+    if (pass.kind === 'global') {
+      // One invocation per part of 2^m pairs of the padded network.
+      threads = nextPow2(n) / 2 ** pass.m;
+      logS = log2(pass.jHi) - (pass.m - 1);
+      groups = grid(Math.ceil(threads / s.globalGroup));
+    } else {
+      groups = grid(tiles);
+      threads = tiles * s.tileThreads;
+    }
+    return { pass, groups, params: [n, threads, logS, groups[0]] };
+  });
+}

@@ -8,7 +8,7 @@
  * The caller's consumer reads the sorted pairs straight from the mapped readback range.
  */
 import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
-import { log2, nextPow2, planSort, type SortPass } from './bitonic-plan.js';
+import { nextPow2, planDispatches, planSort, type Dispatch, type SortPass } from './bitonic-plan.js';
 import { closeGpu, type GpuContext } from './device.js';
 import { globalKernelSource, localKernelSource, tileBytes } from './kernel-source.js';
 
@@ -17,6 +17,12 @@ export interface GpuSorterOptions {
   tile?: number;
   /** Network steps per global pass (|Γ|), 1..6. Default 4. */
   maxSteps?: number;
+  /**
+   * Fused tile kernels: local_sort runs stages 2 .. 16 as one register phase, local_merge loads
+   * its first phase straight from global memory (no tile copy-in). Default false (the kernels
+   * measured on the H100 as v3).
+   */
+  fuse?: boolean;
   /** Time every dispatch separately (benchmarks): fills SortTiming.byKind. */
   profile?: boolean;
   /** A readback not done after this many ms is a fault. Default 60 s + 1 s per 2^20 pairs. */
@@ -40,6 +46,7 @@ export class GpuSorter implements PairSorter {
   readonly tile: number;
   readonly tileThreads: number;
   readonly maxSteps: number;
+  readonly fuse: boolean;
   private readonly device: GPUDevice;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipelineLayout: GPUPipelineLayout;
@@ -71,6 +78,7 @@ export class GpuSorter implements PairSorter {
     // 16 pairs per invocation in the register phases.
     this.tileThreads = Math.min(this.tile / 16, l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
     this.maxSteps = options.maxSteps ?? 4;
+    this.fuse = options.fuse ?? false;
     if (!(this.maxSteps >= 1 && this.maxSteps <= 6)) throw new RangeError(`maxSteps must be 1..6, got ${this.maxSteps}`);
     this.paramAlign = Math.max(PARAM_BYTES, l.minUniformBufferOffsetAlignment);
     let cache = deviceCache.get(this.device);
@@ -104,10 +112,10 @@ export class GpuSorter implements PairSorter {
   }
 
   private pipeline(pass: SortPass): GPUComputePipeline {
-    const key = pass.kind === 'global' ? `global-${pass.m}-${pass.flip}` : `${pass.kind}-${this.tile}-${this.tileThreads}`;
+    const key = pass.kind === 'global' ? `global-${pass.m}-${pass.flip}` : `${pass.kind}-${this.tile}-${this.tileThreads}-${this.fuse ? 'fused' : 'plain'}`;
     let p = this.pipelines.get(key);
     if (p) return p;
-    const code = pass.kind === 'global' ? globalKernelSource(pass.m, pass.flip, GLOBAL_GROUP) : localKernelSource(this.tile, this.tileThreads);
+    const code = pass.kind === 'global' ? globalKernelSource(pass.m, pass.flip, GLOBAL_GROUP) : localKernelSource(this.tile, this.tileThreads, this.fuse);
     const entryPoint = pass.kind === 'global' ? 'global_pass' : pass.kind === 'local-sort' ? 'local_sort' : 'local_merge';
     const module = this.device.createShaderModule({ code, label: key });
     p = this.device.createComputePipeline({ layout: this.pipelineLayout, compute: { module, entryPoint }, label: key });
@@ -155,11 +163,15 @@ export class GpuSorter implements PairSorter {
     this.queryRead = this.device.createBuffer({ size: 8 * this.querySlots, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   }
 
-  private dispatchSize(groups: number): [number, number] {
-    const maxX = this.ctx.limits.maxComputeWorkgroupsPerDimension;
-    if (groups <= maxX) return [groups, 1];
-    const x = maxX;
-    return [x, Math.ceil(groups / x)];
+  /** The dispatches (pass, grid, uniforms) that sort n pairs on this sorter's kernels. */
+  dispatchPlan(n: number): Dispatch[] {
+    return planDispatches(n, {
+      tile: this.tile,
+      tileThreads: this.tileThreads,
+      maxSteps: this.maxSteps,
+      globalGroup: GLOBAL_GROUP,
+      maxGroupsPerDimension: this.ctx.limits.maxComputeWorkgroupsPerDimension,
+    });
   }
 
   /**
@@ -214,24 +226,9 @@ export class GpuSorter implements PairSorter {
 
     // Parameters of every pass in one small write.
     const params = new Uint32Array((passes.length * this.paramAlign) / 4);
-    const dispatches: { pipeline: GPUComputePipeline; groups: [number, number]; slot: number; kind: SortPass['kind'] }[] = [];
-    const tiles = Math.ceil(count / this.tile);
-    passes.forEach((pass, slot) => {
-      const o = (slot * this.paramAlign) / 4;
-      let groups: number;
-      let threads: number;
-      let logS = 0;
-      if (pass.kind === 'global') {
-        threads = nextPow2(count) >>> pass.m;
-        logS = log2(pass.jHi) - (pass.m - 1);
-        groups = Math.ceil(threads / GLOBAL_GROUP);
-      } else {
-        groups = tiles;
-        threads = tiles * this.tileThreads;
-      }
-      const size = this.dispatchSize(groups);
-      params.set([count, threads, logS, size[0]], o);
-      dispatches.push({ pipeline: this.pipeline(pass), groups: size, slot, kind: pass.kind });
+    const dispatches = this.dispatchPlan(count).map((d, slot) => {
+      params.set(d.params, (slot * this.paramAlign) / 4);
+      return { pipeline: this.pipeline(d.pass), groups: d.groups, slot, kind: d.pass.kind };
     });
     this.device.queue.writeBuffer(this.paramBuffer!, 0, params);
 

@@ -14,7 +14,13 @@ function fill(text: string, values: Record<string, string | number>): string {
   });
 }
 
-export function localKernelSource(tile: number, threads: number): string {
+/**
+ * The tile kernels (local_sort, local_merge). With `fuse`, local_sort runs stages 2 .. 16 as one
+ * register phase (a 16-register sorting network, one barrier instead of four) and local_merge
+ * loads its first phase straight from global memory into registers (the same coalesced
+ * addresses as the tile copy, one shared-memory round trip and one barrier fewer).
+ */
+export function localKernelSource(tile: number, threads: number, fuse = false): string {
   return (
     template('common.wgsl') +
     '\n' +
@@ -22,10 +28,11 @@ export function localKernelSource(tile: number, threads: number): string {
       TILE: tile,
       TILE_PADDED: tile + tile / 16,
       THREADS: threads,
-      COPY_IN: tileCopyIn(tile, threads),
+      SORT_COPY_IN: tileCopyIn(tile, threads),
+      MERGE_COPY_IN: fuse ? '  // (fused: the first phase loads from global memory)' : tileCopyIn(tile, threads),
       COPY_OUT: tileCopyOut(tile, threads),
-      SORT_BODY: localSortBody(tile),
-      MERGE_BODY: localMergeBody(tile),
+      SORT_BODY: localSortBody(tile, fuse),
+      MERGE_BODY: localMergeBody(tile, fuse),
     })
   );
 }
@@ -89,40 +96,82 @@ export const TILE_PHASE_BITS = 4;
 /**
  * One phase of a tile kernel: every invocation takes parts of 2^m pairs of the tile (indexes
  * differing in bits lo .. lo+m-1), runs m steps in registers, writes them back; then a barrier.
+ * With `fromGlobal` the part is loaded from the block (global memory) instead of the tile: the
+ * first phase of a fused local_merge, which replaces the tile copy-in.
  */
-function tilePhase(lo: number, m: number, flip: boolean): string {
+function tilePhase(lo: number, m: number, flip: boolean, fromGlobal = false): string {
   const h = 1 << m;
   const lines = [`  for (var part = lid; part < (TILE >> ${m}u); part += THREADS) {`, `    let low = part & ${(1 << lo) - 1}u;`, `    let kbase = (part >> ${lo}u) << ${lo + m}u;`];
-  for (let g = 0; g < h; g++) lines.push(`    let a${g} = pad(${partIndex(g, m, flip, `${1 << lo}u`, `${m}u`)});`, `    var r${g} = tile[a${g}];`);
+  if (fromGlobal) {
+    // All loads issued before any is used (their latencies overlap), as in tileCopyIn.
+    for (let g = 0; g < h; g++) lines.push(`    let a${g} = ${partIndex(g, m, flip, `${1 << lo}u`, `${m}u`)};`);
+    for (let g = 0; g < h; g++) lines.push(`    var r${g} = load(base + a${g});`);
+  } else {
+    for (let g = 0; g < h; g++) lines.push(`    let a${g} = pad(${partIndex(g, m, flip, `${1 << lo}u`, `${m}u`)});`, `    var r${g} = tile[a${g}];`);
+  }
   lines.push(...registerSteps(m, flip).map((l) => '  ' + l));
+  for (let g = 0; g < h; g++) lines.push(fromGlobal ? `    tile[pad(a${g})] = r${g};` : `    tile[a${g}] = r${g};`);
+  lines.push('  }', '  workgroupBarrier();');
+  return lines.join('\n');
+}
+
+/**
+ * The compare-exchanges of a whole bitonic sort of 2^m registers holding 2^m consecutive pairs
+ * in address order (stages 2 .. 2^m, flips included; the smaller pair to the lower register).
+ */
+export function registerSortNetwork(m: number): string[] {
+  const h = 1 << m;
+  const lines: string[] = [];
+  for (let k = 2; k <= h; k *= 2) {
+    for (let g = 0; g < h; g++) if (!(g & (k / 2))) lines.push(cas(g, g ^ (k - 1))); // the flip
+    for (let j = k / 4; j >= 1; j /= 2) for (let g = 0; g < h; g++) if (!(g & j)) lines.push(cas(g, g + j));
+  }
+  return lines;
+}
+
+/** One phase that sorts parts of 2^m consecutive pairs of the tile completely (stages 2 .. 2^m). */
+function tileSortPhase(m: number): string {
+  const h = 1 << m;
+  const lines = [`  for (var part = lid; part < (TILE >> ${m}u); part += THREADS) {`, `    let kbase = part << ${m}u;`];
+  for (let g = 0; g < h; g++) lines.push(`    let a${g} = pad(kbase + ${g}u);`, `    var r${g} = tile[a${g}];`);
+  lines.push(...registerSortNetwork(m).map((l) => '  ' + l));
   for (let g = 0; g < h; g++) lines.push(`    tile[a${g}] = r${g};`);
   lines.push('  }', '  workgroupBarrier();');
   return lines.join('\n');
 }
 
-/** The phases for the steps of stage 2^stageBits whose distances are 2^(fromBit) down to 1. */
-function stagePhases(stageBits: number, fromBit: number): string[] {
+/**
+ * The phases for the steps of stage 2^stageBits whose distances are 2^(fromBit) down to 1
+ * (the first of them loading from global memory when `firstFromGlobal`).
+ */
+function stagePhases(stageBits: number, fromBit: number, firstFromGlobal = false): string[] {
   const out: string[] = [];
   let hi = fromBit;
   while (hi >= 0) {
     const m = Math.min(TILE_PHASE_BITS, hi + 1);
-    out.push(tilePhase(hi - m + 1, m, hi === stageBits - 1));
+    out.push(tilePhase(hi - m + 1, m, hi === stageBits - 1, firstFromGlobal && hi === fromBit));
     hi -= m;
   }
   return out;
 }
 
 /** local_sort: stages 2 .. TILE of the network, in register phases over the tile. */
-export function localSortBody(tile: number): string {
+export function localSortBody(tile: number, fuse = false): string {
   const bits = Math.log2(tile);
   const phases: string[] = [];
-  for (let s = 1; s <= bits; s++) phases.push(`  // stage ${2 ** s}`, ...stagePhases(s, s - 1));
+  let s = 1;
+  if (fuse) {
+    const first = Math.min(TILE_PHASE_BITS, bits);
+    phases.push(`  // stages 2 .. ${2 ** first} in registers`, tileSortPhase(first));
+    s = first + 1;
+  }
+  for (; s <= bits; s++) phases.push(`  // stage ${2 ** s}`, ...stagePhases(s, s - 1));
   return phases.join('\n');
 }
 
 /** local_merge: the last log2(TILE) steps of a stage larger than the tile (no flips). */
-export function localMergeBody(tile: number): string {
-  return stagePhases(Number.POSITIVE_INFINITY, Math.log2(tile) - 1).join('\n');
+export function localMergeBody(tile: number, fuse = false): string {
+  return stagePhases(Number.POSITIVE_INFINITY, Math.log2(tile) - 1, fuse).join('\n');
 }
 
 /**

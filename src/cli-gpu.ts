@@ -28,9 +28,10 @@ export function registerGpuCommands(program: Command): void {
     .option('--reps <n>', 'timed repetitions after one warm-up', (v) => Number(v), 5)
     .option('--max-steps <m>', 'network steps per global pass', (v) => Number(v))
     .option('--tile <pairs>', 'pairs per workgroup tile', (v) => Number(v))
+    .option('--fuse', 'fused tile kernels (local sort: stages 2..16 in one register phase; local merge: first phase loads from global memory)', false)
     .option('--max', 'also sort the largest block the adapter allows', false)
     .option('--json', 'print the report as JSON', false)
-    .action(async (o: { sizes: string; dist: string; reps: number; maxSteps?: number; tile?: number; max: boolean; json: boolean }) => {
+    .action(async (o: { sizes: string; dist: string; reps: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
       const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('../gpu/bench-sort.js');
       const m = /^(\d+)\.\.(\d+)$/.exec(o.sizes);
       const sizes = m ? Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i) : o.sizes.split(',').map(Number);
@@ -44,6 +45,7 @@ export function registerGpuCommands(program: Command): void {
         reps: o.reps,
         maxSteps: o.maxSteps,
         tile: o.tile,
+        fuse: o.fuse,
         includeMax: o.max,
         jsSortAt: 24,
         log: o.json ? undefined : (l) => process.stdout.write(l + '\n'),
@@ -51,6 +53,6 @@ export function registerGpuCommands(program: Command): void {
         throw err.message.startsWith('no GPU') ? new UserError(err.message) : err;
       });
       if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-      else process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, tile ${report.tile}, steps per global pass ${report.maxSteps}\n`);
+      else process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, tile ${report.tile}, steps per global pass ${report.maxSteps}, ${report.fuse ? 'fused' : 'plain'} tile kernels\n`);
     });
 }

@@ -3,7 +3,7 @@
  * complete, so the output path holds either nothing, the previous index (until --force replaces
  * it) or a complete new one.
  */
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { UserError } from './errors.js';
@@ -16,6 +16,39 @@ export interface OutputPlan {
   runDir: string;
 }
 
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Removes temporary folders of earlier builds of the same output whose process is gone (a
+ * build killed with SIGKILL, a power cut): they are never an index, only leftovers.
+ */
+export function removeStaleTemps(output: string): string[] {
+  const out = resolve(output);
+  const prefix = `.${basename(out)}${TEMP_MARKER}`;
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dirname(out));
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    if (!Number.isInteger(pid) || processAlive(pid)) continue;
+    rmSync(join(dirname(out), name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
 /** Checks the output path and creates the temporary sibling folder. Throws UserError on user mistakes. */
 export function prepareOutput(output: string, force: boolean): OutputPlan {
   const out = resolve(output);
@@ -25,6 +58,7 @@ export function prepareOutput(output: string, force: boolean): OutputPlan {
   }
   const parent = dirname(out);
   if (!existsSync(parent)) throw new UserError(`output's parent folder does not exist: ${parent}`);
+  removeStaleTemps(out);
   const temp = join(parent, `.${basename(out)}${TEMP_MARKER}${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     mkdirSync(temp);

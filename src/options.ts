@@ -1,7 +1,7 @@
 /**
  * The one options object of a build, shared by the library API and the CLI, with its defaults.
  */
-import type { CorpusItem, CorpusOptions } from './corpus/index.js';
+import type { CorpusOptions } from './corpus/index.js';
 import { UserError } from './errors.js';
 import type { TokenizerOptions } from './tokenizer.js';
 
@@ -89,4 +89,3 @@ export function resolveBlockSize(options: Pick<BuildOptions, 'blockSize' | 'memo
   return Math.max(1024, Math.min(MAX_BLOCK_PAIRS, Math.floor(memory / BYTES_PER_BLOCK_PAIR)));
 }
 
-export type { CorpusItem };

@@ -12,6 +12,7 @@ import { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import { RunSink } from './run-sink.js';
+import { AsciiTermTable, scanAscii } from './ascii-terms.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -73,27 +74,28 @@ export const MAX_LISTED_SKIPS = 1000;
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
 const STOPWORD = -1;
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
  * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
  * analysis of each distinct raw token (stopword test, stemming, dictionary lookup) is cached
- * as one raw token -> TermId entry, so the common case costs a single hash lookup per token.
+ * as one raw token -> TermId entry: pure-ASCII text goes through scanAscii's in-place table
+ * (no string allocated for a token seen before), other text through the tokenizer and a Map.
  */
 export class DocumentInverter {
   private termIds = new Uint32Array(4096);
   private length = 0;
   private readonly rawToId = new Map<string, number>();
+  private readonly asciiTable = new AsciiTermTable();
 
   constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
 
-  private readonly emit = (raw: string): void => {
-    let id = this.rawToId.get(raw);
-    if (id === undefined) {
-      const term = this.tokenizer.analyzeToken(raw);
-      id = term === null ? STOPWORD : this.dictionary.idOf(term);
-      if (this.rawToId.size >= RAW_CACHE_LIMIT) this.rawToId.clear();
-      this.rawToId.set(raw, id);
-    }
+  private readonly analyse = (raw: string): number => {
+    const term = this.tokenizer.analyzeToken(raw);
+    return term === null ? STOPWORD : this.dictionary.idOf(term);
+  };
+
+  private readonly push = (id: number): void => {
     if (id === STOPWORD) return;
     if (this.length === this.termIds.length) {
       const grown = new Uint32Array(this.length * 2);
@@ -103,11 +105,30 @@ export class DocumentInverter {
     this.termIds[this.length++] = id;
   };
 
+  private readonly emitRaw = (raw: string): void => {
+    let id = this.rawToId.get(raw);
+    if (id === undefined) {
+      id = this.analyse(raw);
+      if (this.rawToId.size >= RAW_CACHE_LIMIT) this.rawToId.clear();
+      this.rawToId.set(raw, id);
+    }
+    this.push(id);
+  };
+
+  private add(text: string): void {
+    if (NON_ASCII.test(text)) {
+      this.tokenizer.tokenizeRaw(text, this.emitRaw);
+      return;
+    }
+    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
+    scanAscii(text, this.asciiTable, this.analyse, this.push);
+  }
+
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;
-    if (doc.title) this.tokenizer.tokenizeRaw(doc.title, this.emit);
-    this.tokenizer.tokenizeRaw(doc.text, this.emit);
+    if (doc.title) this.add(doc.title);
+    this.add(doc.text);
     return this.termIds.subarray(0, this.length);
   }
 }

@@ -27,6 +27,11 @@ export interface GpuSorterOptions {
   profile?: boolean;
   /** A readback not done after this many ms is a fault. Default 60 s + 1 s per 2^20 pairs. */
   readbackTimeoutMs?: number;
+  /**
+   * Test hook: rewrites each generated WGSL source before compilation (to simulate a driver
+   * that rejects a kernel). Pipelines built through it are not shared with other sorters.
+   */
+  transformKernel?: (wgsl: string) => string;
 }
 
 export interface GpuSortTiming extends SortTiming {
@@ -94,7 +99,7 @@ export class GpuSorter implements PairSorter {
     }
     this.layout = cache.layout;
     this.pipelineLayout = cache.pipelineLayout;
-    this.pipelines = cache.pipelines;
+    this.pipelines = options.transformKernel ? new Map() : cache.pipelines;
   }
 
   /** The largest block this device can sort (one storage binding). */
@@ -115,7 +120,8 @@ export class GpuSorter implements PairSorter {
     const key = pass.kind === 'global' ? `global-${pass.m}-${pass.flip}` : `${pass.kind}-${this.tile}-${this.tileThreads}-${this.fuse ? 'fused' : 'plain'}`;
     let p = this.pipelines.get(key);
     if (p) return p;
-    const code = pass.kind === 'global' ? globalKernelSource(pass.m, pass.flip, GLOBAL_GROUP) : localKernelSource(this.tile, this.tileThreads, this.fuse);
+    const generated = pass.kind === 'global' ? globalKernelSource(pass.m, pass.flip, GLOBAL_GROUP) : localKernelSource(this.tile, this.tileThreads, this.fuse);
+    const code = this.options.transformKernel ? this.options.transformKernel(generated) : generated;
     const entryPoint = pass.kind === 'global' ? 'global_pass' : pass.kind === 'local-sort' ? 'local_sort' : 'local_merge';
     const module = this.device.createShaderModule({ code, label: key });
     p = this.device.createComputePipeline({ layout: this.pipelineLayout, compute: { module, entryPoint }, label: key });
@@ -200,7 +206,7 @@ export class GpuSorter implements PairSorter {
         // Give the staging block back: unmap and map it again for the next upload.
         this.stagingView = undefined;
         this.upload!.unmap();
-        this.uploadReady = this.upload!.mapAsync(GPUMapMode.WRITE);
+        this.uploadReady = this.remapUpload();
       }
       await consume(new Uint32Array(0));
       return { totalMs: 0, passes: 0 };
@@ -263,7 +269,7 @@ export class GpuSorter implements PairSorter {
     this.device.queue.submit([enc.finish()]);
     const tSubmitted = performance.now();
     // Re-map the staging buffer for the next block as soon as the GPU is done with it.
-    this.uploadReady = this.upload!.mapAsync(GPUMapMode.WRITE);
+    this.uploadReady = this.remapUpload();
 
     await this.withTimeout(this.readback!.mapAsync(GPUMapMode.READ, 0, bytes), count);
     const tMapped = performance.now();
@@ -297,6 +303,17 @@ export class GpuSorter implements PairSorter {
       passes: passes.length,
       byKind,
     };
+  }
+
+  /**
+   * Maps the staging buffer for the next block. The promise is awaited only by the next sort;
+   * if the sorter is disposed first (buffers destroyed: the map is aborted) nobody awaits it, so
+   * its rejection is marked handled here.
+   */
+  private remapUpload(): Promise<void> {
+    const p = this.upload!.mapAsync(GPUMapMode.WRITE);
+    p.catch(() => {});
+    return p;
   }
 
   private async withTimeout(p: Promise<void>, count: number): Promise<void> {

@@ -156,3 +156,44 @@ describe.runIf(gpuOk)('GPU faults during a build', () => {
 function cpuSortOf(pairs: Uint32Array, count: number): Uint32Array {
   return radixSortPairs(pairs.slice(), count, new Uint32Array(2 * count)).slice(0, 2 * count);
 }
+
+describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
+  it('a kernel the driver rejects: no GPU sorter, with the reason (the build then sorts on the CPU)', async () => {
+    const { openGpuSorter } = await import('../gpu/index.js');
+    const opened = await openGpuSorter({ allowSoftware: true, transformKernel: (wgsl) => wgsl.replace('fn less(', 'fn less(broken ') });
+    expect(typeof opened).toBe('string');
+    expect(opened).toMatch(/^GPU kernel compilation failed: /);
+    const { chooseSorter } = await import('../indexer/sorters.js');
+    // auto with no usable GPU falls back with one notice; here lavapipe is declined as software.
+    const chosen = await chooseSorter('auto');
+    expect(chosen.sorter.kind).toBe('cpu');
+    expect(chosen.notice).toMatch(/^no GPU \(.+\); sorting on the CPU$/);
+  });
+
+  it('a readback that never resolves in time: the block is sorted on the CPU with one warning', async () => {
+    const { RunSink } = await import('../indexer/run-sink.js');
+    const { StageClock } = await import('../indexer/stage-clock.js');
+    const { RunCursor } = await import('../merge/runs.js');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const opened = await openGpu();
+    if (typeof opened === 'string') throw new Error(opened);
+    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-timeout-'));
+    const warnings: string[] = [];
+    const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2, readbackTimeoutMs: 0 }), dir, new StageClock(), (w) => warnings.push(w));
+    try {
+      const block = makePairs('zipf', 5000, 9);
+      await sink.sortAndWrite(block.slice(), 5000);
+      expect(sink.sorterKind).toBe('cpu');
+      expect(warnings).toEqual(['GPU failed (GPU readback did not finish within 0 ms); sorting the remaining blocks on the CPU']);
+      const c = new RunCursor(sink.runPaths[0]!, 1 << 12);
+      const out: number[] = [];
+      for (; !c.done; c.advance()) out.push(c.termId, c.docId);
+      expect(Uint32Array.from(out)).toEqual(cpuSortOf(block, 5000));
+    } finally {
+      closeGpu();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

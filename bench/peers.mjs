@@ -34,11 +34,26 @@ const PY = '/usr/bin/python3';
 const TIME = '/usr/bin/time';
 
 const HOLDS = {
-  gpuindex: 'docIDs + term frequencies, no positions; Porter stemming, English stopwords removed; lexicon and document table (id, path, length) in SQLite; text not stored',
-  fts5: "positions (detail=full) per column; unicode61 (case folded, diacritics removed), no stemming, no stopwords; contentless (content=''), text not stored; rowid -> id table",
-  omindex: 'positions + wdf; English Snowball stemming, STEM_SOME (unstemmed terms and Z-prefixed stems), no stopwords; title, 512-byte sample, URL, size, mtime, MD5 stored as data/values, plus boolean terms (U, P, T, D/M/Y dates)',
-  'xapian-py': 'positions + wdf; English Snowball stemming, STEM_SOME (unstemmed terms and Z-prefixed stems), no stopwords; document data = id, Q-term per id',
-  'xapian-py-nopos': 'wdf, no positions; English Snowball stemming, STEM_SOME (unstemmed terms and Z-prefixed stems), no stopwords; document data = id, Q-term per id',
+  gpuindex: {
+    short: 'tf, no positions; Porter + stopwords',
+    long: 'docIDs + term frequencies, no positions; Porter stemming, English stopwords removed; lexicon and document table (id, path, length) in SQLite; text not stored',
+  },
+  fts5: {
+    short: 'positions; no stemming',
+    long: "positions (detail=full) per column; unicode61 (case folded, diacritics removed), no stemming, no stopwords; contentless (content=''), text not stored; rowid -> id table",
+  },
+  omindex: {
+    short: 'positions + wdf; Snowball STEM_SOME; stored fields',
+    long: 'positions + wdf; English Snowball stemming, STEM_SOME (unstemmed terms and Z-prefixed stems), no stopwords; title, 512-byte sample, URL, size, mtime, MD5 stored as data/values, plus boolean terms (U, P, T, D/M/Y dates)',
+  },
+  'xapian-py': {
+    short: 'positions + wdf; Snowball STEM_SOME',
+    long: 'positions + wdf; English Snowball stemming, STEM_SOME (unstemmed terms and Z-prefixed stems), no stopwords; document data = id, Q-term per id',
+  },
+  'xapian-py-nopos': {
+    short: 'wdf, no positions; Snowball STEM_SOME',
+    long: 'wdf, no positions; English Snowball stemming, STEM_SOME (unstemmed terms and Z-prefixed stems), no stopwords; document data = id, Q-term per id',
+  },
 };
 
 function log(m) {
@@ -75,6 +90,17 @@ function sizeOf(p) {
   return listFiles(p).reduce((s, f) => s + statSync(join(p, f)).size, 0);
 }
 
+/** Busy CPU seconds of the whole machine so far (/proc/stat), to see what else ran meanwhile. */
+function machineBusyS() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+    return (user + nice + system + irq + softirq + steal) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
 /** Runs a command under GNU time -v; returns wall ms, peak RSS, CPU seconds, exit code, stdout. */
 function timed(name, cmd, args, work, env = {}) {
   const timeFile = join(work, `${name}.time`);
@@ -83,9 +109,11 @@ function timed(name, cmd, args, work, env = {}) {
   const out = openSync(outFile, 'w');
   const err = openSync(errFile, 'w');
   log(`${name}: ${[cmd, ...args].join(' ')}`);
+  const busy0 = machineBusyS();
   const t0 = performance.now();
   const r = spawnSync(TIME, ['-v', '-o', timeFile, cmd, ...args], { stdio: ['ignore', out, err], env: { ...process.env, ...env } });
   const wallMs = performance.now() - t0;
+  const busyS = machineBusyS() - busy0;
   closeSync(out);
   closeSync(err);
   if (r.error) throw r.error;
@@ -106,8 +134,10 @@ function timed(name, cmd, args, work, env = {}) {
     stdout,
     stderrTail,
   };
+  // CPU seconds the rest of the machine used meanwhile (other processes): near 0 on a quiet machine.
+  res.otherCpuS = Math.max(0, Math.round((busyS - res.userS - res.systemS) * 10) / 10);
   if (r.status !== 0) log(`${name} exited ${r.status}: ${stderrTail}`);
-  else log(`${name}: ${(wallMs / 1000).toFixed(1)} s, peak RSS ${(res.peakRssBytes / 2 ** 20).toFixed(0)} MiB`);
+  else log(`${name}: ${(wallMs / 1000).toFixed(1)} s, peak RSS ${(res.peakRssBytes / 2 ** 20).toFixed(0)} MiB, other processes ${res.otherCpuS} CPU s`);
   return res;
 }
 
@@ -178,18 +208,25 @@ export function markdownTable(report) {
   const lines = [
     `Corpus **${report.corpus.name}**: ${report.corpus.documents.toLocaleString('en-US')} documents, ${fmt(report.corpus.sourceBytes / 1e6)} MB of source, ${fmt(mb)} MB of text (title + text as gpuindex's reader extracts it); ${report.machine.cores} cores, ${report.machine.cpu}.`,
     '',
-    '| tool | input | documents | wall s | docs/s | MB text/s | CPU s (user+sys) | index MB | peak RSS MiB | index holds |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| tool | input | documents | wall s | docs/s | MB text/s | CPU s (user+sys) | other procs CPU s | index MB | peak RSS MiB | index holds |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of report.results) {
     if (r.error) {
-      lines.push(`| ${r.tool} | ${r.input} | — | — | — | — | — | — | — | failed: ${r.error} |`);
+      lines.push(`| ${r.tool} | ${r.input} | — | — | — | — | — | — | — | — | failed: ${r.error} |`);
       continue;
     }
     const s = r.wallMs / 1000;
     lines.push(
-      `| ${r.tool} | ${r.input} | ${r.documents.toLocaleString('en-US')} | ${fmt(s, 2)} | ${fmt(r.documents / s, 0)} | ${fmt(mb / s)} | ${fmt(r.userS + r.systemS)} | ${fmt(r.indexBytes / 1e6)} | ${fmt(r.peakRssBytes / 2 ** 20, 0)} | ${r.holds} |`,
+      `| ${r.tool} | ${r.input} | ${r.documents.toLocaleString('en-US')} | ${fmt(s, 2)} | ${fmt(r.documents / s, 0)} | ${fmt(mb / s)} | ${fmt(r.userS + r.systemS)} | ${fmt(r.otherCpuS)} | ${fmt(r.indexBytes / 1e6)} | ${fmt(r.peakRssBytes / 2 ** 20, 0)} | ${r.holds.short} |`,
     );
+  }
+  lines.push('', 'What each index holds:', '');
+  const seen = new Set();
+  for (const r of report.results) {
+    if (!r.holds || seen.has(r.holds.long)) continue;
+    seen.add(r.holds.long);
+    lines.push(`- ${r.tool}: ${r.holds.long}`);
   }
   if (report.extraction) {
     const e = report.extraction;
@@ -227,7 +264,7 @@ async function main() {
       results.push({ tool, input, holds, command: run.command, error: `exit ${run.exitCode}: ${run.stderrTail.split('\n').filter(Boolean).at(-1) ?? ''}` });
       return;
     }
-    results.push({ tool, input, holds, command: run.command, documents: documentsOf(run), wallMs: run.wallMs, userS: run.userS, systemS: run.systemS, peakRssBytes: run.peakRssBytes, indexBytes: sizeOf(outPath) });
+    results.push({ tool, input, holds, command: run.command, documents: documentsOf(run), wallMs: run.wallMs, userS: run.userS, systemS: run.systemS, otherCpuS: run.otherCpuS, peakRssBytes: run.peakRssBytes, indexBytes: sizeOf(outPath) });
   };
 
   let gpuSummary;
@@ -300,7 +337,7 @@ async function main() {
       sourceBytes: corpus.manifest.bytes,
       textBytes: exStats.textBytes,
     },
-    extraction: { wallMs: ex.wallMs, peakRssBytes: ex.peakRssBytes, userS: ex.userS, systemS: ex.systemS },
+    extraction: { wallMs: ex.wallMs, peakRssBytes: ex.peakRssBytes, userS: ex.userS, systemS: ex.systemS, otherCpuS: ex.otherCpuS },
     gpuindex: gpuSummary && { timings: gpuSummary.timings, terms: gpuSummary.terms, postings: gpuSummary.postings, skipped: gpuSummary.skipped, workers: gpuSummary.workers },
     results,
     sanity,
@@ -323,8 +360,10 @@ function readFileIf(p) {
   return existsSync(p) ? readFileSync(p, 'utf8') : '';
 }
 
-main().catch((err) => {
-  process.stderr.write(`peers: ${err?.message ?? err}\n`);
-  if (process.env.GPUINDEX_DEBUG) process.stderr.write(`${err?.stack}\n`);
-  process.exit(1);
-});
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    process.stderr.write(`peers: ${err?.message ?? err}\n`);
+    if (process.env.GPUINDEX_DEBUG) process.stderr.write(`${err?.stack}\n`);
+    process.exit(1);
+  });
+}

@@ -1,7 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunSink } from '../indexer/run-sink.js';
+import { StageClock } from '../indexer/stage-clock.js';
+import { RunCursor } from '../merge/runs.js';
 import { radixSortPairs } from '../indexer/cpu-sorter.js';
 import { planSort, stepCount } from '../gpu/bitonic-plan.js';
-import { GpuSorter } from '../gpu/gpu-sorter.js';
+import { GpuSorter, type GpuSorterOptions } from '../gpu/gpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { hasGpu } from './helpers/gpu-available.js';
 import { pairsDiffer } from './helpers/gpu.js';
@@ -111,26 +117,28 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
   });
 });
 
+/** A RunSink over a small-tile GpuSorter writing into a fresh folder, with its warnings collected. */
+async function faultSink(options: GpuSorterOptions = {}) {
+  const opened = await openGpu();
+  if (typeof opened === 'string') throw new Error(opened);
+  const dir = mkdtempSync(join(tmpdir(), 'gpuindex-fault-'));
+  const warnings: string[] = [];
+  const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2, ...options }), dir, new StageClock(), (w) => warnings.push(w));
+  return { opened, dir, warnings, sink };
+}
+
+/** Every pair of a run file, in file order. */
+function readRun(path: string): Uint32Array {
+  const c = new RunCursor(path, 1 << 12);
+  const out: number[] = [];
+  for (; !c.done; c.advance()) out.push(c.termId, c.docId);
+  return Uint32Array.from(out);
+}
+
 describe.runIf(gpuOk)('GPU faults during a build', () => {
   it('a device lost mid-build: the remaining blocks are sorted on the CPU, one warning, same runs', async () => {
-    const { RunSink } = await import('../indexer/run-sink.js');
-    const { StageClock } = await import('../indexer/stage-clock.js');
-    const { RunCursor } = await import('../merge/runs.js');
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const opened = await openGpu();
-    if (typeof opened === 'string') throw new Error(opened);
-    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-fault-'));
-    const warnings: string[] = [];
-    const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2 }), dir, new StageClock(), (w) => warnings.push(w));
+    const { opened, dir, warnings, sink } = await faultSink();
     const blocks = [makePairs('zipf', 3000, 1), makePairs('uniform', 3000, 2), makePairs('few-terms', 3000, 3)];
-    const readRun = (path: string) => {
-      const c = new RunCursor(path, 1 << 12);
-      const out: number[] = [];
-      for (; !c.done; c.advance()) out.push(c.termId, c.docId);
-      return Uint32Array.from(out);
-    };
     try {
       await sink.sortAndWrite(blocks[0]!.slice(), 3000);
       expect(sink.sorterKind).toBe('gpu');
@@ -171,26 +179,13 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
   });
 
   it('a readback that never resolves in time: the block is sorted on the CPU with one warning', async () => {
-    const { RunSink } = await import('../indexer/run-sink.js');
-    const { StageClock } = await import('../indexer/stage-clock.js');
-    const { RunCursor } = await import('../merge/runs.js');
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const opened = await openGpu();
-    if (typeof opened === 'string') throw new Error(opened);
-    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-timeout-'));
-    const warnings: string[] = [];
-    const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2, readbackTimeoutMs: 0 }), dir, new StageClock(), (w) => warnings.push(w));
+    const { dir, warnings, sink } = await faultSink({ readbackTimeoutMs: 0 });
     try {
       const block = makePairs('zipf', 5000, 9);
       await sink.sortAndWrite(block.slice(), 5000);
       expect(sink.sorterKind).toBe('cpu');
       expect(warnings).toEqual(['GPU failed (GPU readback did not finish within 0 ms); sorting the remaining blocks on the CPU']);
-      const c = new RunCursor(sink.runPaths[0]!, 1 << 12);
-      const out: number[] = [];
-      for (; !c.done; c.advance()) out.push(c.termId, c.docId);
-      expect(Uint32Array.from(out)).toEqual(cpuSortOf(block, 5000));
+      expect(readRun(sink.runPaths[0]!)).toEqual(cpuSortOf(block, 5000));
     } finally {
       closeGpu();
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
@@ -31,14 +31,26 @@ beforeAll(() => {
 
 const BUILD_FLAGS = ['--sorter', 'cpu', '--block-size', '20000', '--workers', '1', '-q'];
 
-function run(output: string, signal: NodeJS.Signals, afterMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function run(output: string, signal: NodeJS.Signals, afterMs: number, afterTemp = false): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, 'build', crawl, '-o', output, ...BUILD_FLAGS], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill(signal), afterMs);
+    let timer: NodeJS.Timeout | undefined;
+    let poll: NodeJS.Timeout | undefined;
+    if (afterTemp) {
+      // Count the delay from the moment the temporary sibling exists, so that the kill lands
+      // mid-build whatever the machine's load (wall-clock fractions alone were flaky under CI).
+      const parent = dirname(output);
+      poll = setInterval(() => {
+        if (leftovers(parent).length === 0) return;
+        clearInterval(poll);
+        timer = setTimeout(() => child.kill(signal), afterMs);
+      }, 2);
+    } else timer = setTimeout(() => child.kill(signal), afterMs);
     child.on('exit', (code, sig) => {
       clearTimeout(timer);
+      clearInterval(poll);
       resolve({ code, signal: sig, stderr });
     });
   });
@@ -52,7 +64,7 @@ describe('interruption', () => {
     for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
       const parent = join(work, `out-${signal}`);
       mkdirSync(parent);
-      const r = await run(join(parent, 'index'), signal, fullBuildMs * 0.5);
+      const r = await run(join(parent, 'index'), signal, fullBuildMs * 0.2, true);
       if (r.code === 0) continue; // finished before the signal: nothing to check
       interrupted++;
       expect(r.code).toBe(code);
@@ -66,23 +78,22 @@ describe('interruption', () => {
     const parent = join(work, 'out-kill');
     mkdirSync(parent);
     const output = join(parent, 'index');
-    let killed = 0;
-    for (const fraction of [0.3, 0.45, 0.6, 0.75, 0.9]) {
-      const r = await run(output, 'SIGKILL', fullBuildMs * fraction * (0.9 + 0.2 * Math.random()));
-      if (r.code === 0) {
-        rmSync(output, { recursive: true }); // it finished first: a complete index, fine
-        continue;
-      }
-      killed++;
-      expect(r.signal).toBe('SIGKILL');
+    // First a kill as soon as the temporary folder exists: certainly mid-build, so it must leave
+    // that folder (and only that) behind.
+    const first = await run(output, 'SIGKILL', 0, true);
+    expect(first.signal).toBe('SIGKILL');
+    expect(existsSync(output)).toBe(false);
+    expect(leftovers(parent).length).toBe(1);
+    // Then kills at random points of the build (each new build first clears the dead builds'
+    // leftovers); a kill may land after the final rename, and the output must then be complete.
+    for (const fraction of [0.1, 0.3, 0.5, 0.7, 0.9, 1.1]) {
+      const r = await run(output, 'SIGKILL', fullBuildMs * fraction * (0.8 + 0.4 * Math.random()), true);
+      if (r.code !== 0) expect(r.signal).toBe('SIGKILL');
       if (existsSync(output)) {
-        // Killed after the final rename (while exiting): the output must then be complete.
         expect(spawnSync(process.execPath, [cli, 'verify', output], { encoding: 'utf8' }).status).toBe(0);
         rmSync(output, { recursive: true });
       }
     }
-    expect(killed).toBeGreaterThanOrEqual(2);
-    expect(leftovers(parent).length).toBeGreaterThan(0); // what SIGKILL leaves: a temporary sibling, never the output
     const ok = spawnSync(process.execPath, [cli, 'build', crawl, '-o', output, '--sorter', 'cpu', '-q'], { encoding: 'utf8' });
     expect(ok.status).toBe(0);
     expect(readdirSync(output).sort()).toEqual(['MANIFEST.json', 'index.sqlite', 'postings.bin']);

@@ -9,13 +9,16 @@
  * Prints one JSON line: documents, skipped, text bytes (UTF-8 of title + text), source bytes.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
 const [crawl, out] = process.argv.slice(2);
 if (!crawl || !out) {
   process.stderr.write('usage: node bench/extract.mjs <crawl> <out.jsonl>\n');
   process.exit(1);
 }
-const { readCorpus } = await import(new URL('../dist/src/corpus/index.js', import.meta.url).href);
+// GPUINDEX_DIST: another compiled tree (bench/peers.mjs --dist); default the checkout's dist/.
+const dist = process.env.GPUINDEX_DIST ? pathToFileURL(process.env.GPUINDEX_DIST + '/') : new URL('../dist/', import.meta.url);
+const { readCorpus } = await import(new URL('src/corpus/index.js', dist).href);
 const t0 = performance.now();
 const fd = openSync(out, 'w');
 let chunk = [];

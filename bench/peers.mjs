@@ -11,10 +11,12 @@
  *
  *   node bench/peers.mjs [--corpus html-docs|html-docs-small|mail|multilingual|synthetic-1GB|<folder>]
  *                        [--tools gpuindex,gpuindex-w2,fts5,xapian,xapian-nopos,xapian-text]
- *                        [--sanity-terms 200] [--out file.json] [--work dir] [--keep]
+ *                        [--sanity-terms 200] [--out file.json] [--work dir] [--keep] [--dist dir]
+ *   node bench/peers.mjs --render bench/results/peers-mail.json ...   (the tables of saved runs)
  *
  * Prints a markdown table on stdout (progress on stderr) and writes the JSON to --out (default
- * bench/results/peers-<corpus>.json). Needs `npm run build` first, and for Xapian the Debian
+ * bench/results/peers-<corpus>.json). --dist runs a copy of dist/ (so that a rebuild by someone
+ * else during a long run does not change the code measured). Needs `npm run build` first, and for Xapian the Debian
  * packages xapian-omega and python3-xapian (used through /usr/bin/python3).
  */
 import { spawnSync } from 'node:child_process';
@@ -23,13 +25,14 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createReadStream } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CORPORA, checksum, fetchCorpus, listFiles } from '../scripts/corpus/fetch.mjs';
 import { formatSanity, retrievalSanity } from './retrieval-sanity.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '..');
-const CLI = join(REPO, 'dist', 'src', 'cli.js');
+let DIST = join(REPO, 'dist');
+let CLI = join(DIST, 'src', 'cli.js');
 const PY = '/usr/bin/python3';
 const TIME = '/usr/bin/time';
 
@@ -61,7 +64,7 @@ function log(m) {
 }
 
 function parseArgs(argv) {
-  const o = { corpus: 'mail', tools: undefined, sanityTerms: 200, out: undefined, work: undefined, keep: false };
+  const o = { corpus: 'mail', tools: undefined, sanityTerms: 200, out: undefined, work: undefined, keep: false, dist: undefined, render: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => {
@@ -74,6 +77,11 @@ function parseArgs(argv) {
     else if (a === '--out') o.out = v();
     else if (a === '--work') o.work = v();
     else if (a === '--keep') o.keep = true;
+    else if (a === '--dist') o.dist = v();
+    else if (a === '--render') {
+      o.render = argv.slice(i + 1);
+      break;
+    }
     else if (a === '--help' || a === '-h') {
       process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0].replace(/^#!.*\n\/\*\*\n/, '').replace(/^ \* ?/gm, '') + '\n');
       process.exit(0);
@@ -239,6 +247,14 @@ export function markdownTable(report) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  if (o.render) {
+    for (const f of o.render) process.stdout.write(markdownTable(JSON.parse(readFileSync(f, 'utf8'))) + '\n\n');
+    return;
+  }
+  if (o.dist) {
+    DIST = resolve(o.dist);
+    CLI = join(DIST, 'src', 'cli.js');
+  }
   if (!existsSync(CLI)) throw new Error('dist/src/cli.js not found: run `npm run build` first');
   if (!existsSync(TIME)) throw new Error(`${TIME} not found: apt-get install time`);
   const corpus = resolveCorpus(o.corpus);
@@ -252,7 +268,7 @@ async function main() {
 
   // 0. gpuindex's reader output: the text every tool is measured against.
   const extractedPath = join(work, 'extracted.jsonl');
-  const ex = timed('extract', process.execPath, [join(HERE, 'extract.mjs'), corpus.data, extractedPath], work);
+  const ex = timed('extract', process.execPath, [join(HERE, 'extract.mjs'), corpus.data, extractedPath], work, { GPUINDEX_DIST: DIST });
   if (ex.exitCode !== 0) throw new Error(`extraction failed: ${ex.stderrTail}`);
   const exStats = JSON.parse(ex.stdout.trim());
   const jsonlInput = corpus.kind === 'jsonl' ? sourceFiles : [extractedPath];
@@ -304,7 +320,7 @@ async function main() {
   let sanity;
   if (o.sanityTerms > 0 && gpuSummary) {
     log(`retrieval sanity: ${o.sanityTerms} terms`);
-    const { openIndex } = await import(new URL('../dist/src/reader.js', import.meta.url).href);
+    const { openIndex } = await import(pathToFileURL(join(DIST, 'src', 'reader.js')).href);
     const reader = openIndex(gpuSummary.index);
     try {
       const dbPath = join(work, 'sanity.sqlite');
@@ -322,6 +338,7 @@ async function main() {
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
     versions: {
       gpuindex: JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version,
+      git: gitState(),
       sqlite: lastJsonLine(readFileIf(join(work, 'fts5.stdout')))?.sqlite,
       omindex: versionOf('omindex', ['--version']),
       xapian: xapianVersion(),
@@ -354,6 +371,13 @@ let xv;
 function xapianVersion() {
   if (xv === undefined) xv = spawnSync(PY, ['-c', 'import xapian; print(xapian.version_string())'], { encoding: 'utf8' }).stdout?.trim() || '';
   return xv;
+}
+
+/** The checkout's commit, and whether dist/ may hold uncommitted source changes. */
+function gitState() {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).stdout?.trim();
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src', 'indexer', 'merge', 'gpu'], { cwd: REPO, encoding: 'utf8' }).stdout?.trim();
+  return head ? `${head}${dirty ? ' + uncommitted changes' : ''}` : undefined;
 }
 
 function readFileIf(p) {

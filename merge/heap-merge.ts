@@ -6,7 +6,7 @@
  * term still come out in order. A document split across two blocks appears at the end of one
  * run and the start of the next: its two counts are added.
  */
-import { RunCursor } from './runs.js';
+import { RunCursor, type PairRange } from './runs.js';
 
 /** Receives each term's postings list, in increasing termID order. Views are reused after the call. */
 export type PostingsListSink = (termId: number, docIds: Uint32Array, tfs: Uint32Array, df: number) => void;
@@ -101,10 +101,11 @@ class PostingsAccumulator {
 
 /**
  * Merges the run files into postings lists handed to `sink` in termID order.
- * `chunkPairs` bounds the memory per run cursor.
+ * `chunkPairs` bounds the memory per run cursor; `ranges[i]`, if given, limits run i to those
+ * pairs (one merge thread's term range, see term-ranges.ts).
  */
-export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink: PostingsListSink): MergeCounters {
-  const cursors = runPaths.map((p) => new RunCursor(p, chunkPairs));
+export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink: PostingsListSink, ranges?: readonly PairRange[]): MergeCounters {
+  const cursors = runPaths.map((p, i) => new RunCursor(p, chunkPairs, ranges?.[i]));
   const counters: MergeCounters = { runs: cursors.length, pairs: 0, terms: 0, segmentPops: 0 };
   const heap = new RunHeap(cursors);
   cursors.forEach((c, i) => {

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 export const INDEX_DB = 'index.sqlite';
 export const POSTINGS_FILE = 'postings.bin';
 export const INDEX_FORMAT_VERSION = 1;
+const DOC_ROWS = 64;
 
 const SCHEMA = `
 CREATE TABLE terms (
@@ -50,6 +51,9 @@ export class IndexStoreWriter {
   readonly db: Database.Database;
   private readonly insertTerm: Database.Statement;
   private readonly insertDoc: Database.Statement;
+  private readonly insertDocs: Database.Statement;
+  /** Documents waiting for a multi-row INSERT (one statement call per DOC_ROWS rows is about twice as fast). */
+  private readonly pendingDocs: unknown[] = [];
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -60,6 +64,7 @@ export class IndexStoreWriter {
     this.db.exec(SCHEMA);
     this.insertTerm = this.db.prepare('INSERT INTO terms (term, term_id, df, cf, offset, length) VALUES (?, ?, ?, ?, ?, ?)');
     this.insertDoc = this.db.prepare('INSERT INTO docs (doc_id, external_id, path, length) VALUES (?, ?, ?, ?)');
+    this.insertDocs = this.db.prepare(`INSERT INTO docs (doc_id, external_id, path, length) VALUES ${Array(DOC_ROWS).fill('(?, ?, ?, ?)').join(', ')}`);
     this.db.exec('BEGIN');
   }
 
@@ -67,8 +72,19 @@ export class IndexStoreWriter {
     this.insertTerm.run(e.term, e.termId, e.df, e.cf, e.offset, e.length);
   }
 
+  /** Queues one document row; rows go in in call order (flushDocuments() ends the run of them). */
   addDocument(docId: number, externalId: string, path: string, length: number): void {
-    this.insertDoc.run(docId, externalId, path, length);
+    this.pendingDocs.push(docId, externalId, path, length);
+    if (this.pendingDocs.length === 4 * DOC_ROWS) {
+      this.insertDocs.run(this.pendingDocs);
+      this.pendingDocs.length = 0;
+    }
+  }
+
+  flushDocuments(): void {
+    const p = this.pendingDocs;
+    for (let i = 0; i < p.length; i += 4) this.insertDoc.run(p[i], p[i + 1], p[i + 2], p[i + 3]);
+    p.length = 0;
   }
 
   private putAll(table: 'stats' | 'settings', values: Record<string, unknown>): void {
@@ -85,6 +101,7 @@ export class IndexStoreWriter {
   }
 
   commitAndClose(): void {
+    this.flushDocuments();
     this.db.exec('COMMIT');
     this.db.close();
   }

@@ -2,7 +2,7 @@
  * postings.bin: magic "GPIXPST1" then the encoded lists back to back, in termID order.
  * The lexicon holds each list's (offset, length) into this file.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { encodePostings, maxEncodedBytes } from './postings-codec.js';
 
 export const POSTINGS_MAGIC = Buffer.from('GPIXPST1', 'latin1');
@@ -15,11 +15,32 @@ export class PostingsFileWriter {
   /** Bytes written so far, header included: the offset of the next list. */
   offset = 0;
 
-  constructor(readonly path: string) {
+  /** `header: false` writes a bare part of a postings file (one merge thread's term range). */
+  constructor(readonly path: string, { header = true }: { header?: boolean } = {}) {
     this.fd = openSync(path, 'wx');
-    this.buf.set(POSTINGS_MAGIC, 0);
-    this.used = POSTINGS_MAGIC.length;
+    if (header) this.buf.set(POSTINGS_MAGIC, 0);
+    this.used = header ? POSTINGS_MAGIC.length : 0;
     this.offset = this.used;
+  }
+
+  /** Appends the bytes of the file at `path` (a part written by another thread) unchanged. */
+  appendFile(path: string): number {
+    this.flush();
+    const fd = openSync(path, 'r');
+    let copied = 0;
+    try {
+      for (;;) {
+        const n = readSync(fd, this.buf, 0, this.buf.length, null);
+        if (n === 0) break;
+        let off = 0;
+        while (off < n) off += writeSync(this.fd, this.buf, off, n - off);
+        copied += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    this.offset += copied;
+    return copied;
   }
 
   /** Appends one encoded list; returns its offset and length in bytes. */
@@ -47,5 +68,13 @@ export class PostingsFileWriter {
   close(): void {
     this.flush();
     closeSync(this.fd);
+    this.closed = true;
   }
+
+  /** Closes without flushing, on a failed merge (the file is discarded with its folder). */
+  closeQuietly(): void {
+    if (!this.closed) closeSync(this.fd);
+    this.closed = true;
+  }
+  private closed = false;
 }

@@ -10,6 +10,7 @@
  * to the file, with no intermediate copy.
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 
 const MAGIC = Buffer.from('GPIXRUN1', 'latin1');
@@ -34,29 +35,93 @@ export function writeRunFile(path: string, sorted: Uint32Array, count: number): 
   }
 }
 
+/** Bytes per write call of writeRunFileAsync: the thread is free between chunks. */
+const ASYNC_WRITE_CHUNK = 8 << 20;
+
 /**
- * A forward cursor over one run file, reading it in chunks so that the merge's memory is
- * (number of runs × chunk size), whatever the run sizes.
+ * writeRunFile on the libuv thread pool, in chunks: the main thread goes on taking parse
+ * batches while a run goes to disk (a synchronous 128 MB write would stall every parse worker
+ * waiting for its batches to be taken). `sorted` must stay valid until the promise settles.
+ */
+export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number): Promise<number> {
+  const file = await open(path, 'w');
+  try {
+    const header = Buffer.alloc(RUN_HEADER_BYTES);
+    MAGIC.copy(header, 0);
+    header.writeUInt32LE(count, 8);
+    await file.write(header, 0, RUN_HEADER_BYTES, 0);
+    const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
+    let off = 0;
+    while (off < body.length) {
+      const { bytesWritten } = await file.write(body, off, Math.min(body.length - off, ASYNC_WRITE_CHUNK), RUN_HEADER_BYTES + off);
+      off += bytesWritten;
+    }
+    return RUN_HEADER_BYTES + body.length;
+  } finally {
+    await file.close();
+  }
+}
+
+/** Reads the header of a run file: its pair count. Throws for anything that is not a run file. */
+export function readRunHeader(fd: number, path: string): number {
+  const header = Buffer.alloc(RUN_HEADER_BYTES);
+  if (readSync(fd, header, 0, RUN_HEADER_BYTES, 0) !== RUN_HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) throw new Error(`${path}: not a gpuindex run file`);
+  return header.readUInt32LE(8);
+}
+
+/** The termID of pair `index` of an open run file (one 4-byte read). */
+export function termIdAt(fd: number, index: number): number {
+  const b = Buffer.alloc(4);
+  if (readSync(fd, b, 0, 4, RUN_HEADER_BYTES + index * 8) !== 4) throw new Error('run file is truncated');
+  return b.readUInt32LE(0);
+}
+
+/** Index of the first pair whose termID is >= termId (binary search over the file; count if none). */
+export function firstPairAtOrAfter(fd: number, count: number, termId: number): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (termIdAt(fd, mid) < termId) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Pairs [start, end) of a run file: what one merge thread reads of it. */
+export interface PairRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * A forward cursor over one run file (or the pair range `range` of it), reading it in chunks so
+ * that the merge's memory is (number of runs × chunk size), whatever the run sizes.
  */
 export class RunCursor {
   private readonly fd: number;
+  /** Pairs this cursor will yield. */
   readonly count: number;
+  private readonly first: number;
   private readonly chunk: Uint32Array;
   private chunkPairs = 0; // pairs loaded in chunk
   private pos = 0; // index of the current pair within chunk
-  private consumed = 0; // pairs of the file before chunk
+  private consumed = 0; // pairs of the range before chunk
   termId = 0;
   docId = 0;
   done = false;
 
-  constructor(readonly path: string, chunkPairs: number) {
+  constructor(readonly path: string, chunkPairs: number, range?: PairRange) {
     this.fd = openSync(path, 'r');
-    const header = Buffer.alloc(RUN_HEADER_BYTES);
-    if (readSync(this.fd, header, 0, RUN_HEADER_BYTES, 0) !== RUN_HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) {
+    let total: number;
+    try {
+      total = readRunHeader(this.fd, path);
+    } catch (err) {
       closeSync(this.fd);
-      throw new Error(`${path}: not a gpuindex run file`);
+      throw err;
     }
-    this.count = header.readUInt32LE(8);
+    this.first = range ? range.start : 0;
+    this.count = Math.max(0, (range ? Math.min(range.end, total) : total) - this.first);
     this.chunk = new Uint32Array(2 * Math.max(1, Math.min(chunkPairs, this.count)));
     this.load();
   }
@@ -73,7 +138,7 @@ export class RunCursor {
     const bytes = new Uint8Array(this.chunk.buffer, 0, pairs * 8);
     let got = 0;
     while (got < bytes.length) {
-      const n = readSync(this.fd, bytes, got, bytes.length - got, RUN_HEADER_BYTES + this.consumed * 8 + got);
+      const n = readSync(this.fd, bytes, got, bytes.length - got, RUN_HEADER_BYTES + (this.first + this.consumed) * 8 + got);
       if (n === 0) throw new Error(`${this.path}: run file is truncated`);
       got += n;
     }

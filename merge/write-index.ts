@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { mergeRuns, type MergeCounters } from './heap-merge.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
+import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 
 export interface IndexContents {
@@ -17,7 +18,8 @@ export interface IndexContents {
 }
 
 export interface WriteIndexResult {
-  merge: MergeCounters;
+  /** threads: merge threads used (1: merged on the calling thread). */
+  merge: MergeCounters & { threads: number };
   stats: CollectionStats;
   postingsBytes: number;
 }
@@ -28,10 +30,15 @@ export function cursorChunkPairs(runs: number, memoryBytes: number): number {
   return Math.max(4096, Math.min(1 << 19, perRun));
 }
 
+/**
+ * The single-threaded merge_batches. The document table goes in first, then the lexicon in
+ * termID order, the same order as writeIndexParallel, so both give identical index.sqlite bytes.
+ */
 export function writeIndex(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
   const store = new IndexStoreWriter(join(dir, INDEX_DB));
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
+    addDocuments(store, contents);
     let postingsCount = 0;
     const termCount = contents.terms.length;
     const merge = mergeRuns(runPaths, cursorChunkPairs(runPaths.length, memoryBytes), (termId, docIds, tfs, df) => {
@@ -43,21 +50,62 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
       if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));
     });
     postings.close();
-    for (const d of contents.documents) store.addDocument(d.docId, d.externalId, d.path, d.length);
-    const stats: CollectionStats = {
-      documents: contents.documentCount,
-      terms: merge.terms,
-      totalTokens: contents.totalTokens,
-      averageLength: contents.documentCount ? contents.totalTokens / contents.documentCount : 0,
-      postings: postingsCount,
-      formatVersion: INDEX_FORMAT_VERSION,
-    };
-    store.setStats(stats);
-    store.setSettings(contents.settings);
-    store.commitAndClose();
-    return { merge, stats, postingsBytes: postings.offset };
+    return finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset);
   } catch (err) {
+    postings.closeQuietly();
     store.abort();
     throw err;
   }
+}
+
+/**
+ * merge_batches over `threads` merge threads, each taking a range of terms (parallel-merge.ts);
+ * this thread writes the document table meanwhile. Same bytes as writeIndex.
+ */
+export async function writeIndexParallel(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, threads: number, onFraction?: (f: number) => void): Promise<WriteIndexResult> {
+  const store = new IndexStoreWriter(join(dir, INDEX_DB));
+  const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
+  try {
+    let postingsCount = 0;
+    const merge = await mergeInParallel({
+      runPaths,
+      threads,
+      // Every thread holds a cursor on every run: split the cursor memory between them.
+      chunkPairs: cursorChunkPairs(runPaths.length * threads, memoryBytes),
+      partDir: dir,
+      postings,
+      meanwhile: () => addDocuments(store, contents),
+      onList: (termId, df, cf, offset, length) => {
+        store.addTerm({ term: contents.terms[termId]!, termId, df, cf, offset, length });
+        postingsCount += df;
+      },
+      onFraction,
+    });
+    postings.close();
+    return finish(store, contents, merge, postingsCount, postings.offset);
+  } catch (err) {
+    postings.closeQuietly();
+    store.abort();
+    throw err;
+  }
+}
+
+function addDocuments(store: IndexStoreWriter, contents: IndexContents): void {
+  for (const d of contents.documents) store.addDocument(d.docId, d.externalId, d.path, d.length);
+  store.flushDocuments();
+}
+
+function finish(store: IndexStoreWriter, contents: IndexContents, merge: MergeCounters & { threads: number }, postingsCount: number, postingsBytes: number): WriteIndexResult {
+  const stats: CollectionStats = {
+    documents: contents.documentCount,
+    terms: merge.terms,
+    totalTokens: contents.totalTokens,
+    averageLength: contents.documentCount ? contents.totalTokens / contents.documentCount : 0,
+    postings: postingsCount,
+    formatVersion: INDEX_FORMAT_VERSION,
+  };
+  store.setStats(stats);
+  store.setSettings(contents.settings);
+  store.commitAndClose();
+  return { merge, stats, postingsBytes };
 }

@@ -1,0 +1,6 @@
+/** Worker-thread entry of the parallel merge: merges one term range (range-merge.ts) and posts the result. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { mergeRange, type RangeMergeTask } from './range-merge.js';
+
+const result = mergeRange(workerData as RangeMergeTask);
+parentPort!.postMessage(result, [result.termIds.buffer, result.dfs.buffer, result.cfs.buffer, result.lengths.buffer] as ArrayBuffer[]);

@@ -1,0 +1,90 @@
+/**
+ * The merge spread over threads by term range (term-ranges.ts): each thread merges its range
+ * from every run into a postings part (range-merge.ts); the caller's thread meanwhile does its
+ * own work (the document table), then appends the parts in range order and hands each term's
+ * lexicon entry to `onList`, so postings.bin and the lexicon come out byte for byte as the
+ * single-threaded merge writes them.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { MergeCounters } from './heap-merge.js';
+import type { PostingsFileWriter } from './postings-file.js';
+import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
+import { splitTermRanges } from './term-ranges.js';
+
+function workerScript(): URL {
+  const here = new URL('./merge-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  // Running from the TypeScript sources (the tests): use the compiled worker in dist/.
+  const compiled = new URL('../dist/merge/merge-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(compiled))) return compiled;
+  throw new Error('merge worker not built: run `npm run build`');
+}
+
+export interface ParallelMergeInput {
+  runPaths: readonly string[];
+  threads: number;
+  /** Pairs per run cursor in each thread. */
+  chunkPairs: number;
+  /** Folder for the part files (removed as they are appended). */
+  partDir: string;
+  postings: PostingsFileWriter;
+  /** Each term's list, in termID order, with its offset and length in postings.bin. */
+  onList: (termId: number, df: number, cf: number, offset: number, length: number) => void;
+  /** Work for this thread while the merge threads run. */
+  meanwhile?: () => void;
+  onFraction?: (f: number) => void;
+}
+
+export interface ParallelMergeCounters extends MergeCounters {
+  /** Threads the merge actually used (fewer than asked when the runs hold few distinct terms). */
+  threads: number;
+}
+
+function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(workerScript(), { workerData: task });
+    let result: RangeMergeResult | undefined;
+    worker.once('message', (m: RangeMergeResult) => (result = m));
+    worker.once('error', reject);
+    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`merge thread exited with code ${code} before finishing`))));
+  });
+}
+
+export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
+  const starts = splitTermRanges(input.runPaths, input.threads);
+  const tasks: RangeMergeTask[] = starts.map((startTerm, i) => ({
+    runPaths: input.runPaths,
+    chunkPairs: input.chunkPairs,
+    startTerm,
+    endTerm: starts[i + 1],
+    partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
+  }));
+  const pending = tasks.map(runRange);
+  // Settle every thread before leaving, even on failure, so none writes into a deleted folder.
+  const settled = Promise.allSettled(pending);
+  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length };
+  try {
+    input.meanwhile?.();
+    for (let i = 0; i < tasks.length; i++) {
+      const r = await pending[i]!;
+      let offset = input.postings.offset;
+      if (input.postings.appendFile(tasks[i]!.partPath) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
+      rmSync(tasks[i]!.partPath, { force: true });
+      for (let t = 0; t < r.termIds.length; t++) {
+        input.onList(r.termIds[t]!, r.dfs[t]!, r.cfs[t]!, offset, r.lengths[t]!);
+        offset += r.lengths[t]!;
+      }
+      counters.pairs += r.counters.pairs;
+      counters.terms += r.counters.terms;
+      counters.segmentPops += r.counters.segmentPops;
+      input.onFraction?.((i + 1) / tasks.length);
+    }
+  } finally {
+    await settled;
+    for (const t of tasks) rmSync(t.partPath, { force: true });
+  }
+  return counters;
+}

@@ -1,0 +1,69 @@
+/**
+ * One merge thread's work: heap-merges the pairs of termIDs [startTerm, endTerm) from every
+ * run into a headerless postings part file, and returns each merged term's (termId, df, cf,
+ * encoded length) in termID order. The main thread concatenates the parts in range order into
+ * postings.bin and writes the lexicon (parallel-merge.ts).
+ */
+import { mergeRuns, type MergeCounters } from './heap-merge.js';
+import { PostingsFileWriter } from './postings-file.js';
+import { pairRangesFor } from './term-ranges.js';
+
+export interface RangeMergeTask {
+  runPaths: readonly string[];
+  chunkPairs: number;
+  startTerm: number;
+  /** Exclusive; undefined for the last range. */
+  endTerm?: number;
+  partPath: string;
+}
+
+export interface RangeMergeResult {
+  counters: MergeCounters;
+  termIds: Uint32Array;
+  dfs: Uint32Array;
+  /** Collection frequencies; a double, as a frequent term's cf may pass 2^32 in a large crawl. */
+  cfs: Float64Array;
+  lengths: Uint32Array;
+  partBytes: number;
+}
+
+export function mergeRange(task: RangeMergeTask): RangeMergeResult {
+  const ranges = pairRangesFor(task.runPaths, task.startTerm, task.endTerm);
+  const part = new PostingsFileWriter(task.partPath, { header: false });
+  let n = 0;
+  let termIds = new Uint32Array(1024);
+  let dfs = new Uint32Array(1024);
+  let cfs = new Float64Array(1024);
+  let lengths = new Uint32Array(1024);
+  try {
+    const counters = mergeRuns(
+      task.runPaths,
+      task.chunkPairs,
+      (termId, docIds, tfs, df) => {
+        if (n === termIds.length) {
+          termIds = grow(termIds, new Uint32Array(2 * n));
+          dfs = grow(dfs, new Uint32Array(2 * n));
+          cfs = grow(cfs, new Float64Array(2 * n));
+          lengths = grow(lengths, new Uint32Array(2 * n));
+        }
+        let cf = 0;
+        for (let i = 0; i < df; i++) cf += tfs[i]!;
+        termIds[n] = termId;
+        dfs[n] = df;
+        cfs[n] = cf;
+        lengths[n++] = part.append(docIds, tfs, df).length;
+      },
+      ranges,
+    );
+    part.close();
+    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset };
+  } catch (err) {
+    part.closeQuietly();
+    throw err;
+  }
+}
+
+function grow<T extends Uint32Array | Float64Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}

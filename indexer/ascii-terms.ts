@@ -1,10 +1,14 @@
 /**
  * The parse hot path for pure-ASCII text: finds the tokens the tokenizer's ASCII pattern would
  * find ([a-z0-9]+ runs, joined across a single apostrophe, lowercased, apostrophes dropped,
- * at most MAX_TOKEN_LENGTH long) and looks each one up in an open-addressing table keyed by
- * the raw token, hashing and comparing characters in place. A token seen before costs no
+ * at most maxLength long: the tokenizer's maxTokenLength) and looks each one up in an
+ * open-addressing table keyed by the raw token, hashing and comparing characters in place. A token seen before costs no
  * string allocation and no Map lookup; only a new raw token is sliced out and analysed
  * (stopwords, stemming, dictionary) through the slow path. Tested against tokenizeRaw.
+ *
+ * Long tokens (up to MAX_TOKEN_LENGTH_LIMIT) need nothing special: the hash runs over every
+ * character, a probe compares the stored key's length first and then every character, and
+ * the table stores the key string itself (never a prefix).
  */
 import { MAX_TOKEN_LENGTH } from '../src/tokenizer.js';
 
@@ -80,9 +84,10 @@ export class AsciiTermTable {
 
 /**
  * Calls emit(value) for each token of the ASCII text `text`, in order; `analyse(raw)` gives the
- * value of a raw token not in the table yet (and it is then cached).
+ * value of a raw token not in the table yet (and it is then cached). Tokens longer than
+ * maxLength (without apostrophes; the tokenizer's maxTokenLength) are skipped.
  */
-export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: string) => number, emit: (value: number) => void): void {
+export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: string) => number, emit: (value: number) => void, maxLength: number = MAX_TOKEN_LENGTH): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -108,7 +113,7 @@ export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: st
       }
       break;
     }
-    if (len > MAX_TOKEN_LENGTH) continue;
+    if (len > maxLength) continue;
     let value = table.get(text, start, i, h, len);
     if (value === NOT_CACHED) {
       let raw = text.slice(start, i).toLowerCase();

@@ -15,9 +15,13 @@
  *  4. Han, Hiragana and Katakana are never part of a word: each run of them becomes single
  *     characters (cjk: 'unigram', the default) or overlapping bigrams (cjk: 'bigram'; a run of
  *     one character stays a unigram). Hangul is written with spaces and stays in words.
- *  5. Tokens longer than MAX_TOKEN_LENGTH UTF-16 units (base64 blobs, minified junk) are dropped.
+ *  5. Tokens longer than `maxTokenLength` UTF-16 units (default MAX_TOKEN_LENGTH = 255: base64
+ *     blobs, minified junk) are dropped. The length is counted after steps 1-3, on the raw token.
  *  6. Stopwords (natural's English list, a file, or none) are removed, then the Porter stemmer
- *     (natural) is applied to Latin-script tokens only; other scripts are never stemmed.
+ *     (natural) is applied to Latin-script tokens only; other scripts are never stemmed. Tokens
+ *     longer than MAX_TOKEN_LENGTH (possible only with a larger `maxTokenLength`) are not
+ *     stemmed either: they are kept exactly as scanned (Porter and the Latin-script test take
+ *     time quadratic in the length, seconds for a 64 Ki-unit token).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -34,7 +38,21 @@ export interface TokenizerOptions {
   /** 'english', 'none', or the path of a file with one stopword a line ('#' starts a comment line). */
   stopwords?: 'english' | 'none' | string;
   cjk?: 'unigram' | 'bigram';
+  /**
+   * Tokens longer than this many UTF-16 code units are dropped. An integer from 1 to
+   * MAX_TOKEN_LENGTH_LIMIT (65536); default MAX_TOKEN_LENGTH (255). Tokens longer than 255 are
+   * indexed unstemmed. Each distinct term is held in memory during the build, so a large limit
+   * costs memory only when the input really has such tokens.
+   */
+  maxTokenLength?: number;
 }
+
+/**
+ * The options a tokenizer was made with, defaults filled in. `maxTokenLength` is present only
+ * when it is not the default (255), so the settings saved in an index built with the default
+ * analysis are the same as before the option existed.
+ */
+export type ResolvedTokenizerOptions = Required<Omit<TokenizerOptions, 'maxTokenLength'>> & Pick<TokenizerOptions, 'maxTokenLength'>;
 
 export interface Tokenizer {
   /** Calls emit(term) for each term of text, in order; returns the number of terms emitted. */
@@ -47,19 +65,23 @@ export interface Tokenizer {
   tokenizeRaw(text: string, emit: (raw: string) => void): void;
   /** The second half: the term of a raw token, or null for a stopword. Uncached. */
   analyzeToken(raw: string): string | null;
-  readonly options: Required<TokenizerOptions>;
+  readonly options: ResolvedTokenizerOptions;
+  /** The resolved token length limit (options.maxTokenLength, or MAX_TOKEN_LENGTH). */
+  readonly maxTokenLength: number;
 }
 
-export const DEFAULT_TOKENIZER_OPTIONS: Readonly<Required<TokenizerOptions>> = Object.freeze({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+export const DEFAULT_TOKENIZER_OPTIONS: Readonly<ResolvedTokenizerOptions> = Object.freeze({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
 
-/** Longer tokens are dropped (Lucene's standard tokenizer uses the same limit). */
+/** The default maxTokenLength: longer tokens are dropped (Lucene's standard tokenizer uses the same limit). Also the longest token stemmed. */
 export const MAX_TOKEN_LENGTH = 255;
+/** The largest maxTokenLength accepted. */
+export const MAX_TOKEN_LENGTH_LIMIT = 65536;
 
 /**
  * Fills in the defaults and checks the options. A stopword file is resolved to an absolute path
  * (so a saved index finds it again) and must be readable. Throws UserError with one line.
  */
-export function resolveTokenizerOptions(o: TokenizerOptions = {}): Required<TokenizerOptions> {
+export function resolveTokenizerOptions(o: TokenizerOptions = {}): ResolvedTokenizerOptions {
   if (o === null || typeof o !== 'object') throw new UserError('tokenizer options must be an object');
   const stem = o.stem ?? DEFAULT_TOKENIZER_OPTIONS.stem;
   const cjk = o.cjk ?? DEFAULT_TOKENIZER_OPTIONS.cjk;
@@ -71,7 +93,10 @@ export function resolveTokenizerOptions(o: TokenizerOptions = {}): Required<Toke
     stopwords = resolvePath(stopwords);
     readStopwordFile(stopwords, o.stopwords as string);
   }
-  return { stem, stopwords, cjk };
+  const maxTokenLength = o.maxTokenLength ?? MAX_TOKEN_LENGTH;
+  if (typeof maxTokenLength !== 'number' || !Number.isInteger(maxTokenLength) || maxTokenLength < 1 || maxTokenLength > MAX_TOKEN_LENGTH_LIMIT)
+    throw new UserError(`--max-token-length must be an integer from 1 to ${MAX_TOKEN_LENGTH_LIMIT}, got ${typeof maxTokenLength === 'string' ? JSON.stringify(maxTokenLength) : String(maxTokenLength)}`);
+  return maxTokenLength === MAX_TOKEN_LENGTH ? { stem, stopwords, cjk } : { stem, stopwords, cjk, maxTokenLength };
 }
 
 function readStopwordFile(path: string, given: string): string {
@@ -119,15 +144,21 @@ function needsUnicodeScan(s: string): boolean {
 /** Porter applies to tokens made of Latin letters (and digits, marks), with at least one letter. */
 const LATIN_WORD = /^[\p{scx=Latin}\p{N}\p{M}]*\p{scx=Latin}[\p{scx=Latin}\p{N}\p{M}]*$/u;
 const STEM_CACHE_LIMIT = 1 << 20;
+/**
+ * Whether Porter applies: a Latin-script token of at most MAX_TOKEN_LENGTH units. The length
+ * test comes first: LATIN_WORD backtracks quadratically on a long Latin run ending in another
+ * script, and Porter itself is quadratic on long consonant runs.
+ */
+const stemmable = (t: string): boolean => t.length <= MAX_TOKEN_LENGTH && LATIN_WORD.test(t);
 
-/** Normalizes text (NFKC unless ASCII, lowercase, ß -> ss) and splits it into raw terms (before stopwords and stemming). */
-function scan(text: string, bigrams: boolean, put: (t: string) => void): void {
+/** Normalizes text (NFKC unless ASCII, lowercase, ß -> ss) and splits it into raw terms (before stopwords and stemming), dropping those longer than maxLength. */
+function scan(text: string, bigrams: boolean, maxLength: number, put: (t: string) => void): void {
   let s: string;
   if (!NON_ASCII.test(text)) s = text.toLowerCase();
   else {
     s = text.normalize('NFKC').toLowerCase();
     if (s.includes('ß')) s = s.replaceAll('ß', 'ss');
-    if (needsUnicodeScan(s)) return scanUnicode(s, bigrams, put);
+    if (needsUnicodeScan(s)) return scanUnicode(s, bigrams, maxLength, put);
   }
   const re = ASCII_TOKEN;
   re.lastIndex = 0;
@@ -135,39 +166,41 @@ function scan(text: string, bigrams: boolean, put: (t: string) => void): void {
   while ((m = re.exec(s)) !== null) {
     let t = m[0];
     if (m[1] !== undefined) t = t.replace(APOSTROPHES, '');
-    if (t.length <= MAX_TOKEN_LENGTH) put(t);
+    if (t.length <= maxLength) put(t);
   }
 }
 
-function scanUnicode(s: string, bigrams: boolean, put: (t: string) => void): void {
+function scanUnicode(s: string, bigrams: boolean, maxLength: number, put: (t: string) => void): void {
   const re = UNICODE_TOKEN;
   re.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(s)) !== null) {
     const run = m[1];
     if (run !== undefined) {
-      if (run.length === 1) put(run);
-      else if (!bigrams) for (const c of run) put(c);
+      // A CJK unigram is at most 2 units, a bigram 4: only a tiny maxLength drops any.
+      const putCjk = maxLength >= 4 ? put : (t: string) => t.length <= maxLength && put(t);
+      if (run.length === 1) putCjk(run);
+      else if (!bigrams) for (const c of run) putCjk(c);
       else {
         const chars = Array.from(run);
-        if (chars.length === 1) put(chars[0]!);
-        else for (let i = 0; i + 1 < chars.length; i++) put(chars[i]! + chars[i + 1]!);
+        if (chars.length === 1) putCjk(chars[0]!);
+        else for (let i = 0; i + 1 < chars.length; i++) putCjk(chars[i]! + chars[i + 1]!);
       }
       continue;
     }
     let t = m[0];
     if (m[2] !== undefined) t = t.replace(JOINERS, '');
-    if (t.length <= MAX_TOKEN_LENGTH) put(t);
+    if (t.length <= maxLength) put(t);
   }
 }
 
 /** The terms of a stopword list, analysed like the text (so "Don't" in a file stops `dont`). */
-function stopwordSet(words: Iterable<string>, bigrams: boolean): Set<string> {
+function stopwordSet(words: Iterable<string>, bigrams: boolean, maxLength: number): Set<string> {
   const set = new Set<string>();
   for (const w of words) {
     const line = w.trim();
     if (line === '' || line.startsWith('#')) continue;
-    scan(line, bigrams, (t) => set.add(t));
+    scan(line, bigrams, maxLength, (t) => set.add(t));
   }
   return set;
 }
@@ -175,12 +208,13 @@ function stopwordSet(words: Iterable<string>, bigrams: boolean): Set<string> {
 export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
   const resolved = resolveTokenizerOptions(options);
   const bigrams = resolved.cjk === 'bigram';
+  const maxLength = resolved.maxTokenLength ?? MAX_TOKEN_LENGTH;
   const stop =
     resolved.stopwords === 'none'
       ? new Set<string>()
       : resolved.stopwords === 'english'
-        ? stopwordSet(englishStopwords, bigrams)
-        : stopwordSet(readStopwordFile(resolved.stopwords, resolved.stopwords).split(/\r?\n/), bigrams);
+        ? stopwordSet(englishStopwords, bigrams, maxLength)
+        : stopwordSet(readStopwordFile(resolved.stopwords, resolved.stopwords).split(/\r?\n/), bigrams, maxLength);
   const stemming = resolved.stem === 'porter';
 
   let count = 0;
@@ -196,7 +230,7 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     put = (t) => {
       let s = cache.get(t);
       if (s === undefined) {
-        s = LATIN_WORD.test(t) ? porter.stem(t) : t;
+        s = stemmable(t) ? porter.stem(t) : t;
         if (cache.size >= STEM_CACHE_LIMIT) {
           cache.clear();
           seed();
@@ -224,19 +258,20 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
 
   return {
     options: resolved,
+    maxTokenLength: maxLength,
     tokenizeRaw(text: string, emit: (raw: string) => void): void {
-      scan(text, bigrams, emit);
+      scan(text, bigrams, maxLength, emit);
     },
     analyzeToken(raw: string): string | null {
       if (stop.has(raw)) return null;
-      return stemming && LATIN_WORD.test(raw) ? porter.stem(raw) : raw;
+      return stemming && stemmable(raw) ? porter.stem(raw) : raw;
     },
     /** Not re-entrant: emit must not call tokenize on the same tokenizer. */
     tokenize(text: string, emit: (term: string) => void): number {
       count = 0;
       sink = emit;
       try {
-        scan(text, bigrams, put);
+        scan(text, bigrams, maxLength, put);
       } finally {
         sink = () => {};
       }

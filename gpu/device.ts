@@ -49,6 +49,54 @@ export interface OpenGpuOptions {
   onFault?: (message: string) => void;
   /** Refuse a CPU-emulated adapter (lavapipe, SwiftShader) before creating a device on it. */
   rejectSoftware?: boolean;
+  /**
+   * Required limits in place of the adapter's own values (which openGpu otherwise asks for in
+   * full). A test hook: a value beyond what the adapter offers makes requestDevice refuse, as a
+   * driver that cannot honour the limits it reports would, and openGpu returns the reason.
+   * See also testHook().
+   */
+  requiredLimits?: Record<string, number>;
+}
+
+/** What the test hook may set: the limits above, and a software adapter counted as hardware. */
+interface GpuTestHook {
+  requiredLimits?: Record<string, number>;
+  acceptSoftware?: boolean;
+}
+
+/**
+ * Test hook for builds in a child process (the CLI), which cannot pass OpenGpuOptions:
+ * GPUINDEX_TEST_GPU='{"requiredLimits":{"maxComputeInvocationsPerWorkgroup":1025},"acceptSoftware":true}'.
+ * acceptSoftware lets lavapipe stand in for a hardware GPU, so `--sorter auto` goes on to
+ * request the device instead of declining the adapter. Unset (always, outside tests): nothing.
+ */
+function testHook(): GpuTestHook {
+  const raw = process.env.GPUINDEX_TEST_GPU;
+  if (!raw) return {};
+  try {
+    return JSON.parse(raw) as GpuTestHook;
+  } catch {
+    return {};
+  }
+}
+
+/** Dawn's messages span lines ("...\n - While validating ..."): the reason must be one line. */
+const oneLine = (message: string): string =>
+  message
+    .split('\n')
+    .map((l) => l.replace(/^\s*-\s*/, '').replace(/\.\s*$/, '').trim())
+    .filter(Boolean)
+    .join('; ');
+
+/** The first of `required` that `limits` does not meet, as a reason; undefined when all are met. */
+function unmetLimit(limits: Record<string, number>, required: Record<string, number>): string | undefined {
+  for (const [name, want] of Object.entries(required)) {
+    const have = limits[name];
+    // min* limits (alignments) are better when smaller; the rest when larger.
+    const worse = have === undefined || (name.startsWith('min') ? want < have : want > have);
+    if (worse) return `${name}: ${want} requested, ${have ?? 'none'} offered`;
+  }
+  return undefined;
 }
 
 /** A CPU-emulated adapter (Mesa's lavapipe/llvmpipe, SwiftShader): slower than the CPU sorter. */
@@ -58,8 +106,14 @@ export function isSoftwareAdapter(info: { architecture: string; device: string; 
 
 /** Opens (or shares) the device; returns the context or why there is none. */
 export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext | string> {
+  const hook = testHook();
+  const extraLimits = { ...hook.requiredLimits, ...options.requiredLimits };
+  const rejectSoftware = options.rejectSoftware && !hook.acceptSoftware;
   if (holder.context && !holder.context.fault) {
-    if (options.rejectSoftware && isSoftwareAdapter(holder.context.adapterInfo)) return `only a software adapter (${holder.context.adapterInfo.device}), slower than the CPU sorter`;
+    if (rejectSoftware && isSoftwareAdapter(holder.context.adapterInfo)) return `only a software adapter (${holder.context.adapterInfo.device}), slower than the CPU sorter`;
+    // The shared device was created with the adapter's limits: it serves only what it has.
+    const unmet = unmetLimit(holder.context.device.limits as unknown as Record<string, number>, extraLimits);
+    if (unmet) return `the open GPU device lacks a requested limit (${unmet})`;
     holder.users++;
     return holder.context;
   }
@@ -74,16 +128,17 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
   }
   const adapter = await holder.gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!adapter) return 'no WebGPU adapter found';
-  if (options.rejectSoftware && isSoftwareAdapter(adapter.info)) return `only a software adapter (${adapter.info.device || adapter.info.description}), slower than the CPU sorter`;
+  if (rejectSoftware && isSoftwareAdapter(adapter.info)) return `only a software adapter (${adapter.info.device || adapter.info.description}), slower than the CPU sorter`;
   const features = [...adapter.features] as string[];
   const requiredFeatures = (['timestamp-query', 'subgroups'] as const).filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
   for (const name of LIMIT_NAMES) if (name !== 'minUniformBufferOffsetAlignment') requiredLimits[name] = (adapter.limits as unknown as Record<string, number>)[name]!;
+  Object.assign(requiredLimits, extraLimits);
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({ requiredFeatures: requiredFeatures as GPUFeatureName[], requiredLimits });
   } catch (err) {
-    return `the adapter refused the device (${(err as Error).message})`;
+    return `the adapter refused the device (${oneLine(String((err as Error)?.message ?? err))})`;
   }
   const info = adapter.info;
   const limits = Object.fromEntries(LIMIT_NAMES.map((n) => [n, (device.limits as unknown as Record<string, number>)[n]!])) as unknown as GpuLimits;

@@ -9,7 +9,7 @@
  */
 import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
 import { nextPow2, planDispatches, planSort, type Dispatch, type SortPass } from './bitonic-plan.js';
-import { closeGpu, type GpuContext } from './device.js';
+import { closeGpu, isSoftwareAdapter, type GpuContext } from './device.js';
 import { globalKernelSource, localKernelSource, tileBytes } from './kernel-source.js';
 
 export interface GpuSorterOptions {
@@ -72,8 +72,15 @@ export class GpuSorter implements PairSorter {
   private broken?: string;
   private disposed = false;
 
+  /**
+   * Host memory per pair of block capacity: the MAP_WRITE staging and MAP_READ readback buffers
+   * live in host memory; on a software adapter (lavapipe) the block buffer does too.
+   */
+  readonly hostBytesPerPair: number;
+
   constructor(private readonly ctx: GpuContext, private readonly options: GpuSorterOptions = {}) {
     this.device = ctx.device;
+    this.hostBytesPerPair = BYTES_PER_PAIR * (isSoftwareAdapter(ctx.adapterInfo) ? 3 : 2);
     const l = ctx.limits;
     let fitting = 4096;
     while (fitting > 16 && tileBytes(fitting) > l.maxComputeWorkgroupStorageSize) fitting /= 2;
@@ -320,6 +327,10 @@ export class GpuSorter implements PairSorter {
     const ms = this.options.readbackTimeoutMs ?? 60_000 + (count / 2 ** 20) * 1000;
     let timer: NodeJS.Timeout | undefined;
     try {
+      // A limit of 0 fails every readback, whichever of the map and a 0 ms timer lands first.
+      // (The abandoned map may still settle, even as a rejection once the device is destroyed.)
+      p.catch(() => {});
+      if (ms <= 0) throw new Error('GPU readback did not finish within 0 ms');
       await Promise.race([
         p,
         new Promise<never>((_, reject) => {

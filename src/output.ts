@@ -6,9 +6,16 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { UserError } from './errors.js';
+import { storageFailure, UserError } from './errors.js';
 
 export const TEMP_MARKER = '.gpuindex-tmp-';
+export const RESUME_SUFFIX = '.gpuindex-resume';
+
+/** The folder beside the output where --resume keeps completed runs and their checkpoints. */
+export function resumeDirFor(output: string): string {
+  const out = resolve(output);
+  return join(dirname(out), `.${basename(out)}${RESUME_SUFFIX}`);
+}
 
 export interface OutputPlan {
   output: string;
@@ -63,10 +70,17 @@ export function prepareOutput(output: string, force: boolean): OutputPlan {
   try {
     mkdirSync(temp);
   } catch (err) {
-    throw new UserError(`cannot write the output: ${(err as NodeJS.ErrnoException).code ?? ''} ${parent}`.replace('  ', ' '));
+    throw new UserError(storageFailure(err, output) ?? `cannot write the output: ${(err as NodeJS.ErrnoException).code ?? ''} ${parent}`.replace('  ', ' '));
   }
   const runDir = join(temp, 'runs');
-  mkdirSync(runDir);
+  try {
+    mkdirSync(runDir);
+  } catch (err) {
+    // The caller's cleanup starts only once the plan is returned: remove the temp folder here.
+    rmSync(temp, { recursive: true, force: true });
+    const storage = storageFailure(err, output);
+    throw storage ? new UserError(storage) : err;
+  }
   return { output: out, temp, runDir };
 }
 

@@ -197,7 +197,10 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
       }
     }
   } catch (err) {
-    yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `${describeError(err)}; the rest of the file is skipped` } };
+    // Nothing read yet (the file cannot be opened, e.g. EACCES, or is no gzip at all): the
+    // whole file is skipped, as for the other formats, not "line 1 and the rest".
+    if (first) yield { kind: 'skip', skip: { path, reason: describeError(err) } };
+    else yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `${describeError(err)}; the rest of the file is skipped` } };
     return;
   }
   if (pendingBytes > 0 && !discarding) {

@@ -12,6 +12,7 @@
  *    equal costs nothing.
  */
 import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import { releaseBuffers } from './release-buffers.js';
 
 const MAX_DIGIT_BITS = 11;
 
@@ -102,6 +103,8 @@ export function comparePairs(a: Uint32Array, i: number, b: Uint32Array, j: numbe
 /** PairSorter over radixSortPairs with a scratch array reused across blocks. */
 export class CpuSorter implements PairSorter {
   readonly kind = 'cpu' as const;
+  /** The scratch array: as large as the block. */
+  readonly hostBytesPerPair = 8;
   private scratch = new Uint32Array(0);
 
   async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming> {
@@ -111,6 +114,12 @@ export class CpuSorter implements PairSorter {
     const totalMs = performance.now() - t0;
     await consume(sorted.subarray(0, 2 * count));
     return { totalMs };
+  }
+
+  async release(): Promise<void> {
+    const scratch = this.scratch;
+    this.scratch = new Uint32Array(0);
+    await releaseBuffers([scratch.buffer]);
   }
 
   dispose(): void {

@@ -19,6 +19,8 @@ export class DocumentTable {
 
   add(externalId: string, path: string, length: number): DocId {
     const id = this.externalIds.length;
+    // Documents of one file share one path string (each batch from a worker brings its own copies).
+    if (id > 0 && path === this.paths[id - 1]) path = this.paths[id - 1]!;
     if (id === this.lengths.length) {
       const grown = new Uint32Array(this.lengths.length * 2);
       grown.set(this.lengths);

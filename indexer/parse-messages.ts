@@ -13,14 +13,21 @@ import type { TokenizerOptions } from '../src/tokenizer.js';
 export interface ParseWorkerInit {
   root: string;
   corpus: CorpusOptions;
+  /** The build's resolved tokenizer options (maxTokenLength included): workers analyse exactly like the main thread. */
   tokenizer: TokenizerOptions;
   /** A batch is sent once it holds at least this many pairs (and at the end of each file). */
   batchPairs: number;
   /** Batches a worker may have sent and not yet seen consumed (the SyncSend bound). */
   credits: number;
+  /** The worker's resourceLimits.maxYoungGenerationSizeMb (set by ParsePool); default V8's. */
+  maxYoungGenerationMb?: number;
 }
 
-export type ToWorker = { type: 'task'; seq: number; path: string } | { type: 'credit' } | { type: 'stop' };
+/**
+ * A credit may carry (transferred) the pairs array of a batch the main thread has consumed, for
+ * the worker's next batch: batch arrays circulate instead of becoming garbage (see ParsePool).
+ */
+export type ToWorker = { type: 'task'; seq: number; path: string } | { type: 'credit'; buffer?: ArrayBuffer } | { type: 'stop' };
 
 /** One batch of parsed documents of one file: the stream element between parse and block fill. */
 export interface ParsedBatch {

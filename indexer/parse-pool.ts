@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ParsedBatch, ParseWorkerInit, ToWorker } from './parse-messages.js';
+import { releaseBuffers } from './release-buffers.js';
 
 /**
  * Files a worker holds (the one it parses included). One: a second queued file would sit behind
@@ -32,7 +33,7 @@ export interface WorkerTimes {
 interface Arrival {
   batch: ParsedBatch;
   worker: number;
-  /** Whether it arrived ahead of crawl order (and counts in bufferedPairs until consumed). */
+  /** Whether it arrived ahead of crawl order (and counts in bufferedBytes until consumed). */
   buffered: boolean;
   /** Whether the worker already got this batch's credit back (buffered within the limit). */
   credited: boolean;
@@ -41,25 +42,34 @@ interface Arrival {
 export class ParsePool {
   private readonly workers: Worker[] = [];
   private readonly pendingTasks: number[];
-  private nextFile = 0;
+  private nextFile: number;
   private readonly arrived = new Map<string, Arrival>();
-  /** Pairs in batches that arrived ahead of crawl order and wait in `arrived`. */
-  private bufferedPairs = 0;
-  private expected = { seq: 0, part: 0 };
+  /** Bytes (queuedBatchBytes) of the batches that arrived ahead of crawl order and wait in `arrived`. */
+  private bufferedBytes = 0;
+  /** Pairs arrays of consumed batches, handed out again with credits (to any worker). */
+  private readonly spare: ArrayBuffer[] = [];
+  private readonly batchArrayBytes: number;
+  private expected: { seq: number; part: number };
   private wake?: () => void;
   private failure?: Error;
   readonly times: WorkerTimes[];
 
   /**
-   * `maxBufferedPairs` bounds the batches held ahead of crawl order: within it, a worker gets a
+   * `maxBufferedBytes` bounds the batches held ahead of crawl order (their queuedBatchBytes,
+   * pairs arrays and document strings): within it, a worker gets a
    * batch's credit back as soon as the batch arrives, so workers run ahead of a slow file; past
-   * it, credits come back only as batches are consumed.
+   * it, credits come back only as batches are consumed. Parsing starts at file `firstFile`
+   * (a resumed build); batches keep their crawl-wide sequence numbers.
    */
-  constructor(private readonly files: readonly string[], count: number, init: ParseWorkerInit, private readonly maxBufferedPairs: number) {
+  constructor(private readonly files: readonly string[], count: number, init: ParseWorkerInit, private readonly maxBufferedBytes: number, firstFile = 0) {
+    this.nextFile = firstFile;
+    this.batchArrayBytes = 4 * (2 * init.batchPairs + 4096); // parse-worker.ts BATCH_WORDS
+    this.expected = { seq: firstFile, part: 0 };
     this.pendingTasks = new Array<number>(count).fill(0);
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
     for (let w = 0; w < count; w++) {
-      const worker = new Worker(workerScript(), { workerData: init });
+      const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
+      const worker = new Worker(workerScript(), { workerData: init, resourceLimits });
       worker.on('message', (m: FromWorker) => this.onMessage(w, m));
       worker.on('error', (err: unknown) => this.fail(err instanceof Error ? err : new Error(String(err))));
       worker.on('exit', (code) => {
@@ -72,8 +82,8 @@ export class ParsePool {
 
   private closed = false;
 
-  private post(w: number, m: ToWorker): void {
-    this.workers[w]!.postMessage(m);
+  private post(w: number, m: ToWorker, transfer?: ArrayBuffer[]): void {
+    this.workers[w]!.postMessage(m, transfer);
   }
 
   private dispatch(w: number): void {
@@ -102,16 +112,32 @@ export class ParsePool {
       this.dispatch(w);
     }
     const buffered = !(m.seq === this.expected.seq && m.part === this.expected.part);
-    const credited = buffered && this.bufferedPairs + m.pairCount <= this.maxBufferedPairs;
-    if (buffered) this.bufferedPairs += m.pairCount;
-    if (credited) this.post(w, { type: 'credit' });
+    const bytes = buffered ? queuedBatchBytes(m) : 0;
+    const credited = buffered && this.bufferedBytes + bytes <= this.maxBufferedBytes;
+    this.bufferedBytes += bytes;
+    if (credited) this.credit(w);
     this.arrived.set(`${m.seq}:${m.part}`, { batch: m, worker: w, buffered, credited });
     this.wake?.();
   }
 
-  /** Called once the caller has consumed a batch: returns its credit if it was held back. */
-  consumed(a: { worker: number; credited: boolean }): void {
-    if (!a.credited) this.post(a.worker, { type: 'credit' });
+  /** Gives worker w a credit, with a spare pairs array when there is one. */
+  private credit(w: number): void {
+    const buffer = this.spare.pop();
+    if (buffer) this.post(w, { type: 'credit', buffer }, [buffer]);
+    else this.post(w, { type: 'credit' });
+  }
+
+  /**
+   * Called once the caller has consumed a batch (it must not touch batch.pairs afterwards):
+   * keeps its pairs array for a later credit, and returns its credit if it was held back. The
+   * arrays thus circulate between the workers (any worker may get any array): however far a
+   * worker ran ahead, the arrays it filled are reused rather than freed into its malloc arena,
+   * which would keep them resident.
+   */
+  consumed(a: { worker: number; credited: boolean; batch: ParsedBatch }): void {
+    const buffer = a.batch.pairs.buffer as ArrayBuffer;
+    if (buffer.byteLength === this.batchArrayBytes) this.spare.push(buffer);
+    if (!a.credited) this.credit(a.worker);
   }
 
   /** Batches in crawl order. */
@@ -128,7 +154,7 @@ export class ParsePool {
       }
       if (this.failure) throw this.failure;
       this.arrived.delete(key);
-      if (got.buffered) this.bufferedPairs -= got.batch.pairCount;
+      if (got.buffered) this.bufferedBytes -= queuedBatchBytes(got.batch);
       this.expected = got.batch.last ? { seq: seq + 1, part: 0 } : { seq, part: part + 1 };
       yield got;
     }
@@ -137,5 +163,20 @@ export class ParsePool {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.terminate()));
+    const held = [...this.spare, ...[...this.arrived.values()].map((a) => a.batch.pairs.buffer)];
+    this.spare.length = 0;
+    this.arrived.clear();
+    await releaseBuffers(held);
   }
+}
+
+/**
+ * What a batch holds while it waits on the main thread: its pairs array (transferred whole) and
+ * lengths, and its strings (one-byte V8 strings: ~16 bytes of header each, plus array slots).
+ */
+export function queuedBatchBytes(b: ParsedBatch): number {
+  let bytes = b.pairs.byteLength + b.lengths.byteLength;
+  for (let i = 0; i < b.externalIds.length; i++) bytes += 40 + b.externalIds[i]!.length + b.paths[i]!.length;
+  for (const t of b.newTerms) bytes += 24 + t.length;
+  return bytes;
 }

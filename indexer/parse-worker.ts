@@ -24,6 +24,7 @@ let stopping = false;
 port.on('message', (m: ToWorker) => {
   if (m.type === 'credit') {
     credits++;
+    if (m.buffer) free.push(m.buffer);
     creditWaiter?.();
   } else if (m.type === 'task') {
     tasks.push({ seq: m.seq, path: m.path });
@@ -37,8 +38,18 @@ port.on('message', (m: ToWorker) => {
 
 let sentTerms = 0;
 
+/** u32 words of a batch's pairs array: batchPairs and room for the document that crosses it. */
+const BATCH_WORDS = 2 * init.batchPairs + 4096;
+/**
+ * Pairs arrays that came back with credits (batches the main thread consumed): reused for the
+ * next batches, so batch arrays are a fixed set in circulation rather than a stream of garbage
+ * that the main thread frees only when it happens to collect (and that a thread's malloc arena
+ * then keeps).
+ */
+const free: ArrayBuffer[] = [];
+
 class BatchBuilder {
-  pairs = new Uint32Array(2 * init.batchPairs + 4096);
+  pairs = free.length > 0 ? new Uint32Array(free.pop()!) : new Uint32Array(BATCH_WORDS);
   pairCount = 0;
   externalIds: string[] = [];
   paths: string[] = [];
@@ -102,7 +113,13 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     idleMs,
   };
   sentTerms = dictionary.terms.length;
-  port.postMessage(msg, [b.pairs.buffer as ArrayBuffer]);
+  if (4 * b.pairCount < init.batchPairs && b.pairs.length === BATCH_WORDS) {
+    // A small batch (the end of a file): send a trimmed copy, so batches queued on the main
+    // thread hold what they count, and keep the full-size array for the next batch.
+    msg.pairs = b.pairs.slice(0, 2 * b.pairCount);
+    free.push(b.pairs.buffer as ArrayBuffer);
+  }
+  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer]);
 }
 
 async function parseFile(seq: number, path: string): Promise<void> {

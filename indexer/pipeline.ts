@@ -11,6 +11,7 @@ import type { PairSorter } from '../src/types.js';
 import { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
+import { releaseBuffers } from './release-buffers.js';
 import { RunSink } from './run-sink.js';
 import { AsciiTermTable, scanAscii } from './ascii-terms.js';
 import type { StageClock } from './stage-clock.js';
@@ -121,7 +122,7 @@ export class DocumentInverter {
       return;
     }
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
-    scanAscii(text, this.asciiTable, this.analyse, this.push);
+    scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength);
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */
@@ -177,5 +178,8 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   }
   clock.add('parse', performance.now() - parseStart);
   await flushBlock();
+  // The block and sort scratch go now, not at some later collection: the merge comes next.
+  await releaseBuffers([block.pairs.buffer]);
+  await sink.release();
   return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind };
 }

@@ -3,7 +3,7 @@
  * straight from the sorter's output view (for GpuSort: the mapped readback range).
  */
 import { join } from 'node:path';
-import { writeRunFile } from '../merge/runs.js';
+import { writeRunFileAsync } from '../merge/runs.js';
 import type { PairSorter } from '../src/types.js';
 import { CpuSorter } from './cpu-sorter.js';
 import type { StageClock } from './stage-clock.js';
@@ -23,12 +23,23 @@ export class RunSink {
     private readonly onWarning?: (message: string) => void,
   ) {}
 
+  /** Takes over the completed runs of an interrupted build (--resume); new runs follow them. */
+  adopt(runPaths: readonly string[], runBytes: number): void {
+    this.runPaths.push(...runPaths);
+    this.runBytes += runBytes;
+  }
+
   get blocks(): number {
     return this.runPaths.length;
   }
 
   get sorterKind(): 'cpu' | 'gpu' {
     return this.sorter.kind;
+  }
+
+  /** Frees the sorter's host buffers now (end of the parse: before the merge allocates its own). */
+  async release(): Promise<void> {
+    await this.sorter.release?.();
   }
 
   /** Sorts pairs[0 .. 2*count) (possibly in place) and writes run number `blocks`. */
@@ -38,9 +49,9 @@ export class RunSink {
     this.runPaths.push(path);
     let writeMs = 0;
     let runBytes = 0;
-    const consume = (sorted: Uint32Array) => {
+    const consume = async (sorted: Uint32Array) => {
       const t0 = performance.now();
-      runBytes = writeRunFile(path, sorted, count);
+      runBytes = await writeRunFileAsync(path, sorted, count);
       writeMs = performance.now() - t0;
     };
     let timing;

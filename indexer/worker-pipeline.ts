@@ -17,12 +17,15 @@ import { AbortError } from '../src/errors.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
 import type { PairSorter } from '../src/types.js';
 import { BatchRemapper } from './batch-remapper.js';
+import { comparePoint, type CheckpointLog, type ResumePoint, type RestoredState } from './checkpoint.js';
 import { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import { ParsePool, type WorkerTimes } from './parse-pool.js';
 import type { ParseCounters, PipelineResult } from './pipeline.js';
+import type { ParsedBatch } from './parse-messages.js';
 import { MAX_LISTED_SKIPS, newCounters, noteWarning } from './pipeline.js';
+import { releaseBuffers } from './release-buffers.js';
 import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -39,8 +42,15 @@ export interface WorkerPipelineInput {
   blockSize: number;
   /** Pairs per worker batch; default min(64Ki, blockSize). */
   batchPairs?: number;
-  /** Pairs of batches held ahead of crawl order (so workers run ahead of a slow file); default one block. */
-  maxBufferedPairs?: number;
+  /**
+   * Bytes of batches held ahead of crawl order (so workers run ahead of a slow file; see
+   * queuedBatchBytes); default one block's pairs (8 bytes each) or 4 batches per worker if more.
+   */
+  maxBufferedBytes?: number;
+  /** Batches a worker may have sent and not yet seen consumed; default CREDITS_PER_WORKER. */
+  credits?: number;
+  /** Each worker's young-generation cap (MiB); default V8's. */
+  maxYoungGenerationMb?: number;
   runDir: string;
   dictionary: TermDictionary;
   documents: DocumentTable;
@@ -52,6 +62,9 @@ export interface WorkerPipelineInput {
   fileBytes?: readonly number[];
   onProgress?: (counters: ParseCounters) => void;
   onWarning?: (message: string) => void;
+  /** --resume: records a checkpoint after each run (and `restored`, what earlier runs hold). */
+  checkpoints?: CheckpointLog;
+  restored?: RestoredState;
 }
 
 export interface WorkerPipelineResult extends PipelineResult {
@@ -60,6 +73,8 @@ export interface WorkerPipelineResult extends PipelineResult {
   sortWaitMs: number;
   /** Main-thread milliseconds spent waiting for batches from the workers. */
   batchWaitMs: number;
+  /** Terms in each worker's local dictionary. */
+  workerTerms: number[];
 }
 
 export const CREDITS_PER_WORKER = 2;
@@ -72,11 +87,16 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     corpus: input.corpus,
     tokenizer: input.tokenizer,
     batchPairs,
-    credits: CREDITS_PER_WORKER,
-  }, input.maxBufferedPairs ?? Math.max(batchPairs * 4 * input.workers, input.blockSize));
-  const counters: ParseCounters = newCounters();
+    credits: input.credits ?? CREDITS_PER_WORKER,
+    maxYoungGenerationMb: input.maxYoungGenerationMb,
+  }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0);
+  const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.fileBytes?.reduce((a, b) => a + b, 0) ?? 0;
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
+  if (input.restored) sink.adopt(input.restored.runPaths, input.restored.runBytes);
+  const { checkpoints, dictionary, documents } = input;
+  /** Until the stream passes it: where the completed runs of a resumed build end. */
+  let resumeAt: ResumePoint | undefined = input.restored?.resumeAt;
   const remapper = new BatchRemapper(input.dictionary, input.documents);
   let current = new PairBlockBuilder(input.blockSize);
   let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize) : undefined;
@@ -90,13 +110,21 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     input.onProgress?.(counters);
   };
 
-  const flush = async (): Promise<void> => {
+  /** After a block's run is on disk: its checkpoint (with --resume). */
+  const afterRun = (pending: ReturnType<CheckpointLog['capture']> | undefined) => {
+    if (pending) checkpoints!.commit(pending, sink.runPaths[pending.index]!, sink.runBytes, dictionary, documents);
+    afterSort();
+  };
+
+  /** Hands the current block to Sort -> toDisk; `point` is where the stream stands when it is full. */
+  const flush = async (point: ResumePoint): Promise<void> => {
     if (current.count === 0) return;
     if (signal?.aborted) throw new AbortError();
+    const pending = checkpoints?.capture(sink.blocks, point, dictionary, documents, counters);
     if (!spare) {
       await sink.sortAndWrite(current.pairs, current.count);
       current.count = 0;
-      afterSort();
+      afterRun(pending);
       return;
     }
     // Overlapped: wait for the block in the sort stage (SyncSend bound 1), then hand this one over.
@@ -109,7 +137,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     current = spare;
     spare = full;
     current.count = 0;
-    inflight = sink.sortAndWrite(full.pairs, full.count).then(afterSort);
+    inflight = sink.sortAndWrite(full.pairs, full.count).then(() => afterRun(pending));
     inflight.catch(() => {}); // observed when awaited; avoid an unhandled rejection meanwhile
   };
 
@@ -124,19 +152,24 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       const { batch, worker } = arrival;
       const tBatch = performance.now();
       let flushMs = 0;
-      remapper.remap(worker, batch);
-      for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
-      if (batch.last) counters.fileBytesDone += input.fileBytes?.[batch.seq] ?? 0;
-      for (const s of batch.skips) {
-        counters.skippedCount++;
-        if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(s);
-        input.onSkip?.(s);
-      }
-      counters.documents += batch.externalIds.length;
-      counters.bytes += batch.bytes;
-      counters.pairs += batch.pairCount;
-      // Copy the batch into blocks, flushing each block as it fills.
       let from = 0;
+      const position = resumeAt ? comparePoint(batch.seq, batch.part, resumeAt) : 1;
+      if (position < 0) {
+        // Resumed build: this batch is wholly in completed runs (and in the restored state).
+        remapper.learn(worker, batch);
+        pool.consumed(arrival);
+        continue;
+      }
+      if (position === 0 && resumeAt!.inBatch) {
+        // The batch the last completed block ended in: its documents are restored already.
+        remapper.remap(worker, batch, documents.count - batch.externalIds.length);
+        from = resumeAt!.taken;
+      } else {
+        remapper.remap(worker, batch);
+        countBatch(counters, batch, input);
+      }
+      resumeAt = undefined;
+      // Copy the batch into blocks, flushing each block as it fills.
       while (from < batch.pairCount) {
         const take = Math.min(batch.pairCount - from, current.capacity - current.count);
         current.pairs.set(batch.pairs.subarray(2 * from, 2 * (from + take)), 2 * current.count);
@@ -144,7 +177,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         from += take;
         if (current.full) {
           const tFlush = performance.now();
-          await flush();
+          await flush(pointAfter(batch, from));
           flushMs += performance.now() - tFlush;
         }
       }
@@ -154,7 +187,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
-    await flush();
+    await flush({ seq: input.files.length, part: 0, taken: 0, inBatch: false });
     if (inflight) {
       const t0 = performance.now();
       await inflight;
@@ -163,9 +196,31 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   } finally {
     if (inflight) await inflight.catch(() => {});
     await pool.close();
+    // Blocks and sort scratch go now, not at some later collection: the merge comes next.
+    await releaseBuffers([current.pairs.buffer, spare?.pairs.buffer]);
+    await sink.release();
   }
   for (const t of pool.times) {
     clock.add('parseWorkers', t.busyMs);
   }
-  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs };
+  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs, workerTerms: remapper.localTermCounts() };
+}
+
+/** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */
+function pointAfter(batch: ParsedBatch, taken: number): ResumePoint {
+  if (taken < batch.pairCount) return { seq: batch.seq, part: batch.part, taken, inBatch: true };
+  return batch.last ? { seq: batch.seq + 1, part: 0, taken: 0, inBatch: false } : { seq: batch.seq, part: batch.part + 1, taken: 0, inBatch: false };
+}
+
+function countBatch(counters: ParseCounters, batch: ParsedBatch, input: WorkerPipelineInput): void {
+  for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
+  if (batch.last) counters.fileBytesDone += input.fileBytes?.[batch.seq] ?? 0;
+  for (const s of batch.skips) {
+    counters.skippedCount++;
+    if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(s);
+    input.onSkip?.(s);
+  }
+  counters.documents += batch.externalIds.length;
+  counters.bytes += batch.bytes;
+  counters.pairs += batch.pairCount;
 }

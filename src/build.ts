@@ -3,21 +3,24 @@
  * The CLI's `build` command is a thin layer over this function.
  */
 import { availableParallelism } from 'node:os';
-import { statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import { CheckpointLog, resumeKey, type RestoredState } from '../indexer/checkpoint.js';
 import { TermDictionary } from '../indexer/dictionary.js';
+import { estimateDictionaryBytes } from '../indexer/dictionary-bytes.js';
+import { measureBaseline, planMemory, planMerge, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
 import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
-import { writeIndex } from '../merge/write-index.js';
+import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
-import { AbortError, UserError } from './errors.js';
+import { AbortError, storageFailure, UserError } from './errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions, type InputDocument } from './options.js';
-import { commitOutput, discardOutput, prepareOutput } from './output.js';
+import { commitOutput, discardOutput, prepareOutput, resumeDirFor } from './output.js';
 import { createTokenizer } from './tokenizer.js';
 import { VERSION } from './version.js';
 
@@ -49,12 +52,36 @@ export interface BuildSummary {
   skipped: { count: number; items: SkippedItem[] };
   /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced), with what it was. */
   warnings: { count: number; items: SkippedItem[] };
-  /** Wall time of each phase: parse+sort (with run writing), merge, whole build. */
-  timings: { parseSortMs: number; mergeMs: number; totalMs: number };
+  /**
+   * Wall time of each phase: setup (options, output folder, opening the GPU), parse+sort (with
+   * run writing), release (freeing the sorter's device), merge, finish (checksums, the rename
+   * into place), and the whole build.
+   */
+  timings: { setupMs: number; parseSortMs: number; releaseMs: number; mergeMs: number; finishMs: number; totalMs: number };
   /** Busy/idle time per stage, so overlap is visible. */
   stages: Record<string, StageReport>;
-  merge: { runs: number; segmentPops: number };
+  /** threads: merge threads (1: the merge ran on the calling thread). */
+  merge: { runs: number; segmentPops: number; threads: number };
+  /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */
+  resumed?: { runs: number; documents: number };
   peakRssBytes: number;
+  /** --memory and how the build kept to it (indexer/memory-plan.ts, docs/API.md). */
+  memory: {
+    /** --memory in bytes: the bound on workingSetBytes. */
+    budgetBytes: number;
+    /** memoryScope 'build': the calling process's RSS when buildIndex was called, outside the budget; 0 for 'process'. */
+    hostBytes: number;
+    /** Process RSS when the plan was made (modules loaded, sorter open, before the workers), less hostBytes. */
+    baselineBytes: number;
+    /** Peak RSS of the process (same as the top-level peakRssBytes). */
+    peakRssBytes: number;
+    /** Estimate of the term dictionaries and the document table (indexer/dictionary-bytes.ts). */
+    dictionaryBytes: number;
+    /** peakRssBytes - dictionaryBytes - hostBytes. */
+    workingSetBytes: number;
+    /** Pairs per block the plan chose (or the explicit --block-size). */
+    blockPairs: number;
+  };
   notices: string[];
 }
 
@@ -92,10 +119,16 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
   if (options.input === undefined || options.input === null) throw new UserError('an input crawl or documents are required');
   const tokenizer = createTokenizer(options);
   const memoryBytes = parseMemory(options.memory ?? DEFAULT_MEMORY);
-  const blockSize = resolveBlockSize(options);
-  const workers = options.workers ?? defaultWorkers();
+  // memoryScope 'build' (the library's default): the host process as it is now is not the build's.
+  const hostBytes = options.memoryScope === 'process' ? 0 : process.memoryUsage.rss();
+  checkMergeThreads(options.mergeThreads);
+  // An explicit --block-size is checked here; the memory plan (once the sorter is open) sizes the rest.
+  const explicitBlockSize = resolveBlockSize(options);
+  let blockSize = explicitBlockSize ?? 0;
+  let workers = options.workers ?? defaultWorkers();
   if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
   const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
+  if (options.resume && !root) throw new UserError('--resume needs a crawl folder as input');
   if (options.signal?.aborted) throw new AbortError();
   const plan = prepareOutput(options.output, options.force ?? false);
   const notices: string[] = [];
@@ -104,10 +137,27 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     options.onWarning?.(m);
   };
   let sorterToDispose: { dispose(): void } | undefined;
+  let restored: RestoredState | undefined;
   try {
     const pipeline = await resolvePipeline(options.pipeline, options.sorter);
     sorterToDispose = pipeline.sorter;
     if (pipeline.notice) notice(pipeline.notice);
+    // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no worker yet).
+    const baselineBytes = Math.max(0, measureBaseline() - hostBytes);
+    const memoryPlan = planMemory({
+      budgetBytes: memoryBytes,
+      baselineBytes,
+      workers: root ? workers : 0,
+      workersExplicit: options.workers !== undefined,
+      hostBlocks: root && pipeline.schedule === 'overlapped' ? 2 : 1,
+      sorterBytesPerPair: pipeline.sorter.hostBytesPerPair ?? 0,
+      maxBlockPairs: pipeline.sorter.maxPairs,
+      blockSize: explicitBlockSize,
+      credits: creditsFromEnv(),
+    });
+    if (memoryPlan.workersLowered) notice(memoryPlan.workersLowered);
+    blockSize = memoryPlan.blockPairs;
+    if (root) workers = memoryPlan.workers;
     const clock = new StageClock();
     const dictionary = new TermDictionary();
     const documents = new DocumentTable();
@@ -119,8 +169,37 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     let parsed: PipelineResult | WorkerPipelineResult;
     if (root) {
       const listing = await listCorpusFiles(root);
-      const fileBytes = listing.files.map((f) => statSizeOr0(join(listing.base, f)));
+      // An output inside the crawl: its --resume folder (runs, resume.json, deltas) is no part of
+      // the crawl, else it would change the resume key and be read as documents.
+      const ownResumeDir = resumeDirFor(plan.output) + sep;
+      const outsideResumeDir = (rel: string) => !resolve(listing.base, rel).startsWith(ownResumeDir);
+      listing.files = listing.files.filter(outsideResumeDir);
+      listing.skipped = listing.skipped.filter((s) => outsideResumeDir(s.path));
+      const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
+      const fileBytes = fileStats.map((st) => st.size);
+      let checkpoints: CheckpointLog | undefined;
+      if (options.resume) {
+        // Everything that shapes the runs or the batch stream: a change starts the build afresh.
+        const key = resumeKey({
+          version: VERSION,
+          root: listing.base,
+          files: listing.files.map((f, i) => [f, fileStats[i]!.size, fileStats[i]!.mtimeMs]),
+          tokenizer: tokenizer.options,
+          // A stopword file is named by its path in the options: its words shape the runs too.
+          stopwordList: ['english', 'none'].includes(tokenizer.options.stopwords) ? null : readFileSync(tokenizer.options.stopwords, 'utf8'),
+          fields: options.fields ?? null,
+          blockSize,
+        });
+        const opened = CheckpointLog.open(resumeDirFor(plan.output), key, true, dictionary, documents);
+        checkpoints = opened.log;
+        restored = opened.restored;
+        // A damaged checkpoint drops only itself and the ones after it: say so without "not reusing".
+        if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);
+        if (restored) notice(`resume: reusing ${restored.runPaths.length} completed run(s) holding ${documents.count} document(s)`);
+      }
       parsed = await runWorkerPipeline({
+        checkpoints,
+        restored,
         fileBytes,
         onDocumentWarning,
         root: listing.base,
@@ -131,7 +210,11 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         schedule: pipeline.schedule,
         sorter: pipeline.sorter,
         blockSize,
-        runDir: plan.runDir,
+        batchPairs: memoryPlan.batchPairs,
+        maxBufferedBytes: memoryPlan.aheadBytes,
+        credits: memoryPlan.credits,
+        maxYoungGenerationMb: WORKER_YOUNG_GENERATION_MB,
+        runDir: checkpoints?.runDir ?? plan.runDir,
         dictionary,
         documents,
         clock,
@@ -168,9 +251,12 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const { counters, runPaths } = parsed;
     if (options.signal?.aborted) throw new AbortError();
     const mergeStart = performance.now();
-    const written = writeIndex(
-      plan.temp,
-      runPaths,
+    const { threads, cursorBytes } = planMerge(memoryPlan.mergeBytes, mergeThreadsFor(options, root ? workers : 1, counters.pairs), options.mergeThreads !== undefined);
+    const merge = (contents: IndexContents, onFraction: (f: number) => void) =>
+      threads > 1
+        ? writeIndexParallel(plan.temp, runPaths, contents, cursorBytes, threads, onFraction)
+        : writeIndex(plan.temp, runPaths, contents, cursorBytes, onFraction);
+    const written = await merge(
       {
         terms: dictionary.terms,
         documents: documents.records(),
@@ -190,7 +276,6 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
           workers: root ? workers : 0,
         },
       },
-      memoryBytes,
       (f) => progress('merge', counters, f),
     );
     const mergeMs = performance.now() - mergeStart;
@@ -198,8 +283,12 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     // Checksums last: index.sqlite is closed and final by now.
     writeManifest(plan.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION);
     commitOutput(plan);
+    // A complete index makes any resume state of this output moot (runs included).
+    rmSync(resumeDirFor(plan.output), { recursive: true, force: true });
     progress('done', counters, 1);
     const sorterKind = parsed.sorterKind;
+    const peakRssBytes = process.resourceUsage().maxRSS * 1024;
+    const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, 'workerTerms' in parsed ? parsed.workerTerms : []);
     return {
       output: plan.output,
       documents: documents.count,
@@ -216,18 +305,56 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       runBytes: counters.runBytes,
       skipped: { count: counters.skippedCount, items: counters.skipped },
       warnings: { count: counters.warnedCount, items: counters.warned },
-      timings: { parseSortMs: round(parseSortMs), mergeMs: round(mergeMs), totalMs: round(performance.now() - t0) },
+      timings: {
+        setupMs: round(tParse - t0),
+        parseSortMs: round(parseSortMs),
+        releaseMs: round(mergeStart - tParse - parseSortMs),
+        mergeMs: round(mergeMs),
+        finishMs: round(performance.now() - mergeStart - mergeMs),
+        totalMs: round(performance.now() - t0),
+      },
       stages: stageReports(clock, parsed, parseSortMs, mergeMs, counters.pairs),
-      merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops },
-      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops, threads: written.merge.threads },
+      ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored ? restoredDocuments(restored) : 0 } } : {}),
+      peakRssBytes,
+      memory: { budgetBytes: memoryBytes, hostBytes, baselineBytes, peakRssBytes, dictionaryBytes, workingSetBytes: peakRssBytes - dictionaryBytes - hostBytes, blockPairs: blockSize },
       notices,
     };
   } catch (err) {
     discardOutput(plan);
-    throw err;
+    // A full disk is the user's to fix: library callers get the same one-line UserError as the CLI.
+    const storage = storageFailure(err, options.output);
+    throw storage ? new UserError(storage) : err;
   } finally {
     sorterToDispose?.dispose();
   }
+}
+
+/**
+ * GPUINDEX_CREDITS: batches a parse worker may have in flight (default 2). A benchmark knob
+ * (docs/benchmarks.md), not an option: the memory plan counts whatever it is.
+ */
+function creditsFromEnv(): number | undefined {
+  const v = process.env.GPUINDEX_CREDITS;
+  if (!v) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UserError(`GPUINDEX_CREDITS must be an integer from 1 to 64, got ${v}`);
+  return n;
+}
+
+/** Below this many pairs the merge takes well under a second: starting threads would cost more. */
+export const PARALLEL_MERGE_MIN_PAIRS = 1 << 22;
+
+/** Checks options.mergeThreads up front (before a long parse). */
+function checkMergeThreads(value: number | undefined): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 256))
+    throw new UserError(`--merge-threads must be an integer from 1 to 256, got ${value}`);
+}
+
+/** Merge threads: options.mergeThreads, else one per parse worker once the crawl is large enough. */
+function mergeThreadsFor(options: BuildOptions, workers: number, pairs: number): number {
+  if (options.mergeThreads !== undefined) return options.mergeThreads;
+  return pairs >= PARALLEL_MERGE_MIN_PAIRS ? Math.max(1, workers) : 1;
 }
 
 function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipelineResult, parseSortMs: number, mergeMs: number, pairs: number): Record<string, StageReport> {
@@ -254,6 +381,19 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
 }
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+function restoredDocuments(r: RestoredState): number {
+  return r.counters.documents;
+}
+
+function statOrZero(path: string): { size: number; mtimeMs: number } {
+  try {
+    const st = statSync(path);
+    return { size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return { size: 0, mtimeMs: 0 };
+  }
+}
 
 function statSizeOr0(path: string): number {
   try {

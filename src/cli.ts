@@ -5,7 +5,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { buildIndex, formatSkip, type BuildSummary } from './build.js';
-import { AbortError, UserError } from './errors.js';
+import { AbortError, storageFailure, UserError } from './errors.js';
 import { exportCiff } from '../merge/ciff.js';
 import type { BuildOptions, PipelineChoice, SorterChoice } from './options.js';
 import { progressLine } from './progress.js';
@@ -42,6 +42,8 @@ export function parseFieldsSpec(spec: string): NonNullable<BuildOptions['fields'
   return out;
 }
 
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
 function printSummary(s: BuildSummary): void {
   const mb = s.bytesRead / 1e6;
   const secs = s.timings.totalMs / 1000;
@@ -50,6 +52,7 @@ function printSummary(s: BuildSummary): void {
     `  ${s.terms.toLocaleString('en-US')} terms, ${s.postings.toLocaleString('en-US')} postings, ${s.pairs.toLocaleString('en-US')} pairs in ${s.blocks} block(s) of ${s.blockSize.toLocaleString('en-US')}; pipeline ${s.pipeline}, ${s.workers} worker(s)`,
     `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): parse+sort ${s.timings.parseSortMs} ms (sorting ${s.stages.sort?.busyMs ?? 0} ms, writing runs ${s.stages.writer?.busyMs ?? 0} ms), merge ${s.timings.mergeMs} ms`,
     `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+    `  memory: working set ${mib(s.memory.workingSetBytes)} MiB of --memory ${mib(s.memory.budgetBytes)} MiB (peak RSS less ${mib(s.memory.dictionaryBytes)} MiB of dictionary and document table; baseline ${mib(s.memory.baselineBytes)} MiB)`,
   ];
   if (s.skipped.count) lines.push(`  skipped ${s.skipped.count} file(s)/document(s); see the warnings above or --json`);
   if (s.warnings.count) lines.push(`  ${s.warnings.count} document(s) indexed with a warning (see above or --json)`);
@@ -62,15 +65,18 @@ program
   .argument('<crawl>', 'crawl folder or file')
   .requiredOption('-o, --output <dir>', 'index folder to create')
   .option('--force', 'replace an existing index at the output path', false)
-  .option('--memory <size>', 'memory budget for blocks and buffers (e.g. 1GiB, 256MiB)', '1GiB')
+  .option('--memory <size>', 'memory budget: bounds peak RSS less the dictionary and document table (e.g. 1GiB, 256MiB)', '1GiB')
   .option('--block-size <pairs>', 'pairs per block (default: derived from --memory)', intOption('--block-size'))
   .option('--pipeline <kind>', 'schedule: auto | cpu (Indexcpu) | gpu (Indexgpu) | gpu+ (Indexgpu+, overlapped)', 'auto')
   .option('--sorter <kind>', 'block sorter: auto | gpu | cpu', 'auto')
   .option('--workers <n>', 'parse worker threads (default: cores - 1)', intOption('--workers'))
+  .option('--merge-threads <n>', 'merge threads, each taking a range of terms (default: one per parse worker on crawls of 4Mi pairs or more)', intOption('--merge-threads'))
   .option('--stem <kind>', 'stemmer: porter | none', 'porter')
   .option('--stopwords <list>', 'stopwords: english | none | <file>', 'english')
   .option('--cjk <mode>', 'CJK segmentation: unigram | bigram', 'unigram')
+  .option('--max-token-length <n>', 'drop tokens longer than n UTF-16 units, 1..65536 (default 255)', intOption('--max-token-length'))
   .option('--fields <spec>', 'JSON fields, e.g. "text=body,abstract;title=headline;id=docno"', parseFieldsSpec)
+  .option('--resume', 'checkpoint each run, and reuse the completed runs of an interrupted build of the same crawl and settings', false)
   .option('--json', 'print the build summary as JSON', false)
   .option('-q, --quiet', 'no warnings or progress on stderr', false)
   .action(async (crawl: string, o: Record<string, unknown>) => {
@@ -94,6 +100,7 @@ program
         output: o.output as string,
         force: o.force as boolean,
         memory: o.memory as string,
+        memoryScope: 'process',
         blockSize: o.blockSize as number | undefined,
         sorter: o.sorter as SorterChoice,
         pipeline: o.pipeline as PipelineChoice,
@@ -101,7 +108,10 @@ program
         stem: o.stem as 'porter' | 'none',
         stopwords: o.stopwords as string,
         cjk: o.cjk as 'unigram' | 'bigram',
+        maxTokenLength: o.maxTokenLength as number | undefined,
         fields: o.fields as BuildOptions['fields'],
+        resume: o.resume as boolean,
+        mergeThreads: o.mergeThreads as number | undefined,
         onWarning: warn,
         onProgress: progress.onProgress,
         signal: controller.signal,
@@ -112,9 +122,13 @@ program
     } catch (err) {
       progress.clear();
       if (err instanceof AbortError && signalName) {
-        process.stderr.write(`gpuindex: interrupted (${signalName}); nothing was written to ${o.output}\n`);
+        const kept = o.resume ? '; completed runs are kept for --resume' : '';
+        process.stderr.write(`gpuindex: interrupted (${signalName}); nothing was written to ${o.output}${kept}\n`);
         process.exit(signalName === 'SIGINT' ? 130 : 143);
       }
+      // A full disk is the user's to fix: one line naming the output, not an internal error.
+      const storage = storageFailure(err, o.output as string);
+      if (storage) throw new UserError(storage);
       throw err;
     }
   });

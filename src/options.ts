@@ -18,6 +18,10 @@ export type SorterChoice = 'cpu' | 'gpu' | 'auto';
 /** Indexcpu, Indexgpu, Indexgpu+ of paper 000; 'auto' is gpu+ when a GPU adapter exists, else cpu. */
 export type PipelineChoice = 'cpu' | 'gpu' | 'gpu+' | 'auto';
 
+/**
+ * Build options. The tokenizer's (stem, stopwords, cjk, maxTokenLength: see TokenizerOptions)
+ * are saved in the index's settings, and `search` analyses queries with them.
+ */
 export interface BuildOptions extends TokenizerOptions {
   /** A crawl folder (or single file), or documents as an async iterable. */
   input: string | AsyncIterable<InputDocument> | Iterable<InputDocument>;
@@ -25,9 +29,23 @@ export interface BuildOptions extends TokenizerOptions {
   output: string;
   /** Replace an existing output folder. Default false. */
   force?: boolean;
-  /** Memory budget for pairs and sort buffers, e.g. '1GiB' or bytes. Default '1GiB'. */
+  /**
+   * Memory budget, e.g. '1GiB', '256MiB' or bytes. Default '1GiB'. A hard bound on peak RSS minus
+   * the term dictionary and document table (which grow with the crawl): the build subtracts the
+   * process as it stands and each parse worker's allowance, and sizes blocks, sort buffers and
+   * queues from the rest (indexer/memory-plan.ts). Too small: a UserError naming the minimum.
+   */
   memory?: string | number;
-  /** Pairs per block; default memory / 32 bytes (a block, its sort scratch and a spare). */
+  /**
+   * What `memory` bounds. 'build' (default): what the build adds to the calling process (its RSS
+   * at the call is left out: a service's own heap is not the build's). 'process': the whole
+   * process's peak RSS (less the dictionary), as `gpuindex build` uses it.
+   */
+  memoryScope?: 'build' | 'process';
+  /**
+   * Pairs per block; default: the largest that fits the memory budget. One that does not fit
+   * (with its sort buffers and queues) is a UserError naming the largest that does.
+   */
   blockSize?: number;
   /** Block sorter: 'auto' uses the GPU when an adapter exists, else the CPU. Default 'auto'. */
   sorter?: SorterChoice;
@@ -41,6 +59,19 @@ export interface BuildOptions extends TokenizerOptions {
   onWarning?: (message: string) => void;
   /** Progress events, see ProgressEvent. */
   onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Keep a checkpoint after each sorted run in the output's sibling `.NAME.gpuindex-resume/`, and
+   * reuse the completed runs of an interrupted build of the same crawl and settings (checked by a
+   * manifest of hashes). The index is byte-identical to an uninterrupted build. The folder is
+   * removed when the build completes. Crawl input only. Default false.
+   */
+  resume?: boolean;
+  /**
+   * Threads for the merge, each taking a range of terms (the index is the same for any
+   * count). Default: one per parse worker when the crawl gives at least 4Mi pairs, else 1
+   * (threads cost more than they save on a small merge). CLI `--merge-threads <n>`.
+   */
+  mergeThreads?: number;
   /** Cancels the build: it stops within one block, cleans up and rejects with AbortError. */
   signal?: AbortSignal;
 }
@@ -60,7 +91,6 @@ export interface ProgressEvent {
 }
 
 export const DEFAULT_MEMORY = '1GiB';
-export const BYTES_PER_BLOCK_PAIR = 32;
 export const MIN_BLOCK_PAIRS = 1;
 export const MAX_BLOCK_PAIRS = 1 << 28;
 
@@ -78,14 +108,14 @@ export function parseMemory(value: string | number): number {
   return Math.floor(Number(m[1]) * unit);
 }
 
-/** The block size in pairs: the explicit one, else derived from the memory budget. */
-export function resolveBlockSize(options: Pick<BuildOptions, 'blockSize' | 'memory'>): number {
-  if (options.blockSize !== undefined) {
-    if (!Number.isInteger(options.blockSize) || options.blockSize < MIN_BLOCK_PAIRS || options.blockSize > MAX_BLOCK_PAIRS)
-      throw new UserError(`--block-size must be an integer from ${MIN_BLOCK_PAIRS} to ${MAX_BLOCK_PAIRS}, got ${options.blockSize}`);
-    return options.blockSize;
-  }
-  const memory = parseMemory(options.memory ?? DEFAULT_MEMORY);
-  return Math.max(1024, Math.min(MAX_BLOCK_PAIRS, Math.floor(memory / BYTES_PER_BLOCK_PAIR)));
+/**
+ * The explicit block size in pairs, checked; undefined without one (the build's memory plan,
+ * indexer/memory-plan.ts, then sizes blocks from --memory once the sorter is open).
+ */
+export function resolveBlockSize(options: Pick<BuildOptions, 'blockSize'>): number | undefined {
+  if (options.blockSize === undefined) return undefined;
+  if (!Number.isInteger(options.blockSize) || options.blockSize < MIN_BLOCK_PAIRS || options.blockSize > MAX_BLOCK_PAIRS)
+    throw new UserError(`--block-size must be an integer from ${MIN_BLOCK_PAIRS} to ${MAX_BLOCK_PAIRS}, got ${options.blockSize}`);
+  return options.blockSize;
 }
 

@@ -37,8 +37,18 @@ export type SortedConsumer = (sorted: Uint32Array) => void | Promise<void>;
 /** GpuSort(B) or its CPU counterpart: sorts one block and hands the sorted pairs to a consumer. */
 export interface PairSorter {
   readonly kind: 'cpu' | 'gpu';
+  /**
+   * Host memory (bytes) the sorter holds per pair of the largest block it has sorted: the CPU
+   * sorter's scratch array, the GPU sorter's mapped staging and readback buffers. The memory
+   * plan budgets it; 0 when undefined.
+   */
+  readonly hostBytesPerPair?: number;
+  /** The largest block the sorter can take (the GPU's binding limit); unlimited when undefined. */
+  readonly maxPairs?: number;
   /** Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. */
   sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming>;
+  /** Frees host buffers now (a later sort allocates them again); optional. */
+  release?(): Promise<void>;
   /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */
   dispose(): void;
 }

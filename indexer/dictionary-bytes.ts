@@ -1,0 +1,56 @@
+/**
+ * An estimate of the memory held by what grows with the crawl, outside the --memory budget: the
+ * term dictionary (main thread), the document table, and each parse worker's local dictionary
+ * with its raw-token cache and the main thread's copy of its term strings (BatchRemapper).
+ *
+ * It counts live V8 heap bytes (64-bit, pointer compression), calibrated by building each
+ * structure in a fresh process and reading heapUsed after a full GC:
+ *  - a string: 12 bytes of header plus its characters (1 byte each, 2 if any is above U+00FF),
+ *    rounded up to 8;
+ *  - a term of the main dictionary: its string + 55 bytes (Map entry and hash table at the
+ *    average load, the `terms` array slot with growth slack): measured 79 B for 9-character terms;
+ *  - a document: its external id and path strings + 23 bytes (two array slots and the u32 length,
+ *    with growth slack): measured 87 B for 14- and 16-character strings; consecutive documents
+ *    of one file share the path string (DocumentTable.add), counted once;
+ *  - a worker-local term: in the worker its string + 55 (local dictionary) and the raw token's
+ *    string + ~33 (raw-token cache slots), on the main thread a copy of the string + 12 (array
+ *    slot, local-to-global id): measured 136 B per term in the worker for 8.5-character terms.
+ *    The main dictionary keeps the first worker's copy of each term's string (not counted twice).
+ * Not counted: V8's heap slack (free space the heaps keep beyond their live data), so the
+ * estimate is low rather than high and peak RSS minus it overstates the working set.
+ */
+import type { DocumentTable } from './documents.js';
+
+const TERM_BYTES = 55;
+const DOCUMENT_BYTES = 23;
+const WORKER_TERM_BYTES = 100;
+const TWO_BYTE = /[^\x00-\xff]/;
+
+/** Heap bytes of a V8 string of this content (0 for the empty string, which is shared). */
+export function stringBytes(s: string): number {
+  if (s.length === 0) return 0;
+  return Math.ceil((12 + s.length * (TWO_BYTE.test(s) ? 2 : 1)) / 8) * 8;
+}
+
+/**
+ * Estimated bytes of the dictionary (`terms`: TermDictionary.terms), the document table and
+ * the workers' local dictionaries (`workerTerms`: terms each worker numbered).
+ */
+export function estimateDictionaryBytes(terms: readonly string[], documents: Pick<DocumentTable, 'externalIds' | 'paths'>, workerTerms: readonly number[] = []): number {
+  let termBytes = 0;
+  for (const t of terms) termBytes += stringBytes(t) + TERM_BYTES;
+  let documentBytes = 0;
+  const { externalIds, paths } = documents;
+  for (let i = 0; i < externalIds.length; i++) {
+    // A document with the path of the one before shares its string (DocumentTable.add).
+    const sharedPath = i > 0 && paths[i] === paths[i - 1];
+    documentBytes += stringBytes(externalIds[i]!) + (sharedPath ? 0 : stringBytes(paths[i]!)) + DOCUMENT_BYTES;
+  }
+  const averageString = terms.length > 0 ? (termBytes - TERM_BYTES * terms.length) / terms.length : 24;
+  let local = 0;
+  for (const n of workerTerms) local += n;
+  // Per local term: worker string, raw-token string, overheads; plus the main thread's copies
+  // of the strings beyond those the main dictionary holds (counted above).
+  const workerBytes = local * (2 * averageString + WORKER_TERM_BYTES) + Math.max(0, local - terms.length) * averageString;
+  return Math.round(termBytes + documentBytes + workerBytes);
+}

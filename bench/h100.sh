@@ -24,8 +24,10 @@ build() { # name, extra args
 }
 if [ "$what" = builds ] || [ "$what" = all ]; then
   build gpuplus --pipeline gpu+
-  GPUINDEX_CREDITS=8 build gpuplus-credits8 --pipeline gpu+
+  GPUINDEX_CREDITS=2 build gpuplus-credits2 --pipeline gpu+
+  GPUINDEX_CREDITS=16 build gpuplus-credits16 --pipeline gpu+
   build gpuplus-merge1 --pipeline gpu+ --merge-threads 1
+  build gpuplus-again --pipeline gpu+
   build cpu --pipeline cpu
   build gpu --pipeline gpu
   $cli verify /tmp/idx-gpuplus >> "$OUT/log.txt" 2>&1; log "verify rc=$?"
@@ -38,7 +40,7 @@ if [ "$what" = table ] || [ "$what" = all ]; then
 fi
 if [ "$what" = memory ] || [ "$what" = all ]; then
   mkdir -p /tmp/crawl1g; ls $crawl | head -125 | while read f; do ln -f $crawl/$f /tmp/crawl1g/$f; done
-  for m in "1GiB" "2GiB" "512MiB --workers 4" "256MiB --workers 2"; do
+  for m in "1GiB" "2GiB" "512MiB --workers 4" "384MiB"; do
     rm -rf /tmp/idx-m; tag=$(echo "$m" | tr -d ' -')
     $cli build /tmp/crawl1g -o /tmp/idx-m --memory $m --json > "$OUT/memory-$tag.json" 2> "$OUT/memory-$tag.err"
     log "memory $m rc=$? $(tail -2 "$OUT/memory-$tag.err" | tr '\n' ' ') $(node -e 'const s=require(process.argv[1]);const M=2**20,m=s.memory;console.log(`workers ${s.workers} merge threads ${s.merge.threads} runs ${s.merge.runs} block ${m.blockPairs} baseline ${(m.baselineBytes/M).toFixed(0)} peak ${(m.peakRssBytes/M).toFixed(1)} dict ${(m.dictionaryBytes/M).toFixed(1)} working ${(m.workingSetBytes/M).toFixed(1)} of ${m.budgetBytes/M} MiB, ${(s.timings.totalMs/1000).toFixed(2)} s`)' "$OUT/memory-$tag.json" 2>&1)"

@@ -32,9 +32,11 @@ const MiB = 2 ** 20;
  * Peak RSS a parse worker adds, with its young generation capped at WORKER_YOUNG_GENERATION_MB:
  * measured as the peak RSS difference of builds with 1, 2 and 3 workers (~40 MiB: ~16 MiB young
  * generation, ~12 MiB old generation of modules, tokenizer and caches, ~10 MiB of malloc'd read
- * buffers and batch arrays), with headroom. Worker-local term tables are dictionary, not this.
+ * buffers and batch arrays), with headroom. 48 MiB held on the 2-core machine but not on the H100
+ * machine (11 workers at --memory 1GiB: working set 1050.6 MiB), hence 56.
+ * Worker-local term tables are dictionary, not this.
  */
-export const PARSE_WORKER_BYTES = 48 * MiB;
+export const PARSE_WORKER_BYTES = 56 * MiB;
 /** resourceLimits.maxYoungGenerationSizeMb of each parse worker (the default lets it reach ~48 MiB). */
 export const WORKER_YOUNG_GENERATION_MB = 16;
 /**
@@ -47,8 +49,12 @@ export const MAIN_HEAP_BYTES = 40 * MiB;
 export const SLACK_SHARE = 0.03;
 /** Peak RSS one merge worker thread adds (isolate, modules, its postings buffers), beyond its run cursors. */
 export const MERGE_WORKER_BYTES = 24 * MiB;
-/** Batches a worker may have sent and not yet seen consumed (the SyncSend bound). */
-export const CREDITS = 2;
+/**
+ * Batches a worker may have sent and not yet seen consumed (the SyncSend bound). 8, not 2: on
+ * the H100 machine (15 workers, 2 GB crawl) 2 left the parsers waiting whenever the main thread
+ * was busy filling a block: gpu+ took 10.97 s with 2, 8.40 s with 8 (docs/benchmarks.md).
+ */
+export const CREDITS = 8;
 /** Largest worker batch, in pairs. */
 export const MAX_BATCH_PAIRS = 1 << 16;
 /** Bytes per pair of a host block (u32 termID, u32 docID). */

@@ -26,6 +26,7 @@ import type { ParseCounters, PipelineResult } from './pipeline.js';
 import type { ParsedBatch } from './parse-messages.js';
 import { MAX_LISTED_SKIPS, newCounters, noteWarning } from './pipeline.js';
 import { releaseBuffers } from './release-buffers.js';
+import { CREDITS } from './memory-plan.js';
 import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -77,7 +78,7 @@ export interface WorkerPipelineResult extends PipelineResult {
   workerTerms: number[];
 }
 
-export const CREDITS_PER_WORKER = 2;
+export const CREDITS_PER_WORKER = CREDITS;
 
 export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
   const { clock, signal } = input;

@@ -331,7 +331,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
 }
 
 /**
- * GPUINDEX_CREDITS: batches a parse worker may have in flight (default 2). A benchmark knob
+ * GPUINDEX_CREDITS: batches a parse worker may have in flight (default 8). A benchmark knob
  * (docs/benchmarks.md), not an option: the memory plan counts whatever it is.
  */
 function creditsFromEnv(): number | undefined {

@@ -31,7 +31,7 @@ describe('planMemory splits --memory', () => {
   it('refuses a budget the process and workers already exceed, naming the minimum and its parts', () => {
     expect(() => planMemory({ ...base, budgetBytes: 32 * MiB })).toThrow(UserError);
     expect(() => planMemory({ ...base, budgetBytes: 32 * MiB })).toThrow(
-      /^--memory 32 MiB is too small for this build: it needs at least \d+ MiB \(process 60 MiB, 2 parse worker\(s\) × 48 MiB, main heap 41 MiB, blocks and queues \d+ MiB\)$/,
+      /^--memory 32 MiB is too small for this build: it needs at least \d+ MiB \(process 60 MiB, 2 parse worker\(s\) × 56 MiB, main heap 41 MiB, blocks and queues \d+ MiB\)$/,
     );
   });
 
@@ -53,7 +53,7 @@ describe('planMemory splits --memory', () => {
     const lowered = planMemory({ ...base, workers: 15, workersExplicit: false, budgetBytes: 512 * MiB });
     expect(lowered.workers).toBeLessThan(15);
     expect(lowered.workers * PARSE_WORKER_BYTES).toBeLessThanOrEqual(0.75 * (512 * MiB - lowered.baselineBytes - lowered.mainHeapBytes));
-    expect(lowered.workersLowered).toBe(`--memory 512 MiB affords ${lowered.workers} parse worker(s) of 48 MiB each (not 15); raise --memory for more`);
+    expect(lowered.workersLowered).toBe(`--memory 512 MiB affords ${lowered.workers} parse worker(s) of 56 MiB each (not 15); raise --memory for more`);
     const kept = planMemory({ ...base, workers: 4, workersExplicit: true, budgetBytes: 512 * MiB });
     expect(kept.workers).toBe(4);
     expect(kept.workersLowered).toBeUndefined();
@@ -83,7 +83,7 @@ describe('the build keeps to the plan and reports it', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'gpuindex-mem-')), 'idx');
     const r = spawnSync(process.execPath, [cli, 'build', 'corpus-samples', '-o', out, '--memory', '32MiB', '--sorter', 'cpu'], { encoding: 'utf8' });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^gpuindex: --memory 32 MiB is too small for this build: it needs at least \d+ MiB \(process \d+ MiB, \d+ parse worker\(s\) × 48 MiB, main heap \d+ MiB, blocks and queues \d+ MiB\)\n$/);
+    expect(r.stderr).toMatch(/^gpuindex: --memory 32 MiB is too small for this build: it needs at least \d+ MiB \(process \d+ MiB, \d+ parse worker\(s\) × 56 MiB, main heap \d+ MiB, blocks and queues \d+ MiB\)\n$/);
     expect(existsSync(out)).toBe(false);
   });
 

@@ -31,6 +31,12 @@ export interface StageReport {
   idleMs: number;
   /** Pairs per second while busy. */
   pairsPerSecond: number;
+  /**
+   * Parse workers only: of idleMs, the milliseconds the worker waited for a credit (its batches
+   * not yet consumed by the main thread: the SyncSend bound); the rest of idleMs it had no file
+   * to parse (start-up, between files, the end of the crawl).
+   */
+  blockedMs?: number;
 }
 
 export interface BuildSummary {
@@ -366,7 +372,7 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
   const b = clock.busyMs;
   const stages: Record<string, StageReport> = {};
   if ('workerTimes' in parsed) {
-    parsed.workerTimes.forEach((t, i) => (stages[`parser${i}`] = report(t.busyMs, parseSortMs)));
+    parsed.workerTimes.forEach((t, i) => (stages[`parser${i}`] = { ...report(t.busyMs, parseSortMs), blockedMs: round(t.idleMs) }));
     stages.fill = report(b.fill ?? 0, parseSortMs);
   } else {
     stages.parser = report(b.parse ?? 0, parseSortMs);

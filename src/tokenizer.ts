@@ -27,10 +27,11 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve as resolvePath } from 'node:path';
 import { UserError } from './errors.js';
+// natural's Porter stemmer, reimplemented without regexes (same output, tested against it; ~8x faster).
+import { porterStem } from './porter-stemmer.js';
 
 // Deep imports: natural's index loads every module it has (and a dotenv banner on stdout).
 const require = createRequire(import.meta.url);
-const porter = require('natural/lib/natural/stemmers/porter_stemmer') as { stem(word: string): string };
 const englishStopwords = (require('natural/lib/natural/util/stopwords') as { words: string[] }).words;
 
 export interface TokenizerOptions {
@@ -230,7 +231,7 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     put = (t) => {
       let s = cache.get(t);
       if (s === undefined) {
-        s = stemmable(t) ? porter.stem(t) : t;
+        s = stemmable(t) ? porterStem(t) : t;
         if (cache.size >= STEM_CACHE_LIMIT) {
           cache.clear();
           seed();
@@ -264,7 +265,7 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     },
     analyzeToken(raw: string): string | null {
       if (stop.has(raw)) return null;
-      return stemming && stemmable(raw) ? porter.stem(raw) : raw;
+      return stemming && stemmable(raw) ? porterStem(raw) : raw;
     },
     /** Not re-entrant: emit must not call tokenize on the same tokenizer. */
     tokenize(text: string, emit: (term: string) => void): number {

@@ -25,6 +25,7 @@
  */
 import { UserError } from '../src/errors.js';
 import { MAX_BLOCK_PAIRS } from '../src/options.js';
+import { batchArrayWords } from './parse-messages.js';
 
 const MiB = 2 ** 20;
 
@@ -120,9 +121,9 @@ export function measureBaseline(): number {
 const mib = (bytes: number): string => `${Math.ceil(bytes / MiB)} MiB`;
 const ceilTo = (x: number, q: number): number => Math.ceil(x / q) * q;
 
-/** One worker batch's pairs array (the worker's BATCH_WORDS u32s). */
+/** Bytes of one worker batch's pairs array. */
 export function batchArrayBytes(batchPairs: number): number {
-  return 4 * (2 * batchPairs + 4096);
+  return 4 * batchArrayWords(batchPairs);
 }
 
 /** Splits the budget; throws a one-line UserError when it cannot hold the build. */

@@ -10,6 +10,11 @@
 import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
 
+/** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
+export function batchArrayWords(batchPairs: number): number {
+  return 2 * batchPairs + 4096;
+}
+
 export interface ParseWorkerInit {
   root: string;
   corpus: CorpusOptions;

@@ -3,10 +3,9 @@
  * in crawl order (file sequence, then part), whatever order they arrive in. Each worker may
  * have `credits` batches outstanding; consuming a batch returns its credit (SyncSend).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { FromWorker, ParsedBatch, ParseWorkerInit, ToWorker } from './parse-messages.js';
+import { batchArrayWords, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { workerScript } from '../src/worker-script.js';
 import { releaseBuffers } from './release-buffers.js';
 
 /**
@@ -16,15 +15,6 @@ import { releaseBuffers } from './release-buffers.js';
  * order that they wait for credits (0.5-1.3 s and 4.8-5.0 s a worker) and the build is slower.
  */
 const TASKS_AHEAD = 1;
-
-function workerScript(): URL {
-  const here = new URL('./parse-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  // Running from the TypeScript sources (the tests): use the compiled worker in dist/.
-  const compiled = new URL('../dist/indexer/parse-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return compiled;
-  throw new Error('parse worker not built: run `npm run build`');
-}
 
 export interface WorkerTimes {
   busyMs: number;
@@ -65,13 +55,13 @@ export class ParsePool {
    */
   constructor(private readonly files: readonly string[], count: number, init: ParseWorkerInit, private readonly maxBufferedBytes: number, firstFile = 0) {
     this.nextFile = firstFile;
-    this.batchArrayBytes = 4 * (2 * init.batchPairs + 4096); // parse-worker.ts BATCH_WORDS
+    this.batchArrayBytes = 4 * batchArrayWords(init.batchPairs);
     this.expected = { seq: firstFile, part: 0 };
     this.pendingTasks = new Array<number>(count).fill(0);
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
     for (let w = 0; w < count; w++) {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
-      const worker = new Worker(workerScript(), { workerData: init, resourceLimits });
+      const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData: init, resourceLimits });
       worker.on('message', (m: FromWorker) => this.onMessage(w, m));
       worker.on('error', (err: unknown) => this.fail(err instanceof Error ? err : new Error(String(err))));
       worker.on('exit', (code) => {

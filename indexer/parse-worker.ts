@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile } from '../src/corpus/index.js';
 import { createTokenizer } from '../src/tokenizer.js';
 import { TermDictionary } from './dictionary.js';
-import type { ParsedBatch, ParseWorkerInit, ToWorker } from './parse-messages.js';
+import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter } from './pipeline.js';
 
 const init = workerData as ParseWorkerInit;
@@ -38,8 +38,7 @@ port.on('message', (m: ToWorker) => {
 
 let sentTerms = 0;
 
-/** u32 words of a batch's pairs array: batchPairs and room for the document that crosses it. */
-const BATCH_WORDS = 2 * init.batchPairs + 4096;
+const BATCH_WORDS = batchArrayWords(init.batchPairs);
 /**
  * Pairs arrays that came back with credits (batches the main thread consumed): reused for the
  * next batches, so batch arrays are a fixed set in circulation rather than a stream of garbage

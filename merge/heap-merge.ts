@@ -8,6 +8,13 @@
  */
 import { RunCursor, type PairRange } from './runs.js';
 
+/** The collection frequency of a postings list: the sum of its term frequencies. */
+export function collectionFrequency(tfs: Uint32Array, df: number): number {
+  let cf = 0;
+  for (let i = 0; i < df; i++) cf += tfs[i]!;
+  return cf;
+}
+
 /** Receives each term's postings list, in increasing termID order. Views are reused after the call. */
 export type PostingsListSink = (termId: number, docIds: Uint32Array, tfs: Uint32Array, df: number) => void;
 

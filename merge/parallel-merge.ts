@@ -5,23 +5,14 @@
  * lexicon entry to `onList`, so postings.bin and the lexicon come out byte for byte as the
  * single-threaded merge writes them.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
+import { workerScript } from '../src/worker-script.js';
 import { splitTermRanges } from './term-ranges.js';
-
-function workerScript(): URL {
-  const here = new URL('./merge-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  // Running from the TypeScript sources (the tests): use the compiled worker in dist/.
-  const compiled = new URL('../dist/merge/merge-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return compiled;
-  throw new Error('merge worker not built: run `npm run build`');
-}
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
@@ -45,7 +36,7 @@ export interface ParallelMergeCounters extends MergeCounters {
 
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(workerScript(), { workerData: task });
+    const worker = new Worker(workerScript('merge/merge-worker.js'), { workerData: task });
     let result: RangeMergeResult | undefined;
     worker.once('message', (m: RangeMergeResult) => (result = m));
     worker.once('error', reject);

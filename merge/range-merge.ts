@@ -4,7 +4,7 @@
  * encoded length) in termID order. The main thread concatenates the parts in range order into
  * postings.bin and writes the lexicon (parallel-merge.ts).
  */
-import { mergeRuns, type MergeCounters } from './heap-merge.js';
+import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { pairRangesFor } from './term-ranges.js';
 
@@ -46,11 +46,9 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
           cfs = grow(cfs, new Float64Array(2 * n));
           lengths = grow(lengths, new Uint32Array(2 * n));
         }
-        let cf = 0;
-        for (let i = 0; i < df; i++) cf += tfs[i]!;
         termIds[n] = termId;
         dfs[n] = df;
-        cfs[n] = cf;
+        cfs[n] = collectionFrequency(tfs, df);
         lengths[n++] = part.append(docIds, tfs, df).length;
       },
       ranges,

@@ -18,14 +18,19 @@ export const RUN_HEADER_BYTES = 16;
 
 if (endianness() !== 'LE') throw new Error('gpuindex needs a little-endian machine (run files are written from typed arrays)');
 
+/** The header of a run of `count` pairs: magic, then the count (u32 LE), then zeros. */
+function runHeader(count: number): Buffer {
+  const header = Buffer.alloc(RUN_HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  header.writeUInt32LE(count, 8);
+  return header;
+}
+
 /** Writes one sorted run; `sorted` holds 2*count u32 values. Returns bytes written. */
 export function writeRunFile(path: string, sorted: Uint32Array, count: number): number {
   const fd = openSync(path, 'w');
   try {
-    const header = Buffer.alloc(RUN_HEADER_BYTES);
-    MAGIC.copy(header, 0);
-    header.writeUInt32LE(count, 8);
-    writeSync(fd, header);
+    writeSync(fd, runHeader(count));
     const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
     let off = 0;
     while (off < body.length) off += writeSync(fd, body, off, Math.min(body.length - off, 1 << 30));
@@ -46,10 +51,7 @@ const ASYNC_WRITE_CHUNK = 8 << 20;
 export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number): Promise<number> {
   const file = await open(path, 'w');
   try {
-    const header = Buffer.alloc(RUN_HEADER_BYTES);
-    MAGIC.copy(header, 0);
-    header.writeUInt32LE(count, 8);
-    await file.write(header, 0, RUN_HEADER_BYTES, 0);
+    await file.write(runHeader(count), 0, RUN_HEADER_BYTES, 0);
     const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
     let off = 0;
     while (off < body.length) {

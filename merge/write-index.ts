@@ -3,7 +3,7 @@
  * document table, collection statistics and build settings into index.sqlite.
  */
 import { join } from 'node:path';
-import { mergeRuns, type MergeCounters } from './heap-merge.js';
+import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
@@ -42,10 +42,8 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
     let postingsCount = 0;
     const termCount = contents.terms.length;
     const merge = mergeRuns(runPaths, cursorChunkPairs(runPaths.length, memoryBytes), (termId, docIds, tfs, df) => {
-      let cf = 0;
-      for (let i = 0; i < df; i++) cf += tfs[i]!;
       const { offset, length } = postings.append(docIds, tfs, df);
-      store.addTerm({ term: contents.terms[termId]!, termId, df, cf, offset, length });
+      store.addTerm({ term: contents.terms[termId]!, termId, df, cf: collectionFrequency(tfs, df), offset, length });
       postingsCount += df;
       if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));
     });

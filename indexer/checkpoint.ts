@@ -133,7 +133,7 @@ export class CheckpointLog {
     }
     // Start the folder afresh around the kept checkpoints: stray runs (a block that was being
     // written when the build died) would otherwise be taken for the new ones.
-    const keepNames = new Set(kept.flatMap((r) => [r.delta]));
+    const keepNames = new Set(kept.map((r) => r.delta));
     const keepRuns = new Set(kept.map((r) => r.run));
     mkdirSync(log.runDir, { recursive: true });
     for (const name of readdirSync(dir)) if (name !== 'runs' && !keepNames.has(name)) rmSync(join(dir, name), { recursive: true, force: true });
@@ -155,10 +155,6 @@ export class CheckpointLog {
     }
     log.writeManifest();
     return { log, restored, dropped };
-  }
-
-  get checkpoints(): number {
-    return this.records.length;
   }
 
   /** The state at the moment block `index` is complete (before later batches change it). */

@@ -48,7 +48,7 @@ export interface WorkerPipelineInput {
    * queuedBatchBytes); default one block's pairs (8 bytes each) or 4 batches per worker if more.
    */
   maxBufferedBytes?: number;
-  /** Batches a worker may have sent and not yet seen consumed; default CREDITS_PER_WORKER. */
+  /** Batches a worker may have sent and not yet seen consumed; default CREDITS (memory-plan.ts). */
   credits?: number;
   /** Each worker's young-generation cap (MiB); default V8's. */
   maxYoungGenerationMb?: number;
@@ -78,8 +78,6 @@ export interface WorkerPipelineResult extends PipelineResult {
   workerTerms: number[];
 }
 
-export const CREDITS_PER_WORKER = CREDITS;
-
 export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
   const { clock, signal } = input;
   const batchPairs = input.batchPairs ?? Math.max(1, Math.min(1 << 16, input.blockSize));
@@ -88,7 +86,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     corpus: input.corpus,
     tokenizer: input.tokenizer,
     batchPairs,
-    credits: input.credits ?? CREDITS_PER_WORKER,
+    credits: input.credits ?? CREDITS,
     maxYoungGenerationMb: input.maxYoungGenerationMb,
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();

@@ -307,7 +307,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       sorter: sorterKind,
       workers: root ? workers : 0,
       bytesRead: counters.bytes,
-      indexBytes: written.postingsBytes + statSizeOr0(resolve(plan.output, 'index.sqlite')),
+      indexBytes: written.postingsBytes + statOrZero(resolve(plan.output, INDEX_DB)).size,
       runBytes: counters.runBytes,
       skipped: { count: counters.skippedCount, items: counters.skipped },
       warnings: { count: counters.warnedCount, items: counters.warned },
@@ -321,7 +321,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       },
       stages: stageReports(clock, parsed, parseSortMs, mergeMs, counters.pairs),
       merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops, threads: written.merge.threads },
-      ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored ? restoredDocuments(restored) : 0 } } : {}),
+      ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored?.counters.documents ?? 0 } } : {}),
       peakRssBytes,
       memory: { budgetBytes: memoryBytes, hostBytes, baselineBytes, peakRssBytes, dictionaryBytes, workingSetBytes: peakRssBytes - dictionaryBytes - hostBytes, blockPairs: blockSize },
       notices,
@@ -388,24 +388,12 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
 
-function restoredDocuments(r: RestoredState): number {
-  return r.counters.documents;
-}
-
 function statOrZero(path: string): { size: number; mtimeMs: number } {
   try {
     const st = statSync(path);
     return { size: st.size, mtimeMs: st.mtimeMs };
   } catch {
     return { size: 0, mtimeMs: 0 };
-  }
-}
-
-function statSizeOr0(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { buildIndex, formatSkip, type BuildSummary } from './build.js';
-import { AbortError, storageFailure, UserError } from './errors.js';
+import { AbortError, UserError } from './errors.js';
 import { exportCiff } from '../merge/ciff.js';
 import type { BuildOptions, PipelineChoice, SorterChoice } from './options.js';
 import { progressLine } from './progress.js';
@@ -126,9 +126,6 @@ program
         process.stderr.write(`gpuindex: interrupted (${signalName}); nothing was written to ${o.output}${kept}\n`);
         process.exit(signalName === 'SIGINT' ? 130 : 143);
       }
-      // A full disk is the user's to fix: one line naming the output, not an internal error.
-      const storage = storageFailure(err, o.output as string);
-      if (storage) throw new UserError(storage);
       throw err;
     }
   });

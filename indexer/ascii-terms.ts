@@ -13,6 +13,7 @@
 import { MAX_TOKEN_LENGTH } from '../src/tokenizer.js';
 
 const APOSTROPHE = 39;
+const NON_ASCII = /[^\x00-\x7f]/g;
 export const NOT_CACHED = -2;
 const INITIAL = 1 << 12;
 
@@ -101,13 +102,21 @@ function place(slots: Int32Array, mask: number, h: number, length: number, offse
  * Calls emit(value) for each token of the ASCII text `text`, in order; `analyse(raw)` gives the
  * value of a raw token not in the table yet (and it is then cached). Tokens longer than
  * maxLength (without apostrophes; the tokenizer's maxTokenLength) are skipped.
+ *
+ * Returns false, at once, on the first non-ASCII character: such text needs the tokenizer's
+ * Unicode analysis (NFKC first), and the caller discards what was emitted so far. Testing here
+ * rather than with a regex over the text first saves one pass over every ASCII document (the
+ * common case). Nothing is analysed (no term numbered) before the stop: a token not in the
+ * table first has the rest of the text checked, once.
  */
-export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: string) => number, emit: (value: number) => void, maxLength: number = MAX_TOKEN_LENGTH): void {
+export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: string) => number, emit: (value: number) => void, maxLength: number = MAX_TOKEN_LENGTH): boolean {
   const n = text.length;
   let i = 0;
+  let restIsAscii = false;
   while (i < n) {
     let c = text.charCodeAt(i);
     if (!isWordChar(c)) {
+      if (c > 127) return false;
       i++;
       continue;
     }
@@ -131,6 +140,13 @@ export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: st
     if (len > maxLength) continue;
     let value = table.get(text, start, i, h, len);
     if (value === NOT_CACHED) {
+      // analyse() may number a new term: only once the rest of the text is known to be ASCII,
+      // or a text that turns out not to be would leave a term it does not contain.
+      if (!restIsAscii) {
+        NON_ASCII.lastIndex = i;
+        if (NON_ASCII.test(text)) return false;
+        restIsAscii = true;
+      }
       let raw = text.slice(start, i).toLowerCase();
       if (apostrophes) raw = raw.replaceAll("'", '');
       value = analyse(raw);
@@ -138,4 +154,5 @@ export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: st
     }
     emit(value);
   }
+  return true;
 }

@@ -75,7 +75,6 @@ export const MAX_LISTED_SKIPS = 1000;
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
 const STOPWORD = -1;
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
  * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
@@ -117,12 +116,12 @@ export class DocumentInverter {
   };
 
   private add(text: string): void {
-    if (NON_ASCII.test(text)) {
-      this.tokenizer.tokenizeRaw(text, this.emitRaw);
-      return;
-    }
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
-    scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength);
+    const start = this.length;
+    if (scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
+    // Not ASCII: drop what the ASCII scan emitted and analyse the whole text the Unicode way.
+    this.length = start;
+    this.tokenizer.tokenizeRaw(text, this.emitRaw);
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */

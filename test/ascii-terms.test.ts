@@ -52,6 +52,31 @@ describe('the ASCII fast path of the parser', () => {
     );
   });
 
+  it('stops at the first non-ASCII character, and the inverter then analyses the whole text the Unicode way', () => {
+    const table = new AsciiTermTable();
+    const seen: number[] = [];
+    expect(scanAscii('plain ascii text', table, () => 0, (v) => seen.push(v))).toBe(true);
+    expect(seen).toHaveLength(3);
+    expect(scanAscii('cafe\u0301 ok', table, () => 0, () => {})).toBe(false);
+    expect(scanAscii('caf\u00e9', table, () => 0, () => {})).toBe(false);
+    // Non-ASCII pieces anywhere in otherwise ASCII text: NFKC (the fi ligature becomes "fi",
+    // fullwidth digits become ASCII), Unicode words, CJK, a dash between words.
+    const unicodePiece = fc.constantFrom('\ufb01ne', '\uff11\uff12', 'Stra\u00dfe', 'caf\u00e9', '\u65e5\u672c', '\u2014', 'na\u00efve', ' \u00a0 ');
+    fc.assert(
+      fc.property(fc.array(fc.oneof(piece, unicodePiece), { maxLength: 20 }), fc.array(asciiText, { maxLength: 3 }), (pieces, before) => {
+        const tokenizer = createTokenizer();
+        const inverter = new DocumentInverter(tokenizer, new TermDictionary());
+        const dict = new TermDictionary();
+        for (const text of [...before, pieces.join('')]) {
+          const expected: number[] = [];
+          tokenizer.tokenize(text, (t) => expected.push(dict.idOf(t)));
+          expect(Array.from(inverter.invert({ title: '', text }))).toEqual(expected);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('keeps working as its table grows (20,000 distinct tokens)', () => {
     const text = Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' ');
     expect(fastTokens(text)).toEqual(rawTokens(text));

@@ -8,7 +8,6 @@
  * a module-level holder for the whole process and is reused by every openGpu(); only devices
  * come and go. A process holding it still exits normally.
  */
-import { create, globals } from 'webgpu';
 
 export interface GpuLimits {
   maxStorageBufferBindingSize: number;
@@ -118,6 +117,14 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
     return holder.context;
   }
   if (!holder.gpu) {
+    let dawn: typeof import('webgpu');
+    try {
+      // Loaded on first use: a CPU-only build never pays for Dawn's native module (about 30 ms).
+      dawn = await import('webgpu');
+    } catch (err) {
+      return `cannot load Dawn (${(err as Error).message})`;
+    }
+    const { create, globals } = dawn;
     Object.assign(globalThis, globals);
     try {
       // Timestamp quantization off, so kernel timings have full resolution.

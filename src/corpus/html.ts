@@ -4,7 +4,12 @@
  * style, noscript, template, svg, iframe and object are dropped, entities are decoded, and
  * block-level elements separate words (inline ones such as <b> or <span> do not).
  */
-import { Parser } from 'htmlparser2';
+import { createRequire } from 'node:module';
+import type { Parser as HtmlParser } from 'htmlparser2';
+
+// Required on first use: a crawl without HTML (and every parse worker's start-up) skips loading it.
+const require = createRequire(import.meta.url);
+let ParserClass: typeof HtmlParser | undefined;
 
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object']);
 const BLOCK = new Set([
@@ -25,7 +30,8 @@ export function htmlToText(html: string): HtmlText {
   let titleDone = false;
   let hidden = 0;
   let inTitle = false;
-  const parser = new Parser(
+  ParserClass ??= (require('htmlparser2') as typeof import('htmlparser2')).Parser;
+  const parser = new ParserClass(
     {
       onopentag(name) {
         if (name === 'title' && hidden === 0 && !titleDone) {

@@ -20,9 +20,9 @@ import { isUtf8 } from 'node:buffer';
 import { createReadStream, readFileSync, statSync, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { streamArray } from 'stream-json/streamers/stream-array.js';
 import { decodeFile, hasNulByte, sniffHtmlCharset } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
@@ -220,7 +220,11 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
 /** stream-json's end-of-input marker (stream-chain's `none`). */
 const NONE = Symbol.for('object-stream.none');
 type ElementParser = (input: Uint8Array | symbol) => AsyncIterable<{ key: number; value: unknown }>;
-const newArrayParser = (): ElementParser => streamArray.withParser({ streamValues: false }) as unknown as ElementParser;
+// stream-json is required on first use: most crawls have no JSON arrays, and each parse worker
+// would otherwise load it at start-up.
+const require = createRequire(import.meta.url);
+const newArrayParser = (): ElementParser =>
+  (require('stream-json/streamers/stream-array.js') as typeof import('stream-json/streamers/stream-array.js')).streamArray.withParser({ streamValues: false }) as unknown as ElementParser;
 
 /** A syntax error of stream-json, with the byte offset of the piece of input it was fed with. */
 class JsonSyntaxError extends Error {

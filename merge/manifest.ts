@@ -27,9 +27,10 @@ export function sha256OfFile(path: string): string {
   return hash.digest('hex');
 }
 
-export function writeManifest(dir: string, files: readonly string[], formatVersion: number): void {
+/** `known`: SHA-256s already computed while the files were written (not read back). */
+export function writeManifest(dir: string, files: readonly string[], formatVersion: number, known: Record<string, string> = {}): void {
   const manifest: Manifest = { format: 'gpuindex', formatVersion, files: {} };
-  for (const f of files) manifest.files[f] = { bytes: statSync(join(dir, f)).size, sha256: sha256OfFile(join(dir, f)) };
+  for (const f of files) manifest.files[f] = { bytes: statSync(join(dir, f)).size, sha256: known[f] ?? sha256OfFile(join(dir, f)) };
   writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
 }
 

@@ -2,6 +2,7 @@
  * postings.bin: magic "GPIXPST1" then the encoded lists back to back, in termID order.
  * The lexicon holds each list's (offset, length) into this file.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { encodePostings, maxEncodedBytes } from './postings-codec.js';
 
@@ -15,9 +16,16 @@ export class PostingsFileWriter {
   /** Bytes written so far, header included: the offset of the next list. */
   offset = 0;
 
+  /**
+   * SHA-256 of every byte written, for MANIFEST.json: computed as the bytes go out rather than
+   * by reading the finished file back (320 MB for a 2 GB crawl). Whole files only.
+   */
+  private readonly hash?: Hash;
+
   /** `header: false` writes a bare part of a postings file (one merge thread's term range). */
   constructor(readonly path: string, { header = true }: { header?: boolean } = {}) {
     this.fd = openSync(path, 'wx');
+    if (header) this.hash = createHash('sha256');
     if (header) this.buf.set(POSTINGS_MAGIC, 0);
     this.used = header ? POSTINGS_MAGIC.length : 0;
     this.offset = this.used;
@@ -34,6 +42,7 @@ export class PostingsFileWriter {
         if (n === 0) break;
         let off = 0;
         while (off < n) off += writeSync(this.fd, this.buf, off, n - off);
+        this.hash?.update(this.buf.subarray(0, n));
         copied += n;
       }
     } finally {
@@ -62,13 +71,16 @@ export class PostingsFileWriter {
   private flush(): void {
     let off = 0;
     while (off < this.used) off += writeSync(this.fd, this.buf, off, this.used - off);
+    this.hash?.update(this.buf.subarray(0, this.used));
     this.used = 0;
   }
 
-  close(): void {
+  /** Flushes and closes; returns the file's SHA-256 (hex), or undefined for a part. */
+  close(): string | undefined {
     this.flush();
     closeSync(this.fd);
     this.closed = true;
+    return this.hash?.digest('hex');
   }
 
   /** Closes without flushing, on a failed merge (the file is discarded with its folder). */

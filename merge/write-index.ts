@@ -22,6 +22,8 @@ export interface WriteIndexResult {
   merge: MergeCounters & { threads: number };
   stats: CollectionStats;
   postingsBytes: number;
+  /** postings.bin's SHA-256 (hex), computed while writing it (for MANIFEST.json). */
+  postingsSha256: string;
 }
 
 /** Merge memory: each run cursor reads this many pairs at a time (bounded by the budget). */
@@ -47,8 +49,8 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
       postingsCount += df;
       if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));
     });
-    postings.close();
-    return finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset);
+    const sha256 = postings.close()!;
+    return finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256);
   } catch (err) {
     postings.closeQuietly();
     store.abort();
@@ -79,8 +81,8 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       },
       onFraction,
     });
-    postings.close();
-    return finish(store, contents, merge, postingsCount, postings.offset);
+    const sha256 = postings.close()!;
+    return finish(store, contents, merge, postingsCount, postings.offset, sha256);
   } catch (err) {
     postings.closeQuietly();
     store.abort();
@@ -93,7 +95,7 @@ function addDocuments(store: IndexStoreWriter, contents: IndexContents): void {
   store.flushDocuments();
 }
 
-function finish(store: IndexStoreWriter, contents: IndexContents, merge: MergeCounters & { threads: number }, postingsCount: number, postingsBytes: number): WriteIndexResult {
+function finish(store: IndexStoreWriter, contents: IndexContents, merge: MergeCounters & { threads: number }, postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {
   const stats: CollectionStats = {
     documents: contents.documentCount,
     terms: merge.terms,
@@ -105,5 +107,5 @@ function finish(store: IndexStoreWriter, contents: IndexContents, merge: MergeCo
   store.setStats(stats);
   store.setSettings(contents.settings);
   store.commitAndClose();
-  return { merge, stats, postingsBytes };
+  return { merge, stats, postingsBytes, postingsSha256 };
 }

@@ -287,7 +287,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const mergeMs = performance.now() - mergeStart;
     if (options.signal?.aborted) throw new AbortError();
     // Checksums last: index.sqlite is closed and final by now.
-    writeManifest(plan.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION);
+    writeManifest(plan.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: written.postingsSha256 });
     commitOutput(plan);
     // A complete index makes any resume state of this output moot (runs included).
     rmSync(resumeDirFor(plan.output), { recursive: true, force: true });

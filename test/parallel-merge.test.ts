@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
+import { sha256OfFile } from '../merge/manifest.js';
 import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
@@ -65,6 +66,9 @@ describe('parallel merge', () => {
         expect({ ...b.merge, threads: 0, segmentPops: 0 }).toEqual({ ...a.merge, threads: 0, segmentPops: 0 });
         expect(b.merge.threads).toBeLessThanOrEqual(threads);
         expect(readdirSync(many).sort()).toEqual(['index.sqlite', 'postings.bin']);
+        // The SHA-256 for MANIFEST.json, computed while writing: that of the bytes on disk.
+        expect(a.postingsSha256).toBe(sha256OfFile(join(one, 'postings.bin')));
+        expect(b.postingsSha256).toBe(a.postingsSha256);
       }),
       { numRuns: 40 },
     );

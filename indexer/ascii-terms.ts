@@ -13,6 +13,10 @@
 import { MAX_TOKEN_LENGTH } from '../src/tokenizer.js';
 
 const APOSTROPHE = 39;
+/** U+2019, an apostrophe too in the tokenizer's ASCII pattern (only met with nonAsciiSeparates). */
+const RIGHT_QUOTE = 0x2019;
+const APOSTROPHES = /['\u2019]/g;
+const isApostrophe = (c: number, rightQuoteToo: boolean): boolean => c === APOSTROPHE || (rightQuoteToo && c === RIGHT_QUOTE);
 const NON_ASCII = /[^\x00-\x7f]/g;
 export const NOT_CACHED = -2;
 const INITIAL = 1 << 12;
@@ -48,7 +52,7 @@ export class AsciiTermTable {
       let i = start;
       for (; i < end; i++) {
         let c = text.charCodeAt(i);
-        if (c === APOSTROPHE) continue;
+        if (c === APOSTROPHE || c === RIGHT_QUOTE) continue;
         if (c <= 90 && c >= 65) c |= 32;
         if (chars[j++] !== c) break;
       }
@@ -103,20 +107,31 @@ function place(slots: Int32Array, mask: number, h: number, length: number, offse
  * value of a raw token not in the table yet (and it is then cached). Tokens longer than
  * maxLength (without apostrophes; the tokenizer's maxTokenLength) are skipped.
  *
- * Returns false, at once, on the first non-ASCII character: such text needs the tokenizer's
+ * `nonAsciiSeparates`: the text is already normalized (Tokenizer.asciiTokenText) and its
+ * non-ASCII characters are never part of a token: they separate tokens, except U+2019, which
+ * joins like an apostrophe; the scan then never stops early.
+ *
+ * Otherwise it returns false, at once, on the first non-ASCII character: such text needs the tokenizer's
  * Unicode analysis (NFKC first), and the caller discards what was emitted so far. Testing here
  * rather than with a regex over the text first saves one pass over every ASCII document (the
  * common case). Nothing is analysed (no term numbered) before the stop: a token not in the
  * table first has the rest of the text checked, once.
  */
-export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: string) => number, emit: (value: number) => void, maxLength: number = MAX_TOKEN_LENGTH): boolean {
+export function scanAscii(
+  text: string,
+  table: AsciiTermTable,
+  analyse: (raw: string) => number,
+  emit: (value: number) => void,
+  maxLength: number = MAX_TOKEN_LENGTH,
+  nonAsciiSeparates = false,
+): boolean {
   const n = text.length;
   let i = 0;
-  let restIsAscii = false;
+  let restIsAscii = nonAsciiSeparates;
   while (i < n) {
     let c = text.charCodeAt(i);
     if (!isWordChar(c)) {
-      if (c > 127) return false;
+      if (c > 127 && !nonAsciiSeparates) return false;
       i++;
       continue;
     }
@@ -130,7 +145,7 @@ export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: st
         len++;
         i++;
       }
-      if (i + 1 < n && text.charCodeAt(i) === APOSTROPHE && isWordChar(text.charCodeAt(i + 1))) {
+      if (i + 1 < n && isApostrophe(text.charCodeAt(i), nonAsciiSeparates) && isWordChar(text.charCodeAt(i + 1))) {
         apostrophes = true;
         i++;
         continue;
@@ -148,7 +163,7 @@ export function scanAscii(text: string, table: AsciiTermTable, analyse: (raw: st
         restIsAscii = true;
       }
       let raw = text.slice(start, i).toLowerCase();
-      if (apostrophes) raw = raw.replaceAll("'", '');
+      if (apostrophes) raw = raw.replace(APOSTROPHES, '');
       value = analyse(raw);
       table.set(raw, h, value);
     }

@@ -119,9 +119,12 @@ export class DocumentInverter {
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
     const start = this.length;
     if (scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
-    // Not ASCII: drop what the ASCII scan emitted and analyse the whole text the Unicode way.
+    // Not ASCII: drop what the ASCII scan emitted. Normalized text whose non-ASCII characters
+    // only separate tokens still takes the table; the rest goes the Unicode way.
     this.length = start;
-    this.tokenizer.tokenizeRaw(text, this.emitRaw);
+    const normalized = this.tokenizer.asciiTokenText(text);
+    if (normalized !== undefined) scanAscii(normalized, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength, true);
+    else this.tokenizer.tokenizeRaw(text, this.emitRaw);
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */

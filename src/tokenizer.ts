@@ -64,6 +64,13 @@ export interface Tokenizer {
    * distinct raw token, e.g. raw token -> TermId in one hash lookup (indexer/pipeline.ts).
    */
   tokenizeRaw(text: string, emit: (raw: string) => void): void;
+  /**
+   * For text with non-ASCII characters: the normalized text (NFKC, lowercase) when none of its
+   * non-ASCII characters can be part of a token, so its raw tokens are exactly the ASCII
+   * pattern's (`[a-z0-9]+` joined by ' or U+2019): most such text in practice (curly quotes,
+   * dashes, U+FFFD from damaged mail). Undefined when the Unicode scan is needed.
+   */
+  asciiTokenText(text: string): string | undefined;
   /** The second half: the term of a raw token, or null for a stopword. Uncached. */
   analyzeToken(raw: string): string | null;
   readonly options: ResolvedTokenizerOptions;
@@ -262,6 +269,11 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     maxTokenLength: maxLength,
     tokenizeRaw(text: string, emit: (raw: string) => void): void {
       scan(text, bigrams, maxLength, emit);
+    },
+    asciiTokenText(text: string): string | undefined {
+      const s = text.normalize('NFKC').toLowerCase();
+      // ß is a word character (the Unicode scan makes it ss); any other word character or joiner too.
+      return needsUnicodeScan(s) ? undefined : s;
     },
     analyzeToken(raw: string): string | null {
       if (stop.has(raw)) return null;

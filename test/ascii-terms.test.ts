@@ -61,7 +61,11 @@ describe('the ASCII fast path of the parser', () => {
     expect(scanAscii('caf\u00e9', table, () => 0, () => {})).toBe(false);
     // Non-ASCII pieces anywhere in otherwise ASCII text: NFKC (the fi ligature becomes "fi",
     // fullwidth digits become ASCII), Unicode words, CJK, a dash between words.
-    const unicodePiece = fc.constantFrom('\ufb01ne', '\uff11\uff12', 'Stra\u00dfe', 'caf\u00e9', '\u65e5\u672c', '\u2014', 'na\u00efve', ' \u00a0 ');
+    const unicodePiece = fc.constantFrom(
+      '\ufb01ne', '\uff11\uff12', 'Stra\u00dfe', 'caf\u00e9', '\u65e5\u672c', '\u2014', 'na\u00efve', ' \u00a0 ',
+      // Non-ASCII that only separates or joins (the normalized table path): curly quotes, U+FFFD, guillemets, U+2019 alone.
+      'don\u2019t', '\u2019', '\ufffd', '\u00bb', '\u201cquoted\u201d', 'O\u2019Brien\u2019s', '\u00b7',
+    );
     fc.assert(
       fc.property(fc.array(fc.oneof(piece, unicodePiece), { maxLength: 20 }), fc.array(asciiText, { maxLength: 3 }), (pieces, before) => {
         const tokenizer = createTokenizer();

@@ -50,11 +50,20 @@ export class AsciiTermTable {
       if (slots[b] !== h || keyLength !== len) continue;
       let j = slots[b + 2]!;
       let i = start;
-      for (; i < end; i++) {
-        let c = text.charCodeAt(i);
-        if (c === APOSTROPHE || c === RIGHT_QUOTE) continue;
-        if (c <= 90 && c >= 65) c |= 32;
-        if (chars[j++] !== c) break;
+      if (end - start === len) {
+        // No apostrophe inside (the common case): a plain compare.
+        for (; i < end; i++) {
+          let c = text.charCodeAt(i);
+          if (c <= 90 && c >= 65) c |= 32;
+          if (chars[j++] !== c) break;
+        }
+      } else {
+        for (; i < end; i++) {
+          let c = text.charCodeAt(i);
+          if (c === APOSTROPHE || c === RIGHT_QUOTE) continue;
+          if (c <= 90 && c >= 65) c |= 32;
+          if (chars[j++] !== c) break;
+        }
       }
       if (i === end) return slots[b + 3]!;
     }

@@ -14,6 +14,15 @@ function gpuindex(...args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+describe('the gpuindex bin', () => {
+  it('runs as a program (npx gpuindex executes dist/src/cli.js directly: it needs its executable bit and shebang)', () => {
+    const r = spawnSync(cli, ['--version'], { encoding: 'utf8' });
+    expect(r.error).toBeUndefined();
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
 describe('gpuindex CLI on corpus-samples', () => {
   const index = join(work, 'moby');
   it('builds, searches, shows stats and postings, exports CIFF', () => {

@@ -46,8 +46,9 @@ export class DocumentTable {
     return this.lengths[docId]!;
   }
 
-  *records(): Generator<DocumentRecord> {
-    for (let i = 0; i < this.count; i++) {
+  /** The records from DocId `from` on, in DocId order (rows added meanwhile included). */
+  *records(from = 0): Generator<DocumentRecord> {
+    for (let i = from; i < this.count; i++) {
       yield { docId: asDocId(i), externalId: this.externalIds[i]!, path: this.paths[i]!, length: this.lengths[i]! };
     }
   }

@@ -133,15 +133,25 @@ export class ParsePool {
   }
 
   /** Batches in crawl order. */
-  async *batches(): AsyncGenerator<Arrival> {
+  /**
+   * The batches in crawl order. `idle`, when given, is called while the next batch has not
+   * arrived: it does a short piece of other main-thread work and returns whether more remains;
+   * between pieces the event loop runs, so arriving batches are seen at once.
+   */
+  async *batches(idle?: () => boolean): AsyncGenerator<Arrival> {
+    let idleLeft = idle !== undefined;
     while (this.expected.seq < this.files.length) {
       const { seq, part } = this.expected;
       const key = `${seq}:${part}`;
       let got = this.arrived.get(key);
       while (!got) {
         if (this.failure) throw this.failure;
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = undefined;
+        if (idleLeft && (idleLeft = idle!())) await new Promise<void>((resolve) => setImmediate(resolve));
+        else {
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          this.wake = undefined;
+          idleLeft = idle !== undefined;
+        }
         got = this.arrived.get(key);
       }
       if (this.failure) throw this.failure;

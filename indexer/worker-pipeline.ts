@@ -63,6 +63,11 @@ export interface WorkerPipelineInput {
   fileBytes?: readonly number[];
   onProgress?: (counters: ParseCounters) => void;
   onWarning?: (message: string) => void;
+  /**
+   * Main-thread work to do while waiting for a batch, a short piece per call; returns whether
+   * more remains (buildIndex writes document rows ahead of the merge with it).
+   */
+  whileWaiting?: () => boolean;
   /** --resume: records a checkpoint after each run (and `restored`, what earlier runs hold). */
   checkpoints?: CheckpointLog;
   restored?: RestoredState;
@@ -141,7 +146,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   };
 
   try {
-    const it = pool.batches();
+    const it = pool.batches(input.whileWaiting);
     for (;;) {
       const t0 = performance.now();
       const next = await it.next();

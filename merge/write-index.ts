@@ -11,7 +11,13 @@ import { PostingsFileWriter } from './postings-file.js';
 export interface IndexContents {
   /** terms[termId] is the term string. */
   terms: readonly string[];
+  /** The document rows not yet in `store` (all of them when there is no store). */
   documents: Iterable<{ docId: number; externalId: string; path: string; length: number }>;
+  /**
+   * The index database opened before the merge, holding the first document rows already
+   * (written while the parse waited; see DocumentRowsAhead). The merge adds the rest.
+   */
+  store?: IndexStoreWriter;
   documentCount: number;
   totalTokens: number;
   settings: Record<string, unknown>;
@@ -37,7 +43,7 @@ export function cursorChunkPairs(runs: number, memoryBytes: number): number {
  * termID order, the same order as writeIndexParallel, so both give identical index.sqlite bytes.
  */
 export function writeIndex(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
-  const store = new IndexStoreWriter(join(dir, INDEX_DB));
+  const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
     addDocuments(store, contents);
@@ -63,7 +69,7 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
  * this thread writes the document table meanwhile. Same bytes as writeIndex.
  */
 export async function writeIndexParallel(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, threads: number, onFraction?: (f: number) => void): Promise<WriteIndexResult> {
-  const store = new IndexStoreWriter(join(dir, INDEX_DB));
+  const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
     let postingsCount = 0;

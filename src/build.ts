@@ -14,8 +14,9 @@ import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '
 import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
+import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
-import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE } from '../merge/index-store.js';
+import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
 import { AbortError, storageFailure, UserError } from './errors.js';
@@ -143,6 +144,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     options.onWarning?.(m);
   };
   let sorterToDispose: { dispose(): void } | undefined;
+  let rowsAhead: DocumentRowsAhead | undefined;
   let restored: RestoredState | undefined;
   try {
     const pipeline = await resolvePipeline(options.pipeline, options.sorter);
@@ -203,7 +205,10 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);
         if (restored) notice(`resume: reusing ${restored.runPaths.length} completed run(s) holding ${documents.count} document(s)`);
       }
+      // The index database opens now: document rows go in while the parse waits for batches.
+      rowsAhead = new DocumentRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents);
       parsed = await runWorkerPipeline({
+        whileWaiting: rowsAhead.writeSome,
         checkpoints,
         restored,
         fileBytes,
@@ -265,7 +270,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const written = await merge(
       {
         terms: dictionary.terms,
-        documents: documents.records(),
+        documents: rowsAhead ? rowsAhead.rest() : documents.records(),
+        store: rowsAhead?.store,
         documentCount: documents.count,
         totalTokens: documents.totalTokens,
         // postings.bin and the terms/docs tables depend only on the input and the analysis
@@ -327,6 +333,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       notices,
     };
   } catch (err) {
+    rowsAhead?.store.abort();
     discardOutput(plan);
     // A full disk is the user's to fix: library callers get the same one-line UserError as the CLI.
     const storage = storageFailure(err, options.output);

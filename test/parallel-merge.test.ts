@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
+import { DocumentTable } from '../indexer/documents.js';
+import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
+import { IndexStoreWriter } from '../merge/index-store.js';
 import { sha256OfFile } from '../merge/manifest.js';
 import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';
@@ -72,6 +75,27 @@ describe('parallel merge', () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  it('gives the same index.sqlite bytes when document rows went in ahead of the merge (during the parse)', async () => {
+    const paths = writeRuns([Array.from({ length: 900 }, (_, d) => [d % 37, d] as [number, number])]);
+    const table = new DocumentTable();
+    for (let d = 0; d < 900; d++) table.add(`d${d}`, d < 400 ? 'a.jsonl' : 'b.jsonl', 1);
+    const base: IndexContents = { terms: Array.from({ length: 37 }, (_, i) => `t${i}`), documents: table.records(), documentCount: 900, totalTokens: 900, settings: { test: true } };
+    const plain = freshDir();
+    writeIndex(plain, paths, base, 1 << 20);
+    for (const [pieces, threads] of [[1, 1], [2, 3], [4, 1]] as const) {
+      const out = freshDir();
+      const ahead = new DocumentRowsAhead(new IndexStoreWriter(join(out, 'index.sqlite')), table);
+      let more = true;
+      for (let k = 0; k < pieces && more; k++) more = ahead.writeSome();
+      expect(ahead.count).toBe(Math.min(900, 256 * pieces));
+      const rest = { ...base, documents: ahead.rest(), store: ahead.store };
+      if (threads > 1) await writeIndexParallel(out, paths, rest, 1 << 20, threads);
+      else writeIndex(out, paths, rest, 1 << 20);
+      expect(readFileSync(join(out, 'index.sqlite'))).toEqual(readFileSync(join(plain, 'index.sqlite')));
+      expect(readFileSync(join(out, 'postings.bin'))).toEqual(readFileSync(join(plain, 'postings.bin')));
+    }
   });
 
   it('splits terms into ranges of about equal pair counts that partition every run', () => {

@@ -29,7 +29,7 @@ export class BatchRemapper {
       this.localToGlobal[worker] = map;
     }
     const docBase = existingDocBase ?? (this.documents.nextDocId as number);
-    if (existingDocBase === undefined) for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.paths[i]!, b.lengths[i]!);
+    if (existingDocBase === undefined) for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
     const pairs = b.pairs;
     const end = 2 * b.pairCount;
     for (let i = 0; i < end; i += 2) {

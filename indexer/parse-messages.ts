@@ -47,7 +47,8 @@ export interface ParsedBatch {
   pairs: Uint32Array;
   pairCount: number;
   externalIds: string[];
-  paths: string[];
+  /** The crawl file every document of the batch comes from (a batch never spans files): one string, not one a document. */
+  path: string;
   lengths: Uint32Array;
   bytes: number;
   skips: SkippedItem[];

@@ -178,7 +178,8 @@ export class ParsePool {
  */
 export function queuedBatchBytes(b: ParsedBatch): number {
   let bytes = b.pairs.byteLength + b.lengths.byteLength;
-  for (let i = 0; i < b.externalIds.length; i++) bytes += 40 + b.externalIds[i]!.length + b.paths[i]!.length;
+  bytes += 40 + b.path.length;
+  for (let i = 0; i < b.externalIds.length; i++) bytes += 40 + b.externalIds[i]!.length;
   for (const t of b.newTerms) bytes += 24 + t.length;
   return bytes;
 }

@@ -51,13 +51,14 @@ class BatchBuilder {
   pairs = free.length > 0 ? new Uint32Array(free.pop()!) : new Uint32Array(BATCH_WORDS);
   pairCount = 0;
   externalIds: string[] = [];
-  paths: string[] = [];
   lengths: number[] = [];
   bytes = 0;
   skips: ParsedBatch['skips'] = [];
   warnings: ParsedBatch['warnings'] = [];
 
-  addDocument(termIds: Uint32Array, externalId: string, path: string, bytes: number): void {
+  constructor(readonly path: string) {}
+
+  addDocument(termIds: Uint32Array, externalId: string, bytes: number): void {
     const need = 2 * (this.pairCount + termIds.length);
     if (need > this.pairs.length) {
       const grown = new Uint32Array(Math.max(need, this.pairs.length * 2));
@@ -72,7 +73,6 @@ class BatchBuilder {
     }
     this.pairCount += termIds.length;
     this.externalIds.push(externalId);
-    this.paths.push(path);
     this.lengths.push(termIds.length);
     this.bytes += bytes;
   }
@@ -103,7 +103,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     pairs: b.pairs,
     pairCount: b.pairCount,
     externalIds: b.externalIds,
-    paths: b.paths,
+    path: b.path,
     lengths: Uint32Array.from(b.lengths),
     bytes: b.bytes,
     skips: b.skips,
@@ -123,7 +123,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
 
 async function parseFile(seq: number, path: string): Promise<void> {
   let part = 0;
-  let batch = new BatchBuilder();
+  let batch = new BatchBuilder(path);
   let t0 = performance.now();
   for await (const item of readCorpusFile(init.root, path, init.corpus)) {
     if (item.kind === 'skip') {
@@ -132,11 +132,11 @@ async function parseFile(seq: number, path: string): Promise<void> {
     }
     const d = item.doc;
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
-    batch.addDocument(inverter.invert(d), d.externalId, d.path, d.bytes);
+    batch.addDocument(inverter.invert(d), d.externalId, d.bytes);
     if (batch.pairCount >= init.batchPairs) {
       const busy = performance.now() - t0;
       await send(batch, seq, part++, false, busy);
-      batch = new BatchBuilder();
+      batch = new BatchBuilder(path);
       t0 = performance.now();
     }
   }

@@ -38,6 +38,12 @@ export interface StageReport {
    * to parse (start-up, between files, the end of the crawl).
    */
   blockedMs?: number;
+  /**
+   * 'fill' (the main thread) only: milliseconds it waited for the next batch in crawl order
+   * (writing document rows ahead meanwhile), and for the sort stage to take the next block.
+   */
+  batchWaitMs?: number;
+  sortWaitMs?: number;
 }
 
 export interface BuildSummary {
@@ -67,8 +73,11 @@ export interface BuildSummary {
   timings: { setupMs: number; parseSortMs: number; releaseMs: number; mergeMs: number; finishMs: number; totalMs: number };
   /** Busy/idle time per stage, so overlap is visible. */
   stages: Record<string, StageReport>;
-  /** threads: merge threads (1: the merge ran on the calling thread). */
-  merge: { runs: number; segmentPops: number; threads: number };
+  /**
+   * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
+   * rows written into index.sqlite while the parse waited for batches (the merge inserted the rest).
+   */
+  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number };
   /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */
   resumed?: { runs: number; documents: number };
   peakRssBytes: number;
@@ -262,6 +271,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const { counters, runPaths } = parsed;
     if (options.signal?.aborted) throw new AbortError();
     const mergeStart = performance.now();
+    const documentRowsAhead = rowsAhead?.count ?? 0;
     const { threads, cursorBytes } = planMerge(memoryPlan.mergeBytes, mergeThreadsFor(options, root ? workers : 1, counters.pairs), options.mergeThreads !== undefined);
     const merge = (contents: IndexContents, onFraction: (f: number) => void) =>
       threads > 1
@@ -326,7 +336,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         totalMs: round(performance.now() - t0),
       },
       stages: stageReports(clock, parsed, parseSortMs, mergeMs, counters.pairs),
-      merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops, threads: written.merge.threads },
+      merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops, threads: written.merge.threads, documentRowsAhead },
       ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored?.counters.documents ?? 0 } } : {}),
       peakRssBytes,
       memory: { budgetBytes: memoryBytes, hostBytes, baselineBytes, peakRssBytes, dictionaryBytes, workingSetBytes: peakRssBytes - dictionaryBytes - hostBytes, blockPairs: blockSize },
@@ -380,7 +390,7 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
   const stages: Record<string, StageReport> = {};
   if ('workerTimes' in parsed) {
     parsed.workerTimes.forEach((t, i) => (stages[`parser${i}`] = { ...report(t.busyMs, parseSortMs), blockedMs: round(t.idleMs) }));
-    stages.fill = report(b.fill ?? 0, parseSortMs);
+    stages.fill = { ...report(b.fill ?? 0, parseSortMs), batchWaitMs: round(parsed.batchWaitMs), sortWaitMs: round(parsed.sortWaitMs) };
   } else {
     stages.parser = report(b.parse ?? 0, parseSortMs);
   }

@@ -162,8 +162,11 @@ export class CheckpointLog {
     return { index, terms: dictionary.size, documents: documents.count, resumeAt, counters: structuredClone(counters) };
   }
 
-  /** Records a checkpoint once its run file is complete. Checkpoints commit in block order. */
-  commit(p: PendingCheckpoint, runPath: string, runBytesTotal: number, dictionary: TermDictionary, documents: DocumentTable): void {
+  /**
+   * Records a checkpoint once its run file is complete (runSha256: its hash, computed while it
+   * was written). Checkpoints commit in block order.
+   */
+  commit(p: PendingCheckpoint, runPath: string, runSha256: string, runBytesTotal: number, dictionary: TermDictionary, documents: DocumentTable): void {
     if (p.index !== this.records.length) throw new Error(`checkpoint ${p.index} committed out of order`);
     const name = `delta-${String(p.index).padStart(6, '0')}.json`;
     const delta: Delta = {
@@ -176,7 +179,7 @@ export class CheckpointLog {
     writeFileSync(join(this.dir, name), text);
     const runName = runPath.slice(this.runDir.length + 1);
     const counters = { ...p.counters, blocks: p.index + 1, runBytes: runBytesTotal };
-    this.records.push({ run: runName, runSha256: sha256File(runPath), delta: name, deltaSha256: sha256(text), terms: p.terms, documents: p.documents, resumeAt: p.resumeAt, counters });
+    this.records.push({ run: runName, runSha256, delta: name, deltaSha256: sha256(text), terms: p.terms, documents: p.documents, resumeAt: p.resumeAt, counters });
     this.termsSaved = p.terms;
     this.documentsSaved = p.documents;
     this.writeManifest();

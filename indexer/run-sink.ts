@@ -2,6 +2,7 @@
  * Sort -> toDisk for one block: sorts it with the build's sorter and writes the sorted run
  * straight from the sorter's output view (for GpuSort: the mapped readback range).
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeRunFileAsync } from '../merge/runs.js';
 import type { PairSorter } from '../src/types.js';
@@ -13,6 +14,9 @@ export class RunSink {
   runBytes = 0;
   pairs = 0;
 
+  /** Each run's SHA-256 (hex), computed while writing it; only when constructed with hashRuns (--resume). */
+  readonly runSha256s: string[] = [];
+
   /** Set when the GPU failed mid-build and the remaining blocks were sorted on the CPU. */
   gpuFault?: string;
 
@@ -21,6 +25,7 @@ export class RunSink {
     private readonly runDir: string,
     private readonly clock: StageClock,
     private readonly onWarning?: (message: string) => void,
+    private readonly hashRuns = false,
   ) {}
 
   /** Takes over the completed runs of an interrupted build (--resume); new runs follow them. */
@@ -45,13 +50,18 @@ export class RunSink {
   /** Sorts pairs[0 .. 2*count) (possibly in place) and writes run number `blocks`. */
   async sortAndWrite(pairs: Uint32Array, count: number): Promise<void> {
     if (count === 0) return;
-    const path = join(this.runDir, `run-${String(this.runPaths.length).padStart(6, '0')}.bin`);
+    const index = this.runPaths.length;
+    const path = join(this.runDir, `run-${String(index).padStart(6, '0')}.bin`);
     this.runPaths.push(path);
     let writeMs = 0;
     let runBytes = 0;
+    let sha256: string | undefined;
     const consume = async (sorted: Uint32Array) => {
       const t0 = performance.now();
-      runBytes = await writeRunFileAsync(path, sorted, count);
+      // A fresh hash per attempt: after a GPU fault the run is written again, whole.
+      const hash = this.hashRuns ? createHash('sha256') : undefined;
+      runBytes = await writeRunFileAsync(path, sorted, count, hash);
+      sha256 = hash?.digest('hex');
       writeMs = performance.now() - t0;
     };
     let timing;
@@ -72,6 +82,7 @@ export class RunSink {
       timing = await this.sorter.sortBlock(pairs, count, consume);
     }
     this.runBytes += runBytes;
+    if (sha256 !== undefined) this.runSha256s[index] = sha256;
     this.clock.add('writeRuns', writeMs);
     this.clock.add('sort', timing.totalMs);
     if (timing.kernelMs !== undefined) this.clock.add('gpuKernel', timing.kernelMs);

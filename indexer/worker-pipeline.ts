@@ -96,7 +96,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.fileBytes?.reduce((a, b) => a + b, 0) ?? 0;
-  const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
+  const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning, input.checkpoints !== undefined);
   if (input.restored) sink.adopt(input.restored.runPaths, input.restored.runBytes);
   const { checkpoints, dictionary, documents } = input;
   /** Until the stream passes it: where the completed runs of a resumed build end. */
@@ -116,7 +116,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
 
   /** After a block's run is on disk: its checkpoint (with --resume). */
   const afterRun = (pending: ReturnType<CheckpointLog['capture']> | undefined) => {
-    if (pending) checkpoints!.commit(pending, sink.runPaths[pending.index]!, sink.runBytes, dictionary, documents);
+    if (pending) checkpoints!.commit(pending, sink.runPaths[pending.index]!, sink.runSha256s[pending.index]!, sink.runBytes, dictionary, documents);
     afterSort();
   };
 

@@ -9,6 +9,7 @@
  * Writing goes straight from the sorter's view (for the GPU sorter: its mapped readback range)
  * to the file, with no intermediate copy.
  */
+import type { Hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
@@ -47,15 +48,20 @@ const ASYNC_WRITE_CHUNK = 8 << 20;
  * writeRunFile on the libuv thread pool, in chunks: the main thread goes on taking parse
  * batches while a run goes to disk (a synchronous 128 MB write would stall every parse worker
  * waiting for its batches to be taken). `sorted` must stay valid until the promise settles.
+ * `hash`, when given, is fed the file's bytes as they are written (--resume checkpoints record
+ * each run's SHA-256 without reading the run back).
  */
-export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number): Promise<number> {
+export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number, hash?: Hash): Promise<number> {
   const file = await open(path, 'w');
   try {
-    await file.write(runHeader(count), 0, RUN_HEADER_BYTES, 0);
+    const header = runHeader(count);
+    await file.write(header, 0, RUN_HEADER_BYTES, 0);
+    hash?.update(header);
     const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
     let off = 0;
     while (off < body.length) {
       const { bytesWritten } = await file.write(body, off, Math.min(body.length - off, ASYNC_WRITE_CHUNK), RUN_HEADER_BYTES + off);
+      hash?.update(body.subarray(off, off + bytesWritten));
       off += bytesWritten;
     }
     return RUN_HEADER_BYTES + body.length;

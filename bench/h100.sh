@@ -35,7 +35,7 @@ if [ "$what" = builds ] || [ "$what" = all ]; then
 fi
 if [ "$what" = table ] || [ "$what" = all ]; then
   log "bench table"
-  $cli bench $crawl --sizes 5 --block-size 16777216 --memory 4GiB -o "$OUT/bench" > "$OUT/bench.log" 2>&1; log "bench rc=$?"
+  $cli bench $crawl --sizes 5 --repeat ${REPEAT:-3} --block-size 16777216 --memory 4GiB -o "$OUT/bench" > "$OUT/bench.log" 2>&1; log "bench rc=$?"
   tail -12 "$OUT/bench.log" | tee -a "$OUT/log.txt"
 fi
 if [ "$what" = memory ] || [ "$what" = all ]; then

@@ -35,7 +35,19 @@ export interface BenchOptions {
   memory?: string;
   blockSize?: number;
   scratch?: string;
+  /**
+   * Builds of each cell, in alternating rounds (parse alone, then each pipeline, per round);
+   * the table reports each cell's median. Default 1. On a noisy machine single builds of the
+   * same thing differ by up to 25 % (docs/benchmarks.md), more than some of the ratios measured.
+   */
+  repeat?: number;
   log?: (line: string) => void;
+}
+
+/** One cell's measurements, in round order. */
+export interface BenchSamples {
+  parseOnlyMs: number[];
+  runs: Record<string, { parseSortMs: number[]; mergeMs: number[]; totalMs: number[] }>;
 }
 
 export interface BenchRow {
@@ -43,9 +55,19 @@ export interface BenchRow {
   bytes: number;
   documents: number;
   pairs: number;
+  /** Median over the rounds (see BenchOptions.repeat), as are the runs' times. */
   parseOnlyMs: number;
-  /** Per pipeline: Parse+Sort ms, Merge ms, total ms, peak RSS of the process so far. */
+  /** Per pipeline: Parse+Sort ms, Merge ms, total ms (medians), what it ran as, sort busy ms (last round). */
   runs: Record<string, { parseSortMs: number; mergeMs: number; totalMs: number; pipeline: string; sortBusyMs: number }>;
+  /** Every round's times. */
+  samples: BenchSamples;
+}
+
+/** The median (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = v.length >> 1;
+  return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
 async function parseOnly(root: string, files: string[], workers: number, blockSize: number): Promise<number> {
@@ -81,6 +103,8 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
   const sizes = o.sizes ?? 5;
   const counts = [...new Set(Array.from({ length: sizes }, (_, i) => Math.max(1, Math.round(files.length / 2 ** (sizes - 1 - i)))))];
   const workers = o.workers ?? defaultWorkers();
+  const repeat = o.repeat ?? 1;
+  if (!Number.isInteger(repeat) || repeat < 1) throw new UserError(`--repeat must be a positive integer, got ${o.repeat}`);
   const pipelines = o.pipelines ?? ['cpu', 'gpu', 'gpu+'];
   const scratch = o.scratch ?? mkdtempSync(join(dirname(root), '.gpuindex-bench-'));
   const rows: BenchRow[] = [];
@@ -95,18 +119,31 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
       const subsetFiles = files.slice(0, count);
       const bytes = subsetFiles.reduce((s, f) => s + statSync(join(root, f)).size, 0);
       const blockSize = o.blockSize ?? 1 << 24;
-      const parseOnlyMs = await parseOnly(subset, subsetFiles, workers, blockSize);
-      const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: round(parseOnlyMs), runs: {} };
-      for (const p of pipelines) {
-        const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
-        const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
-        row.documents = s.documents;
-        row.pairs = s.pairs;
-        row.runs[p] = { parseSortMs: s.timings.parseSortMs, mergeMs: s.timings.mergeMs, totalMs: s.timings.totalMs, pipeline: s.pipeline, sortBusyMs: s.stages.sort?.busyMs ?? 0 };
-        rmSync(out, { recursive: true, force: true });
-        log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB: ${p} parse+sort ${s.timings.parseSortMs} ms, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline})`);
+      const samples: BenchSamples = { parseOnlyMs: [], runs: {} };
+      const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: 0, runs: {}, samples };
+      for (let round = 1; round <= repeat; round++) {
+        const parseOnlyMs = await parseOnly(subset, subsetFiles, workers, blockSize);
+        samples.parseOnlyMs.push(roundMs(parseOnlyMs));
+        log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: parse alone ${roundMs(parseOnlyMs)} ms`);
+        for (const p of pipelines) {
+          const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
+          const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
+          row.documents = s.documents;
+          row.pairs = s.pairs;
+          const cell = (samples.runs[p] ??= { parseSortMs: [], mergeMs: [], totalMs: [] });
+          cell.parseSortMs.push(s.timings.parseSortMs);
+          cell.mergeMs.push(s.timings.mergeMs);
+          cell.totalMs.push(s.timings.totalMs);
+          row.runs[p] = { parseSortMs: 0, mergeMs: 0, totalMs: 0, pipeline: s.pipeline, sortBusyMs: s.stages.sort?.busyMs ?? 0 };
+          rmSync(out, { recursive: true, force: true });
+          log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB${repeat > 1 ? `, round ${round}` : ''}: ${p} parse+sort ${s.timings.parseSortMs} ms, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline})`);
+        }
       }
-      log(`${count} files: parse alone ${row.parseOnlyMs} ms`);
+      row.parseOnlyMs = roundMs(median(samples.parseOnlyMs));
+      for (const p of pipelines) {
+        const cell = samples.runs[p]!;
+        Object.assign(row.runs[p]!, { parseSortMs: roundMs(median(cell.parseSortMs)), mergeMs: roundMs(median(cell.mergeMs)), totalMs: roundMs(median(cell.totalMs)) });
+      }
       rows.push(row);
     }
   } finally {
@@ -115,7 +152,7 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
   return rows;
 }
 
-const round = (ms: number): number => Math.round(ms * 10) / 10;
+const roundMs = (ms: number): number => Math.round(ms * 10) / 10;
 
 export function benchTable(rows: BenchRow[]): string {
   const pipes = Object.keys(rows[0]?.runs ?? {});

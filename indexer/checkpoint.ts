@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { join } from 'node:path';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
+import type { LineState } from './jsonl-ranges.js';
 import type { ParseCounters } from './pipeline.js';
 
 const FORMAT = 1;
@@ -37,6 +38,8 @@ export interface ResumePoint {
   part: number;
   taken: number;
   inBatch: boolean;
+  /** Line numbering of a range task (jsonl-ranges.ts) at this point; absent means none yet. */
+  lines?: LineState;
 }
 
 interface CheckpointRecord {

@@ -32,7 +32,8 @@ export interface ParseWorkerInit {
  * A credit may carry (transferred) the pairs array of a batch the main thread has consumed, for
  * the worker's next batch: batch arrays circulate instead of becoming garbage (see ParsePool).
  */
-export type ToWorker = { type: 'task'; seq: number; path: string } | { type: 'credit'; buffer?: ArrayBuffer } | { type: 'stop' };
+/** A task: a whole file, or with start/end the lines of a JSONL file starting in that byte range (indexer/jsonl-ranges.ts). */
+export type ToWorker = { type: 'task'; seq: number; path: string; start?: number; end?: number } | { type: 'credit'; buffer?: ArrayBuffer } | { type: 'stop' };
 
 /** One batch of parsed documents of one file: the stream element between parse and block fill. */
 export interface ParsedBatch {
@@ -49,6 +50,14 @@ export interface ParsedBatch {
   externalIds: string[];
   /** The crawl file every document of the batch comes from (a batch never spans files): one string, not one a document. */
   path: string;
+  /**
+   * Range tasks only (line numbers count from the range's first line): [document index, line]
+   * of each document whose id is its `path:line`, for the main thread to renumber.
+   */
+  lineIds?: number[];
+  /** Range tasks, last batch only: the range's lines and items (documents and skips). */
+  lines?: number;
+  items?: number;
   lengths: Uint32Array;
   bytes: number;
   skips: SkippedItem[];

@@ -1,11 +1,12 @@
 /**
- * The parse workers: hands out the crawl's files in order, and yields the batches they post
+ * The parse workers: hands out the crawl's parse tasks (files, or ranges of big JSONL files) in order, and yields the batches they post
  * in crawl order (file sequence, then part), whatever order they arrive in. Each worker may
  * have `credits` batches outstanding; consuming a batch returns its credit (SyncSend).
  */
 import { Worker } from 'node:worker_threads';
 import { batchArrayWords, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { workerScript } from '../src/worker-script.js';
+import type { ParseTask } from './jsonl-ranges.js';
 import { releaseBuffers } from './release-buffers.js';
 
 /**
@@ -53,7 +54,7 @@ export class ParsePool {
    * it, credits come back only as batches are consumed. Parsing starts at file `firstFile`
    * (a resumed build); batches keep their crawl-wide sequence numbers.
    */
-  constructor(private readonly files: readonly string[], count: number, init: ParseWorkerInit, private readonly maxBufferedBytes: number, firstFile = 0) {
+  constructor(private readonly tasks: readonly ParseTask[], count: number, init: ParseWorkerInit, private readonly maxBufferedBytes: number, firstFile = 0) {
     this.nextFile = firstFile;
     this.batchArrayBytes = 4 * batchArrayWords(init.batchPairs);
     this.expected = { seq: firstFile, part: 0 };
@@ -79,10 +80,11 @@ export class ParsePool {
   }
 
   private dispatch(w: number): void {
-    if (this.nextFile >= this.files.length) return;
+    if (this.nextFile >= this.tasks.length) return;
     const seq = this.nextFile++;
     this.pendingTasks[w]!++;
-    this.post(w, { type: 'task', seq, path: this.files[seq]! });
+    const { path, range } = this.tasks[seq]!;
+    this.post(w, range ? { type: 'task', seq, path, start: range.start, end: range.end } : { type: 'task', seq, path });
   }
 
   private fail(err: Error): void {
@@ -140,7 +142,7 @@ export class ParsePool {
    */
   async *batches(idle?: () => boolean): AsyncGenerator<Arrival> {
     let idleLeft = idle !== undefined;
-    while (this.expected.seq < this.files.length) {
+    while (this.expected.seq < this.tasks.length) {
       const { seq, part } = this.expected;
       const key = `${seq}:${part}`;
       let got = this.arrived.get(key);

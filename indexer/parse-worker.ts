@@ -17,7 +17,7 @@ const inverter = new DocumentInverter(createTokenizer(init.tokenizer), dictionar
 
 let credits = init.credits;
 let creditWaiter: (() => void) | undefined;
-const tasks: { seq: number; path: string }[] = [];
+const tasks: { seq: number; path: string; range?: { start: number; end: number } }[] = [];
 let taskWaiter: (() => void) | undefined;
 let stopping = false;
 
@@ -27,7 +27,7 @@ port.on('message', (m: ToWorker) => {
     if (m.buffer) free.push(m.buffer);
     creditWaiter?.();
   } else if (m.type === 'task') {
-    tasks.push({ seq: m.seq, path: m.path });
+    tasks.push({ seq: m.seq, path: m.path, range: m.start !== undefined ? { start: m.start, end: m.end ?? Infinity } : undefined });
     taskWaiter?.();
   } else {
     stopping = true;
@@ -54,6 +54,9 @@ class BatchBuilder {
   lengths: number[] = [];
   bytes = 0;
   skips: ParsedBatch['skips'] = [];
+  lineIds: number[] = [];
+  lines?: number;
+  items?: number;
   warnings: ParsedBatch['warnings'] = [];
 
   constructor(readonly path: string) {}
@@ -104,6 +107,8 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     pairCount: b.pairCount,
     externalIds: b.externalIds,
     path: b.path,
+    ...(b.lineIds.length > 0 ? { lineIds: b.lineIds } : {}),
+    ...(b.lines !== undefined ? { lines: b.lines, items: b.items } : {}),
     lengths: Uint32Array.from(b.lengths),
     bytes: b.bytes,
     skips: b.skips,
@@ -121,17 +126,22 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
   port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer]);
 }
 
-async function parseFile(seq: number, path: string): Promise<void> {
+async function parseFile(seq: number, path: string, lineRange?: { start: number; end: number }): Promise<void> {
   let part = 0;
   let batch = new BatchBuilder(path);
   let t0 = performance.now();
-  for await (const item of readCorpusFile(init.root, path, init.corpus)) {
+  let counts: { lines: number; items: number } | undefined;
+  const range = lineRange && { ...lineRange, onEnd: (c: { lines: number; items: number }) => (counts = c) };
+  // Only a range after a file's first has line numbers the main thread must renumber.
+  const renumbered = range !== undefined && range.start > 0;
+  for await (const item of readCorpusFile(init.root, path, init.corpus, range)) {
     if (item.kind === 'skip') {
       batch.skips.push(item.skip);
       continue;
     }
     const d = item.doc;
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
+    if (renumbered && d.idFromLine) batch.lineIds.push(batch.externalIds.length, d.line!);
     batch.addDocument(inverter.invert(d), d.externalId, d.bytes);
     if (batch.pairCount >= init.batchPairs) {
       const busy = performance.now() - t0;
@@ -139,6 +149,10 @@ async function parseFile(seq: number, path: string): Promise<void> {
       batch = new BatchBuilder(path);
       t0 = performance.now();
     }
+  }
+  if (counts) {
+    batch.lines = counts.lines;
+    batch.items = counts.items;
   }
   await send(batch, seq, part, true, performance.now() - t0);
 }
@@ -149,7 +163,7 @@ async function main(): Promise<void> {
     taskWaiter = undefined;
     if (stopping) break;
     const task = tasks.shift()!;
-    await parseFile(task.seq, task.path);
+    await parseFile(task.seq, task.path, task.range);
   }
   port.close();
 }

@@ -21,6 +21,7 @@ import { comparePoint, type CheckpointLog, type ResumePoint, type RestoredState 
 import { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
+import { LineNumbering, type ParseTask } from './jsonl-ranges.js';
 import { ParsePool, type WorkerTimes } from './parse-pool.js';
 import type { ParseCounters, PipelineResult } from './pipeline.js';
 import type { ParsedBatch } from './parse-messages.js';
@@ -34,7 +35,8 @@ export type Schedule = 'sequential' | 'overlapped';
 
 export interface WorkerPipelineInput {
   root: string;
-  files: readonly string[];
+  /** The parse tasks in crawl order: files, and ranges of large JSONL files (jsonl-ranges.ts planTasks). */
+  tasks: readonly ParseTask[];
   corpus: CorpusOptions;
   tokenizer: TokenizerOptions;
   workers: number;
@@ -59,8 +61,6 @@ export interface WorkerPipelineInput {
   signal?: AbortSignal;
   onSkip?: (item: SkippedItem) => void;
   onDocumentWarning?: (item: SkippedItem) => void;
-  /** On-disk size of each file of `files` (for the progress ETA). */
-  fileBytes?: readonly number[];
   onProgress?: (counters: ParseCounters) => void;
   onWarning?: (message: string) => void;
   /**
@@ -86,7 +86,7 @@ export interface WorkerPipelineResult extends PipelineResult {
 export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
   const { clock, signal } = input;
   const batchPairs = input.batchPairs ?? Math.max(1, Math.min(1 << 16, input.blockSize));
-  const pool = new ParsePool(input.files, Math.max(1, input.workers), {
+  const pool = new ParsePool(input.tasks, Math.max(1, input.workers), {
     root: input.root,
     corpus: input.corpus,
     tokenizer: input.tokenizer,
@@ -95,7 +95,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     maxYoungGenerationMb: input.maxYoungGenerationMb,
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
-  counters.fileBytesTotal = input.fileBytes?.reduce((a, b) => a + b, 0) ?? 0;
+  counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
+  const numbering = new LineNumbering(input.tasks, input.restored?.resumeAt.lines);
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning, input.checkpoints !== undefined);
   if (input.restored) sink.adopt(input.restored.runPaths, input.restored.runBytes);
   const { checkpoints, dictionary, documents } = input;
@@ -157,6 +158,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       const tBatch = performance.now();
       let flushMs = 0;
       let from = 0;
+      // Every batch, in crawl order (a range's line numbers depend on the ranges before it).
+      const emptyFile = numbering.take(batch);
       const position = resumeAt ? comparePoint(batch.seq, batch.part, resumeAt) : 1;
       if (position < 0) {
         // Resumed build: this batch is wholly in completed runs (and in the restored state).
@@ -171,6 +174,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       } else {
         remapper.remap(worker, batch);
         countBatch(counters, batch, input);
+        if (emptyFile) countSkip(counters, emptyFile, input);
       }
       resumeAt = undefined;
       // Copy the batch into blocks, flushing each block as it fills.
@@ -181,7 +185,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         from += take;
         if (current.full) {
           const tFlush = performance.now();
-          await flush(pointAfter(batch, from));
+          const point = pointAfter(batch, from);
+          await flush({ ...point, lines: numbering.stateAt(point.seq, batch.seq) });
           flushMs += performance.now() - tFlush;
         }
       }
@@ -191,7 +196,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
-    await flush({ seq: input.files.length, part: 0, taken: 0, inBatch: false });
+    await flush({ seq: input.tasks.length, part: 0, taken: 0, inBatch: false });
     if (inflight) {
       const t0 = performance.now();
       await inflight;
@@ -216,14 +221,16 @@ function pointAfter(batch: ParsedBatch, taken: number): ResumePoint {
   return batch.last ? { seq: batch.seq + 1, part: 0, taken: 0, inBatch: false } : { seq: batch.seq, part: batch.part + 1, taken: 0, inBatch: false };
 }
 
+function countSkip(counters: ParseCounters, s: SkippedItem, input: WorkerPipelineInput): void {
+  counters.skippedCount++;
+  if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(s);
+  input.onSkip?.(s);
+}
+
 function countBatch(counters: ParseCounters, batch: ParsedBatch, input: WorkerPipelineInput): void {
   for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
-  if (batch.last) counters.fileBytesDone += input.fileBytes?.[batch.seq] ?? 0;
-  for (const s of batch.skips) {
-    counters.skippedCount++;
-    if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(s);
-    input.onSkip?.(s);
-  }
+  if (batch.last) counters.fileBytesDone += input.tasks[batch.seq]?.bytes ?? 0;
+  for (const s of batch.skips) countSkip(counters, s, input);
   counters.documents += batch.externalIds.length;
   counters.bytes += batch.bytes;
   counters.pairs += batch.pairCount;

@@ -9,6 +9,7 @@ import { join, resolve, dirname } from 'node:path';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { StageClock } from '../indexer/stage-clock.js';
+import { planTasks } from '../indexer/jsonl-ranges.js';
 import { runWorkerPipeline } from '../indexer/worker-pipeline.js';
 import { buildIndex, defaultWorkers, type BuildSummary } from './build.js';
 import { listCorpusFiles } from './corpus/index.js';
@@ -76,7 +77,7 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
     const t0 = performance.now();
     await runWorkerPipeline({
       root,
-      files,
+      tasks: planTasks(root, files, files.map((f) => statSync(join(root, f)).size)),
       corpus: {},
       tokenizer: createTokenizer().options,
       workers,

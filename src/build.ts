@@ -14,6 +14,7 @@ import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '
 import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
+import { planTasks, rangeBytesFromEnv } from '../indexer/jsonl-ranges.js';
 import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
@@ -193,7 +194,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       listing.files = listing.files.filter(outsideResumeDir);
       listing.skipped = listing.skipped.filter((s) => outsideResumeDir(s.path));
       const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
-      const fileBytes = fileStats.map((st) => st.size);
+      const rangeBytes = rangeBytesFromEnv();
+      const tasks = planTasks(listing.base, listing.files, fileStats.map((st) => st.size), rangeBytes);
       let checkpoints: CheckpointLog | undefined;
       if (options.resume) {
         // Everything that shapes the runs or the batch stream: a change starts the build afresh.
@@ -206,6 +208,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
           stopwordList: ['english', 'none'].includes(tokenizer.options.stopwords) ? null : readFileSync(tokenizer.options.stopwords, 'utf8'),
           fields: options.fields ?? null,
           blockSize,
+          // The parse tasks' numbering (batches' seq) depends on how large files are cut.
+          rangeBytes,
         });
         const opened = CheckpointLog.open(resumeDirFor(plan.output), key, true, dictionary, documents);
         checkpoints = opened.log;
@@ -220,10 +224,9 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         whileWaiting: rowsAhead.writeSome,
         checkpoints,
         restored,
-        fileBytes,
         onDocumentWarning,
         root: listing.base,
-        files: listing.files,
+        tasks,
         corpus: { fields: options.fields },
         tokenizer: tokenizer.options,
         workers,

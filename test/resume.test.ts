@@ -151,6 +151,37 @@ describe('buildIndex({ resume: true }) after an interrupted build', () => {
     });
   }
 
+  it('resumes inside a line range of a cut file (GPUINDEX_RANGE_BYTES) to the index and skip lines of whole files', async () => {
+    // A broken line every 10 lines, so every range has skips whose line numbers depend on the ranges before it.
+    const crawl = crawlCopy();
+    for (const f of readdirSync(crawl)) {
+      const lines = readFileSync(join(crawl, f), 'utf8').split('\n');
+      for (let i = lines.length - 1; i > 0; i -= 10) lines.splice(i, 0, '{"broken": ');
+      writeFileSync(join(crawl, f), lines.join('\n'));
+    }
+    const reference = await clean(crawl);
+    process.env.GPUINDEX_RANGE_BYTES = '100000'; // each ~500 KB file: about five ranges
+    try {
+      // Interrupt until the last checkpoint lies inside a range after a file's first.
+      let output = '';
+      let saved: Checkpoint[] = [];
+      for (const k of [30, 37, 44, 51, 58, 65]) {
+        output = freshOutput();
+        saved = await interrupt(crawl, output, { workers: 2 }, k);
+        const last = manifest(output).checkpoints.at(-1) as unknown as { resumeAt: { lines?: { lineBase: number } } };
+        if ((last.resumeAt.lines?.lineBase ?? 0) > 0) break;
+        saved = [];
+      }
+      expect(saved.length, 'no interrupt landed inside a later range').toBeGreaterThan(0);
+      const r = await resume(crawl, output, { workers: 2 });
+      expect(r.summary.resumed?.runs).toBe(saved.length);
+      expect(r.summary.skipped).toEqual(reference.summary.skipped);
+      expectSameIndex(r.content, reference.content);
+    } finally {
+      delete process.env.GPUINDEX_RANGE_BYTES;
+    }
+  });
+
   it('resumes with a different worker count (workers do not shape the runs)', async () => {
     const reference = await clean(master);
     const output = freshOutput();

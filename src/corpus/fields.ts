@@ -35,7 +35,8 @@ function asText(v: unknown): string | undefined {
 
 const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
 
-export type FieldResult = { externalId: string; title: string; text: string; warning?: string } | { reason: string };
+/** idIsFallback: externalId is fallbackId (no id field). */
+export type FieldResult = { externalId: string; title: string; text: string; warning?: string; idIsFallback?: true } | { reason: string };
 
 /**
  * `fallbackId` is used when no id field is present. With `repair`, U+FFFD (what the decoder
@@ -44,7 +45,7 @@ export type FieldResult = { externalId: string; title: string; text: string; war
 export function documentFromJson(value: unknown, fallbackId: string, fields: ResolvedFields, repair: boolean): FieldResult {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { reason: `not a JSON object (${kindOf(value)})` };
   const o = value as Record<string, unknown>;
-  let externalId = fallbackId;
+  let externalId: string | undefined;
   for (const f of fields.id) {
     const v = Object.hasOwn(o, f) ? o[f] : undefined;
     if ((typeof v === 'string' && v !== '') || (typeof v === 'number' && Number.isFinite(v))) {
@@ -52,6 +53,8 @@ export function documentFromJson(value: unknown, fallbackId: string, fields: Res
       break;
     }
   }
+  const idIsFallback = externalId === undefined;
+  externalId ??= fallbackId;
   let title = '';
   for (const f of fields.title) {
     const v = Object.hasOwn(o, f) ? asText(o[f]) : undefined;
@@ -66,9 +69,10 @@ export function documentFromJson(value: unknown, fallbackId: string, fields: Res
     if (v !== undefined) text = text === undefined ? v : text + '\n' + v;
   }
   if (text === undefined) return { reason: `no text field (tried ${fields.text.join(', ')})` };
-  if (!repair) return { externalId, title, text };
+  const id = idIsFallback ? { externalId, idIsFallback: true as const } : { externalId };
+  if (!repair) return { ...id, title, text };
   const t = removeReplacements(text);
   const h = removeReplacements(title);
   const removed = t.removed + h.removed;
-  return removed === 0 ? { externalId, title, text } : { externalId, title: h.text, text: t.text, warning: invalidUtf8Warning(removed) };
+  return removed === 0 ? { ...id, title, text } : { ...id, title: h.text, text: t.text, warning: invalidUtf8Warning(removed) };
 }

@@ -42,12 +42,24 @@ const READ_CHUNK_BYTES = 1 << 20;
 const SMALL_FILE_BYTES = 4 << 20;
 
 /** Reads the file `relPath` ('/'-separated, relative to `root`). */
-export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}): AsyncGenerator<CorpusItem> {
-  yield* readFileWith(root, relPath, resolveFields(options));
+export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}, range?: LineRange): AsyncGenerator<CorpusItem> {
+  yield* readFileWith(root, relPath, resolveFields(options), range);
+}
+
+/**
+ * A part of an uncompressed JSONL file for one parse task: the lines that start at a byte
+ * offset in [start, end). Line numbers (and ids made from them) are counted from the range's
+ * first line; `onEnd` gets the range's line and item counts so the caller can number lines
+ * across ranges (indexer/jsonl-ranges.ts).
+ */
+export interface LineRange {
+  start: number;
+  end: number;
+  onEnd?: (counts: { lines: number; items: number }) => void;
 }
 
 /** readCorpusFile with the field lists already resolved. */
-export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields): AsyncGenerator<CorpusItem> {
+export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields, range?: LineRange): AsyncGenerator<CorpusItem> {
   const path = relPath;
   const skip = (reason: string): CorpusItem => ({ kind: 'skip', skip: { path, reason } });
   const fmt = formatOf(relPath);
@@ -70,7 +82,7 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
   if (!st.isFile()) return yield skip('not a regular file');
   if (st.size === 0) return yield skip('empty file');
   try {
-    if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size);
+    if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size, range);
     else if (fmt.format === 'json') yield* readJson(full, path, fmt.gzip, fields, st.size);
     else yield* readWholeDocument(full, path, fmt.gzip, fmt.format, st.size);
   } catch (err) {
@@ -81,7 +93,8 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
 // ---------------------------------------------------------------------------------------------
 
 /** The file's (decompressed) bytes as a stream of chunks. Throws at once if a small file cannot be read. */
-function openStream(full: string, gzip: boolean, size: number): Readable {
+function openStream(full: string, gzip: boolean, size: number, from = 0): Readable {
+  if (from > 0) return createReadStream(full, { start: from, highWaterMark: READ_CHUNK_BYTES }); // a range: never gzip
   if (size <= SMALL_FILE_BYTES) {
     const buf = readFileSync(full);
     if (!gzip) return Readable.from([buf]);
@@ -120,13 +133,21 @@ const doc = (d: SourceDocument): CorpusItem =>
 // ---------------------------------------------------------------------------------------------
 // JSONL
 
-async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number): AsyncGenerator<CorpusItem> {
+async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number, range?: LineRange): AsyncGenerator<CorpusItem> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let lineNo = 0;
   let discarding = false; // inside an over-long line
   let first = true;
   let items = 0;
+  // A range (see LineRange): read from the byte before it, skip the line that started before
+  // it, and stop at the first line that starts at or after its end.
+  const rangeStart = range?.start ?? 0;
+  const rangeEnd = range?.end ?? Infinity;
+  const streamStart = Math.max(0, rangeStart - 1);
+  let aligned = rangeStart === 0;
+  let chunkBase = streamStart; // file offset of the current chunk
+  let lineStart = rangeStart; // file offset where the current line starts
 
   const parseLine = (raw: Buffer): CorpusItem | undefined => {
     let end = raw.length;
@@ -147,21 +168,33 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
     const r = documentFromJson(value, `${path}:${lineNo}`, fields, !valid);
     if ('reason' in r) return { kind: 'skip', skip: { path, line: lineNo, reason: r.reason } };
     const d: SourceDocument = { externalId: r.externalId, path, line: lineNo, title: r.title, text: r.text, bytes: raw.length };
+    if (r.idIsFallback) d.idFromLine = true;
     if (r.warning) d.warning = r.warning;
     return doc(d);
   };
 
   try {
-    for await (const chunk of openStream(full, gzip, size) as AsyncIterable<Buffer>) {
+    read: for await (const chunk of openStream(full, gzip, size, streamStart) as AsyncIterable<Buffer>) {
       if (first) {
         first = false;
-        if (hasNulByte(chunk)) {
+        if (rangeStart === 0 && hasNulByte(chunk)) {
           yield { kind: 'skip', skip: { path, reason: 'binary file' } };
           return;
         }
       }
       let start = 0;
+      if (!aligned) {
+        const nl = chunk.indexOf(0x0a);
+        if (nl < 0) {
+          chunkBase += chunk.length;
+          continue;
+        }
+        aligned = true;
+        start = nl + 1;
+        lineStart = chunkBase + start;
+      }
       for (;;) {
+        if (lineStart >= rangeEnd) break read;
         const nl = chunk.indexOf(0x0a, start);
         if (nl < 0) break;
         lineNo++;
@@ -181,7 +214,9 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
           }
         }
         start = nl + 1;
+        lineStart = chunkBase + start;
       }
+      chunkBase += chunk.length;
       if (start < chunk.length && !discarding) {
         const tail = chunk.subarray(start);
         if (pendingBytes + tail.length > MAX_LINE_BYTES) {
@@ -198,12 +233,15 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
     }
   } catch (err) {
     // Nothing read yet (the file cannot be opened, e.g. EACCES, or is no gzip at all): the
-    // whole file is skipped, as for the other formats, not "line 1 and the rest".
-    if (first) yield { kind: 'skip', skip: { path, reason: describeError(err) } };
+    // whole file is skipped, as for the other formats, not "line 1 and the rest". (A later
+    // range of the file leaves saying so to the first.)
+    if (first) {
+      if (rangeStart === 0) yield { kind: 'skip', skip: { path, reason: describeError(err) } };
+    }
     else yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `${describeError(err)}; the rest of the file is skipped` } };
     return;
   }
-  if (pendingBytes > 0 && !discarding) {
+  if (pendingBytes > 0 && !discarding && lineStart < rangeEnd) {
     lineNo++;
     const item = parseLine(pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes));
     if (item) {
@@ -211,7 +249,9 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
       yield item;
     }
   }
-  if (items === 0) yield { kind: 'skip', skip: { path, reason: 'empty file' } };
+  // A range reports its counts instead: the file is empty only if all its ranges are.
+  if (range) range.onEnd?.({ lines: lineNo, items });
+  else if (items === 0) yield { kind: 'skip', skip: { path, reason: 'empty file' } };
 }
 
 // ---------------------------------------------------------------------------------------------

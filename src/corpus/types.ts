@@ -10,6 +10,8 @@ export interface SourceDocument {
   line?: number;
   /** '' when none. */
   title: string;
+  /** Set when externalId is the path + ':' + line fallback (JSONL without an id field). */
+  idFromLine?: true;
   /** Body text; the title is not repeated here (the indexer tokenizes title, then text). */
   text: string;
   /** Size of the document's raw (decompressed) source in bytes, for MB/s figures. */

@@ -1,0 +1,125 @@
+/**
+ * Parse tasks, and line numbers across them. A large uncompressed JSONL file is cut into
+ * line-aligned byte ranges, one parse task each, so that one big file keeps every parse worker
+ * busy instead of one. A range's worker numbers lines from its own first line; the main thread,
+ * which takes batches in crawl order, knows how many lines the earlier ranges of the file had
+ * and turns range-local line numbers (in skip and warning lines, and in the `path:line` ids of
+ * documents without an id field) into the file's own, so the index and the summary are the
+ * same as for one task per file.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SkippedItem } from '../src/corpus/index.js';
+import type { ParsedBatch } from './parse-messages.js';
+
+/** Files larger than this are cut into ranges of about this many bytes. */
+export const DEFAULT_RANGE_BYTES = 16 << 20;
+
+/** Bytes of a file read to tell binary from text before cutting it (a binary file is skipped whole). */
+const SNIFF_BYTES = 64 << 10;
+
+/** One parse task: a whole file, or the lines of a JSONL file starting in [start, end). */
+export interface ParseTask {
+  path: string;
+  range?: { start: number; end: number };
+  /** Bytes of the file this task covers (for the progress ETA). */
+  bytes: number;
+}
+
+/**
+ * GPUINDEX_RANGE_BYTES: the range size; a test and benchmark knob (tests cut tiny files into
+ * many ranges). Not an option: the index is the same whatever it is.
+ */
+export function rangeBytesFromEnv(): number {
+  const v = Number(process.env.GPUINDEX_RANGE_BYTES);
+  return Number.isInteger(v) && v > 0 ? v : DEFAULT_RANGE_BYTES;
+}
+
+/** The tasks of a crawl's files, in crawl order (`sizes`: each file's size on disk). */
+export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes = rangeBytesFromEnv()): ParseTask[] {
+  const tasks: ParseTask[] = [];
+  files.forEach((path, i) => {
+    const size = sizes[i]!;
+    if (size <= rangeBytes || !/\.jsonl$/i.test(path) || !looksLikeText(join(base, path))) {
+      tasks.push({ path, bytes: size });
+      return;
+    }
+    const count = Math.ceil(size / rangeBytes);
+    for (let k = 0; k < count; k++) {
+      const start = Math.floor((k * size) / count);
+      const end = k + 1 === count ? Infinity : Math.floor(((k + 1) * size) / count);
+      tasks.push({ path, range: { start, end }, bytes: Math.min(end, size) - start });
+    }
+  });
+  return tasks;
+}
+
+/** No NUL byte in the first SNIFF_BYTES (the reader's binary-file test), and readable. */
+function looksLikeText(full: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(full, 'r');
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const n = readSync(fd, buf, 0, SNIFF_BYTES, 0);
+    return !buf.subarray(0, n).includes(0);
+  } catch {
+    return false; // the reader reports why, once, for the whole file
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Where numbering stands at a resume point (saved with --resume checkpoints). */
+export interface LineState {
+  /** Lines of the earlier ranges of the file of the task in progress. */
+  lineBase: number;
+  /** Items (documents and skips) of those ranges: none at all makes the file an empty file. */
+  items: number;
+}
+
+/**
+ * Turns the range-local line numbers of batches, taken in crawl order, into their file's. Call
+ * take() for every batch in crawl order (those a resumed build skips too).
+ */
+export class LineNumbering {
+  private base: number;
+  private items: number;
+  private next: LineState = { lineBase: 0, items: 0 };
+
+  constructor(private readonly tasks: readonly ParseTask[], resumed?: LineState) {
+    this.base = resumed?.lineBase ?? 0;
+    this.items = resumed?.items ?? 0;
+    this.next = { lineBase: this.base, items: this.items };
+  }
+
+  /**
+   * Fixes batch b's line numbers in place and, after the last range of a file with no items,
+   * returns the 'empty file' skip that a single task would have reported.
+   */
+  take(b: ParsedBatch): SkippedItem | undefined {
+    const task = this.tasks[b.seq]!;
+    if (b.part === 0) {
+      const continues = task.range !== undefined && task.range.start > 0;
+      this.base = continues ? this.next.lineBase : 0;
+      this.items = continues ? this.next.items : 0;
+    }
+    if (this.base > 0) {
+      const ids = b.lineIds ?? [];
+      for (let k = 0; k < ids.length; k += 2) b.externalIds[ids[k]!] = `${task.path}:${this.base + ids[k + 1]!}`;
+      for (const s of b.skips) if (s.line !== undefined) s.line += this.base;
+      for (const w of b.warnings) if (w.line !== undefined) w.line += this.base;
+    }
+    if (!b.last || !task.range) return undefined;
+    this.next = { lineBase: this.base + (b.lines ?? 0), items: this.items + (b.items ?? 0) };
+    const nextTask = this.tasks[b.seq + 1];
+    const fileEnds = !(nextTask && nextTask.path === task.path && nextTask.range && nextTask.range.start > 0);
+    return fileEnds && this.next.items === 0 ? { path: task.path, reason: 'empty file' } : undefined;
+  }
+
+  /** The state for a resume point at the start of task `seq` or inside it (see ResumePoint). */
+  stateAt(seq: number, currentSeq: number): LineState {
+    if (seq === currentSeq) return { lineBase: this.base, items: this.items };
+    const task = this.tasks[seq];
+    return task?.range && task.range.start > 0 ? { ...this.next } : { lineBase: 0, items: 0 };
+  }
+}

@@ -1,0 +1,88 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { planTasks } from '../indexer/jsonl-ranges.js';
+import { buildIndex } from '../src/build.js';
+import { readIndexContent } from './helpers/index-files.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpuindex-ranges-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+/** Builds with files cut into ranges of `rangeBytes` (GPUINDEX_RANGE_BYTES), or whole when undefined. */
+async function build(crawl: string, rangeBytes: number | undefined, workers: number) {
+  const saved = process.env.GPUINDEX_RANGE_BYTES;
+  if (rangeBytes === undefined) delete process.env.GPUINDEX_RANGE_BYTES;
+  else process.env.GPUINDEX_RANGE_BYTES = String(rangeBytes);
+  try {
+    const output = join(dir, `idx-${n++}`);
+    const summary = await buildIndex({ input: crawl, output, workers, sorter: 'cpu', blockSize: 64, stem: 'none', stopwords: 'none' });
+    return { summary, content: readIndexContent(output) };
+  } finally {
+    if (saved === undefined) delete process.env.GPUINDEX_RANGE_BYTES;
+    else process.env.GPUINDEX_RANGE_BYTES = saved;
+  }
+}
+
+// Lines of every kind the JSONL reader tells apart; ids left out on purpose (the id is then path:line).
+const line = fc.oneof(
+  fc.record({ id: fc.constantFrom('a', 'b', 'c', 'd'), text: fc.constantFrom('red fox', 'blue whale sea', 'fox') }).map((o) => JSON.stringify(o)),
+  fc.constantFrom('quick brown fox', 'whale', 'the sea and the fox').map((t) => JSON.stringify({ text: t })),
+  fc.constantFrom('', '   ', '\t'),
+  fc.constantFrom('{"text": "crlf line"}\r', '{not json', '[1, 2]', '{"title": "no text"}', '{"text": "x' + 'y'.repeat(120) + '"}'),
+  fc.constant('{"text": "bad \xff\xfe utf8"}'),
+);
+const file = fc.array(line, { maxLength: 25 }).map((lines) => lines.join('\n'));
+
+function writeCrawl(files: string[], bom: boolean): string {
+  const crawl = join(dir, `crawl-${n++}`);
+  mkdirSync(crawl);
+  files.forEach((text, i) => writeFileSync(join(crawl, `f${i}.jsonl`), Buffer.concat([bom && i === 0 ? Buffer.from([0xef, 0xbb, 0xbf]) : Buffer.alloc(0), Buffer.from(text, 'latin1')])));
+  return crawl;
+}
+
+describe('large JSONL files cut into line-aligned ranges', () => {
+  it('plans ranges for large uncompressed JSONL files only, covering each file once', () => {
+    const crawl = writeCrawl(['x'.repeat(1000), 'y'.repeat(1000), 'z'.repeat(10)], false);
+    writeFileSync(join(crawl, 'big.txt'), 'w '.repeat(600));
+    writeFileSync(join(crawl, 'bin.jsonl'), Buffer.concat([Buffer.from('{"text":"a"}\n'), Buffer.alloc(1200)]));
+    const tasks = planTasks(crawl, ['f0.jsonl', 'f2.jsonl', 'big.txt', 'bin.jsonl'], [1000, 10, 1200, 1214], 300);
+    expect(tasks.map((t) => [t.path, t.range?.start, t.range?.end, t.bytes])).toEqual([
+      ['f0.jsonl', 0, 250, 250],
+      ['f0.jsonl', 250, 500, 250],
+      ['f0.jsonl', 500, 750, 250],
+      ['f0.jsonl', 750, Infinity, 250],
+      ['f2.jsonl', undefined, undefined, 10],
+      ['big.txt', undefined, undefined, 1200],
+      ['bin.jsonl', undefined, undefined, 1214], // a NUL byte: skipped whole as a binary file
+    ]);
+  });
+
+  it('keeps a line that starts exactly where a range starts (and reads it once)', async () => {
+    // Ten 16-byte lines; ranges of 32 bytes start exactly on lines 3, 5, 7 and 9.
+    const lines = Array.from({ length: 10 }, (_, i) => `{"text":"w${String(i).padStart(3, '0')}"}`);
+    expect(lines.every((l) => l.length === 15)).toBe(true);
+    const crawl = writeCrawl([lines.join('\n') + '\n'], false);
+    const cut = await build(crawl, 32, 2);
+    expect(cut.summary.documents).toBe(10);
+    expect(cut.content.docs.map((d) => (d as unknown[])[1])).toEqual(lines.map((_, i) => `f0.jsonl:${i + 1}`));
+    expect(cut.content).toEqual((await build(crawl, undefined, 1)).content);
+  });
+
+  it('gives the same index, the same skips and warnings (lines included) and the same path:line ids as whole files', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(file, { minLength: 1, maxLength: 3 }), fc.integer({ min: 7, max: 200 }), fc.boolean(), fc.integer({ min: 1, max: 3 }), async (files, rangeBytes, bom, workers) => {
+        const crawl = writeCrawl(files, bom);
+        const whole = await build(crawl, undefined, 1);
+        const cut = await build(crawl, rangeBytes, workers);
+        expect(cut.summary.skipped).toEqual(whole.summary.skipped);
+        expect(cut.summary.warnings).toEqual(whole.summary.warnings);
+        expect(cut.summary.documents).toBe(whole.summary.documents);
+        expect(cut.content).toEqual(whole.content);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -9,14 +9,13 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { hasNulByte, SNIFF_BYTES } from '../src/corpus/decode.js';
 import type { SkippedItem } from '../src/corpus/index.js';
 import type { ParsedBatch } from './parse-messages.js';
 
 /** Files larger than this are cut into ranges of about this many bytes. */
 export const DEFAULT_RANGE_BYTES = 16 << 20;
 
-/** Bytes of a file read to tell binary from text before cutting it (a binary file is skipped whole). */
-const SNIFF_BYTES = 64 << 10;
 
 /** One parse task: a whole file, or the lines of a JSONL file starting in [start, end). */
 export interface ParseTask {
@@ -54,14 +53,14 @@ export function planTasks(base: string, files: readonly string[], sizes: readonl
   return tasks;
 }
 
-/** No NUL byte in the first SNIFF_BYTES (the reader's binary-file test), and readable. */
+/** Readable, and not what the reader calls a binary file (which it skips whole, so it is not cut). */
 function looksLikeText(full: string): boolean {
   let fd: number | undefined;
   try {
     fd = openSync(full, 'r');
     const buf = Buffer.alloc(SNIFF_BYTES);
     const n = readSync(fd, buf, 0, SNIFF_BYTES, 0);
-    return !buf.subarray(0, n).includes(0);
+    return !hasNulByte(buf.subarray(0, n));
   } catch {
     return false; // the reader reports why, once, for the whole file
   } finally {

@@ -20,6 +20,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sha256OfFile } from '../merge/manifest.js';
+import { asDocId } from '../src/types.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import type { LineState } from './jsonl-ranges.js';
@@ -85,10 +87,6 @@ export interface PendingCheckpoint {
 
 const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
 
-function sha256File(path: string): string {
-  return sha256(readFileSync(path));
-}
-
 /** The key of a build's runs: anything that changes a run or the stream position changes it. */
 export function resumeKey(parts: unknown): string {
   return sha256(JSON.stringify({ format: FORMAT, parts }));
@@ -128,7 +126,7 @@ export class CheckpointLog {
     for (const r of manifest?.checkpoints ?? []) {
       const runPath = join(log.runDir, r.run);
       const deltaPath = join(dir, r.delta);
-      if (!existsSync(runPath) || !existsSync(deltaPath) || sha256File(runPath) !== r.runSha256 || sha256File(deltaPath) !== r.deltaSha256) {
+      if (!existsSync(runPath) || !existsSync(deltaPath) || sha256OfFile(runPath) !== r.runSha256 || sha256OfFile(deltaPath) !== r.deltaSha256) {
         dropped = `${r.run} or its delta is missing or damaged; resuming before it`;
         break;
       }
@@ -176,7 +174,7 @@ export class CheckpointLog {
       terms: dictionary.terms.slice(this.termsSaved, p.terms),
       externalIds: documents.externalIds.slice(this.documentsSaved, p.documents),
       paths: documents.paths.slice(this.documentsSaved, p.documents),
-      lengths: Array.from({ length: p.documents - this.documentsSaved }, (_, i) => documents.lengthOf((this.documentsSaved + i) as never)),
+      lengths: Array.from({ length: p.documents - this.documentsSaved }, (_, i) => documents.lengthOf(asDocId(this.documentsSaved + i))),
     };
     const text = JSON.stringify(delta);
     writeFileSync(join(this.dir, name), text);

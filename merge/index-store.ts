@@ -54,17 +54,43 @@ export interface CollectionStats {
   formatVersion: number;
 }
 
+/**
+ * Rows of one table queued for multi-row INSERTs: one statement call per `rowsPerCall` rows is
+ * about twice as fast as one per row; the last partial group goes in row by row (flush()).
+ */
+class RowBatcher {
+  private readonly one: Database.Statement;
+  private readonly many: Database.Statement;
+  private readonly pending: unknown[] = [];
+
+  constructor(db: Database.Database, table: string, private readonly columns: readonly string[], private readonly rowsPerCall: number) {
+    const row = `(${columns.map(() => '?').join(', ')})`;
+    const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
+    this.one = db.prepare(insert + row);
+    this.many = db.prepare(insert + Array(rowsPerCall).fill(row).join(', '));
+  }
+
+  /** Queues one row (its values in column order); rows go in in call order. */
+  add(...values: unknown[]): void {
+    this.pending.push(...values);
+    if (this.pending.length === this.columns.length * this.rowsPerCall) {
+      this.many.run(this.pending);
+      this.pending.length = 0;
+    }
+  }
+
+  flush(): void {
+    const width = this.columns.length;
+    for (let i = 0; i < this.pending.length; i += width) this.one.run(this.pending.slice(i, i + width));
+    this.pending.length = 0;
+  }
+}
+
 /** Opens a fresh database for writing; the caller inserts inside `transaction`. */
 export class IndexStoreWriter {
   readonly db: Database.Database;
-  private readonly insertTerm: Database.Statement;
-  private readonly insertTerms: Database.Statement;
-  /** Lexicon rows waiting for a multi-row INSERT. */
-  private readonly pendingTerms: unknown[] = [];
-  private readonly insertDoc: Database.Statement;
-  private readonly insertDocs: Database.Statement;
-  /** Documents waiting for a multi-row INSERT (one statement call per DOC_ROWS rows is about twice as fast). */
-  private readonly pendingDocs: unknown[] = [];
+  private readonly terms: RowBatcher;
+  private readonly docs: RowBatcher;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -73,41 +99,23 @@ export class IndexStoreWriter {
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.exec(SCHEMA);
-    this.insertTerm = this.db.prepare('INSERT INTO terms (term_id, term, df, cf, offset, length) VALUES (?, ?, ?, ?, ?, ?)');
-    this.insertTerms = this.db.prepare(`INSERT INTO terms (term_id, term, df, cf, offset, length) VALUES ${Array(TERM_ROWS).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`);
-    this.insertDoc = this.db.prepare('INSERT INTO docs (doc_id, external_id, path, length) VALUES (?, ?, ?, ?)');
-    this.insertDocs = this.db.prepare(`INSERT INTO docs (doc_id, external_id, path, length) VALUES ${Array(DOC_ROWS).fill('(?, ?, ?, ?)').join(', ')}`);
+    this.terms = new RowBatcher(this.db, 'terms', ['term_id', 'term', 'df', 'cf', 'offset', 'length'], TERM_ROWS);
+    this.docs = new RowBatcher(this.db, 'docs', ['doc_id', 'external_id', 'path', 'length'], DOC_ROWS);
     this.db.exec('BEGIN');
   }
 
   /** Queues one lexicon row; rows must come in increasing termId order (the merge's order). */
   addTerm(e: LexiconEntry): void {
-    this.pendingTerms.push(e.termId, e.term, e.df, e.cf, e.offset, e.length);
-    if (this.pendingTerms.length === 6 * TERM_ROWS) {
-      this.insertTerms.run(this.pendingTerms);
-      this.pendingTerms.length = 0;
-    }
-  }
-
-  private flushTerms(): void {
-    const p = this.pendingTerms;
-    for (let i = 0; i < p.length; i += 6) this.insertTerm.run(p[i], p[i + 1], p[i + 2], p[i + 3], p[i + 4], p[i + 5]);
-    p.length = 0;
+    this.terms.add(e.termId, e.term, e.df, e.cf, e.offset, e.length);
   }
 
   /** Queues one document row; rows go in in call order (flushDocuments() ends the run of them). */
   addDocument(docId: number, externalId: string, path: string, length: number): void {
-    this.pendingDocs.push(docId, externalId, path, length);
-    if (this.pendingDocs.length === 4 * DOC_ROWS) {
-      this.insertDocs.run(this.pendingDocs);
-      this.pendingDocs.length = 0;
-    }
+    this.docs.add(docId, externalId, path, length);
   }
 
   flushDocuments(): void {
-    const p = this.pendingDocs;
-    for (let i = 0; i < p.length; i += 4) this.insertDoc.run(p[i], p[i + 1], p[i + 2], p[i + 3]);
-    p.length = 0;
+    this.docs.flush();
   }
 
   private putAll(table: 'stats' | 'settings', values: Record<string, unknown>): void {
@@ -124,8 +132,8 @@ export class IndexStoreWriter {
   }
 
   commitAndClose(): void {
-    this.flushDocuments();
-    this.flushTerms();
+    this.docs.flush();
+    this.terms.flush();
     this.db.exec(TERM_INDEX);
     this.db.exec('COMMIT');
     this.db.close();

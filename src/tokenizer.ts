@@ -65,7 +65,7 @@ export interface Tokenizer {
    */
   tokenizeRaw(text: string, emit: (raw: string) => void): void;
   /**
-   * For text with non-ASCII characters: the normalized text (NFKC, lowercase) when none of its
+   * For text with non-ASCII characters: the normalized text (NFKC, lowercase, ß -> ss) when none of its
    * non-ASCII characters can be part of a token, so its raw tokens are exactly the ASCII
    * pattern's (`[a-z0-9]+` joined by ' or U+2019): most such text in practice (curly quotes,
    * dashes, U+FFFD from damaged mail). Undefined when the Unicode scan is needed.
@@ -159,13 +159,18 @@ const STEM_CACHE_LIMIT = 1 << 20;
  */
 const stemmable = (t: string): boolean => t.length <= MAX_TOKEN_LENGTH && LATIN_WORD.test(t);
 
+/** Step 1 for text with non-ASCII characters: NFKC, lowercase, ß -> ss. */
+function normalizeNonAscii(text: string): string {
+  const s = text.normalize('NFKC').toLowerCase();
+  return s.includes('ß') ? s.replaceAll('ß', 'ss') : s;
+}
+
 /** Normalizes text (NFKC unless ASCII, lowercase, ß -> ss) and splits it into raw terms (before stopwords and stemming), dropping those longer than maxLength. */
 function scan(text: string, bigrams: boolean, maxLength: number, put: (t: string) => void): void {
   let s: string;
   if (!NON_ASCII.test(text)) s = text.toLowerCase();
   else {
-    s = text.normalize('NFKC').toLowerCase();
-    if (s.includes('ß')) s = s.replaceAll('ß', 'ss');
+    s = normalizeNonAscii(text);
     if (needsUnicodeScan(s)) return scanUnicode(s, bigrams, maxLength, put);
   }
   const re = ASCII_TOKEN;
@@ -271,8 +276,8 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
       scan(text, bigrams, maxLength, emit);
     },
     asciiTokenText(text: string): string | undefined {
-      const s = text.normalize('NFKC').toLowerCase();
-      // ß is a word character (the Unicode scan makes it ss); any other word character or joiner too.
+      // The same normalization and the same test as scan(), which then takes its ASCII pattern.
+      const s = normalizeNonAscii(text);
       return needsUnicodeScan(s) ? undefined : s;
     },
     analyzeToken(raw: string): string | null {

@@ -71,6 +71,18 @@ describe('large JSONL files cut into line-aligned ranges', () => {
     expect(cut.content).toEqual((await build(crawl, undefined, 1)).content);
   });
 
+  it('skips a line with a byte-order mark inside the file even when a range starts on it', async () => {
+    // Line 3 starts at byte 32, where the second 32-byte range starts; only the file's first line may carry a BOM.
+    const lines = Array.from({ length: 6 }, (_, i) => `{"text":"w${String(i).padStart(3, '0')}"}`);
+    lines[2] = '\xef\xbb\xbf{"text":"w2"}';
+    const crawl = writeCrawl([lines.join('\n') + '\n'], false);
+    const whole = await build(crawl, undefined, 1);
+    expect(whole.summary.skipped.items.map((s) => s.line)).toEqual([3]);
+    const cut = await build(crawl, 32, 2);
+    expect(cut.summary.skipped).toEqual(whole.summary.skipped);
+    expect(cut.content).toEqual(whole.content);
+  });
+
   it('gives the same index, the same skips and warnings (lines included) and the same path:line ids as whole files', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(file, { minLength: 1, maxLength: 3 }), fc.integer({ min: 7, max: 200 }), fc.boolean(), fc.integer({ min: 1, max: 3 }), async (files, rangeBytes, bom, workers) => {

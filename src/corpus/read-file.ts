@@ -153,7 +153,8 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
     let end = raw.length;
     if (end > 0 && raw[end - 1] === 0x0d) end--;
     let start = 0;
-    if (lineNo === 1 && end >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) start = 3; // BOM
+    // A BOM starts the file only: a later range's first line is not the file's.
+    if (lineNo === 1 && rangeStart === 0 && end >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) start = 3;
     let i = start;
     while (i < end && (raw[i] === 0x20 || raw[i] === 0x09)) i++;
     if (i === end) return undefined; // blank line

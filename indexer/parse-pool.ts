@@ -1,7 +1,8 @@
 /**
- * The parse workers: hands out the crawl's parse tasks (files, or ranges of big JSONL files) in order, and yields the batches they post
- * in crawl order (file sequence, then part), whatever order they arrive in. Each worker may
- * have `credits` batches outstanding; consuming a batch returns its credit (SyncSend).
+ * The parse workers: hands out the crawl's parse tasks (files, or ranges of big JSONL files) in
+ * order, and yields the batches they post in crawl order (task sequence, then part), whatever
+ * order they arrive in. Each worker may have `credits` batches outstanding; consuming a batch
+ * returns its credit (SyncSend).
  */
 import { Worker } from 'node:worker_threads';
 import { batchArrayWords, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
@@ -134,7 +135,6 @@ export class ParsePool {
     if (!a.credited) this.credit(a.worker);
   }
 
-  /** Batches in crawl order. */
   /**
    * The batches in crawl order. `idle`, when given, is called while the next batch has not
    * arrived: it does a short piece of other main-thread work and returns whether more remains;

@@ -181,32 +181,22 @@ describe('huge inputs with bounded memory', () => {
   // A document is read whole (its bytes, its text, its pairs): a few times its size, and no more.
   const DOC_RSS_LIMIT = 1.5 * 2 ** 30;
 
-  it('a 200 MB document on one JSONL line is indexed', { timeout: 90_000 }, () => {
-    const crawl = join(big, 'line200');
-    mkdirSync(crawl);
-    writeRepeated(join(crawl, 'big.jsonl'), '{"id":"big","text":"', 200, '"}\n');
-    const rss = buildOne(crawl, 'big', 200 * UNITS_PER_MIB, 0);
-    console.info(`200 MiB JSONL line: peak RSS ${(rss / MiB).toFixed(0)} MiB`);
-    expect(rss).toBeLessThan(DOC_RSS_LIMIT);
-  });
-
-  it('a 200 MB .txt file is indexed', { timeout: 90_000 }, () => {
-    const crawl = join(big, 'txt200');
-    mkdirSync(crawl);
-    writeRepeated(join(crawl, 'big.txt'), '', 200, '\n');
-    const rss = buildOne(crawl, 'big.txt', 200 * UNITS_PER_MIB, 0);
-    console.info(`200 MiB .txt: peak RSS ${(rss / MiB).toFixed(0)} MiB`);
-    expect(rss).toBeLessThan(DOC_RSS_LIMIT);
-  });
-
-  it('an HTML page with a 100 MB <pre> is indexed', { timeout: 90_000 }, () => {
-    const crawl = join(big, 'html100');
-    mkdirSync(crawl);
-    writeRepeated(join(crawl, 'big.html'), '<html><head><title>Big</title></head><body><pre>', 100, '</pre></body></html>\n');
-    // The title 'Big' is one more term.
-    const rss = buildOne(crawl, 'big.html', 100 * UNITS_PER_MIB, 1);
-    console.info(`100 MiB HTML <pre>: peak RSS ${(rss / MiB).toFixed(0)} MiB`);
-  });
+  // [name, folder, file, document id, before the repeated text, MiB of text, after it, extra terms (an HTML title)]
+  const bigDocuments: [string, string, string, string, string, number, string, number][] = [
+    ['a 200 MB document on one JSONL line', 'line200', 'big.jsonl', 'big', '{"id":"big","text":"', 200, '"}\n', 0],
+    ['a 200 MB .txt file', 'txt200', 'big.txt', 'big.txt', '', 200, '\n', 0],
+    ['an HTML page with a 100 MB <pre>', 'html100', 'big.html', 'big.html', '<html><head><title>Big</title></head><body><pre>', 100, '</pre></body></html>\n', 1],
+  ];
+  for (const [name, folder, file, id, before, mib, after, extraTerms] of bigDocuments) {
+    it(`${name} is indexed`, { timeout: 90_000 }, () => {
+      const crawl = join(big, folder);
+      mkdirSync(crawl);
+      writeRepeated(join(crawl, file), before, mib, after);
+      const rss = buildOne(crawl, id, mib * UNITS_PER_MIB, extraTerms);
+      console.info(`${name}: peak RSS ${(rss / MiB).toFixed(0)} MiB`);
+      expect(rss).toBeLessThan(DOC_RSS_LIMIT);
+    });
+  }
 
   it('a 1 GB JSONL line with no newline is skipped with the reason, in far less memory than its size; the file beside it is indexed', { timeout: 90_000 }, () => {
     const crawl = join(big, 'line1g');

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The H100 benchmark of issue 4, as run through the `device` tool (see docs/benchmarks.md):
 #   bash ../shared/device/pack.sh   (after npm ci && npm run build)
-#   run: carry [".device", "dist"], command: source .device/prelude.sh && bash bench/h100.sh [builds|table|memory|all]
+#   run: carry [".device", "dist"], command: source .device/prelude.sh && bash bench/h100.sh [builds|table|memory|onefile|all]
 # Writes everything under $OUT (or ./h100-out).
 set -uo pipefail
 OUT=${OUT:-$PWD/h100-out}; mkdir -p "$OUT"
@@ -45,5 +45,13 @@ if [ "$what" = memory ] || [ "$what" = all ]; then
     $cli build /tmp/crawl1g -o /tmp/idx-m --memory $m --json > "$OUT/memory-$tag.json" 2> "$OUT/memory-$tag.err"
     log "memory $m rc=$? $(tail -2 "$OUT/memory-$tag.err" | tr '\n' ' ') $(node -e 'const s=require(process.argv[1]);const M=2**20,m=s.memory;console.log(`workers ${s.workers} merge threads ${s.merge.threads} runs ${s.merge.runs} block ${m.blockPairs} baseline ${(m.baselineBytes/M).toFixed(0)} peak ${(m.peakRssBytes/M).toFixed(1)} dict ${(m.dictionaryBytes/M).toFixed(1)} working ${(m.workingSetBytes/M).toFixed(1)} of ${m.budgetBytes/M} MiB, ${(s.timings.totalMs/1000).toFixed(2)} s`)' "$OUT/memory-$tag.json" 2>&1)"
   done
+fi
+if [ "$what" = onefile ] || [ "$what" = all ]; then
+  # One 2 GB JSONL file: the parse is cut into line-aligned ranges so every worker has work.
+  mkdir -p /tmp/onefile; cat $crawl/*.jsonl > /tmp/onefile/crawl.jsonl
+  crawl=/tmp/onefile
+  build onefile-gpuplus --pipeline gpu+
+  GPUINDEX_RANGE_BYTES=1000000000000 build onefile-norange --pipeline gpu+
+  rm -rf /tmp/idx-* /tmp/onefile
 fi
 log done

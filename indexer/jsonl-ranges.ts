@@ -13,7 +13,7 @@ import { hasNulByte, SNIFF_BYTES } from '../src/corpus/decode.js';
 import type { SkippedItem } from '../src/corpus/index.js';
 import type { ParsedBatch } from './parse-messages.js';
 
-/** Files larger than this are cut into ranges of about this many bytes. */
+/** Files larger than this are cut into ranges of about this many bytes (at most; see rangeBytesFor). */
 export const DEFAULT_RANGE_BYTES = 16 << 20;
 
 
@@ -25,17 +25,30 @@ export interface ParseTask {
   bytes: number;
 }
 
+/** The smallest range the plan cuts (below it, per-task costs would start to show). */
+export const MIN_RANGE_BYTES = 1 << 20;
+
 /**
- * GPUINDEX_RANGE_BYTES: the range size; a test and benchmark knob (tests cut tiny files into
- * many ranges). Not an option: the index is the same whatever it is.
+ * The range size for a build with `workers` parse workers whose batches ahead of crawl order
+ * are bounded by `aheadBytes` (the memory plan's bound: one block's pairs, or more). Batches are taken in crawl order, so
+ * while one worker parses the task being consumed, the others fill that bound with the tasks
+ * after it; once it is full they wait for credits, and the build runs at one worker's pace until
+ * the task ends (measured on the H100: a one-file 2 GB crawl in 16 MiB ranges took 13.8 s to
+ * parse with 15 workers, the same bytes as 250 files of 8 MB 6.3 s). So a task is at most the
+ * bound's share of each worker, halved: a worker's batches take about as many bytes as the crawl
+ * text they come from (pairs and document strings), about 0.7x on the synthetic crawl.
+ * GPUINDEX_RANGE_BYTES overrides it: a test and benchmark knob (tests cut tiny files into many
+ * ranges). Not an option: the index is the same whatever it is.
  */
-export function rangeBytesFromEnv(): number {
+export function rangeBytesFor(workers: number, aheadBytes: number): number {
   const v = Number(process.env.GPUINDEX_RANGE_BYTES);
-  return Number.isInteger(v) && v > 0 ? v : DEFAULT_RANGE_BYTES;
+  if (Number.isInteger(v) && v > 0) return v;
+  if (workers < 2 || aheadBytes <= 0) return DEFAULT_RANGE_BYTES;
+  return Math.max(MIN_RANGE_BYTES, Math.min(DEFAULT_RANGE_BYTES, Math.floor(aheadBytes / (2 * workers))));
 }
 
 /** The tasks of a crawl's files, in crawl order (`sizes`: each file's size on disk). */
-export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes = rangeBytesFromEnv()): ParseTask[] {
+export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes: number): ParseTask[] {
   const tasks: ParseTask[] = [];
   files.forEach((path, i) => {
     const size = sizes[i]!;

@@ -9,6 +9,7 @@ import { batchArrayWords, type FromWorker, type ParsedBatch, type ParseWorkerIni
 import { workerScript } from '../src/worker-script.js';
 import type { ParseTask } from './jsonl-ranges.js';
 import { releaseBuffers } from './release-buffers.js';
+import { UserError } from '../src/errors.js';
 
 /**
  * Files a worker holds (the one it parses included). One: a second queued file would sit behind
@@ -18,10 +19,22 @@ import { releaseBuffers } from './release-buffers.js';
  */
 const TASKS_AHEAD = 1;
 
+/** GPUINDEX_TASKS_AHEAD: tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
+export function tasksAheadFromEnv(): number {
+  const v = process.env.GPUINDEX_TASKS_AHEAD;
+  if (!v) return TASKS_AHEAD;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 8) throw new UserError(`GPUINDEX_TASKS_AHEAD must be an integer from 1 to 8, got ${v}`);
+  return n;
+}
+
 export interface WorkerTimes {
   busyMs: number;
   idleMs: number;
   batches: number;
+  /** performance.now() when the worker's first and last batches arrived (start-up and end of the parse, in the summary). */
+  firstBatchAt?: number;
+  lastBatchAt?: number;
 }
 
 interface Arrival {
@@ -71,7 +84,8 @@ export class ParsePool {
       });
       this.workers.push(worker);
     }
-    for (let w = 0; w < count; w++) for (let i = 0; i < TASKS_AHEAD; i++) this.dispatch(w);
+    const ahead = tasksAheadFromEnv();
+    for (let w = 0; w < count; w++) for (let i = 0; i < ahead; i++) this.dispatch(w);
   }
 
   private closed = false;
@@ -99,6 +113,8 @@ export class ParsePool {
       return;
     }
     const t = this.times[w]!;
+    t.lastBatchAt = performance.now();
+    t.firstBatchAt ??= t.lastBatchAt;
     t.busyMs += m.busyMs;
     t.idleMs += m.idleMs;
     t.batches++;

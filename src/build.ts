@@ -8,13 +8,13 @@ import { join, resolve, sep } from 'node:path';
 import { CheckpointLog, resumeKey, type RestoredState } from '../indexer/checkpoint.js';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { estimateDictionaryBytes } from '../indexer/dictionary-bytes.js';
-import { measureBaseline, planMemory, planMerge, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
+import { measureBaseline, PAIR_BYTES, planMemory, planMerge, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
 import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
-import { planTasks, rangeBytesFromEnv } from '../indexer/jsonl-ranges.js';
+import { planTasks, rangeBytesFor } from '../indexer/jsonl-ranges.js';
 import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
@@ -39,6 +39,12 @@ export interface StageReport {
    * to parse (start-up, between files, the end of the crawl).
    */
   blockedMs?: number;
+  /**
+   * Parse workers only: when the worker's first and last batches reached the main thread, in ms
+   * after the parse phase began (start-up before the first; after the last, the end of the crawl).
+   */
+  firstBatchAtMs?: number;
+  lastBatchAtMs?: number;
   /**
    * 'fill' (the main thread) only: milliseconds it waited for the next batch in crawl order
    * (writing document rows ahead meanwhile), and for the sort stage to take the next block.
@@ -194,7 +200,9 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       listing.files = listing.files.filter(outsideResumeDir);
       listing.skipped = listing.skipped.filter((s) => outsideResumeDir(s.path));
       const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
-      const rangeBytes = rangeBytesFromEnv();
+      // Sized for the default worker count, not --workers, so that a --resume with another
+      // worker count numbers the same tasks (the bound ahead is one block's pairs, as planned).
+      const rangeBytes = rangeBytesFor(defaultWorkers(), PAIR_BYTES * blockSize);
       const tasks = planTasks(listing.base, listing.files, fileStats.map((st) => st.size), rangeBytes);
       let checkpoints: CheckpointLog | undefined;
       if (options.resume) {
@@ -338,7 +346,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         finishMs: round(performance.now() - mergeStart - mergeMs),
         totalMs: round(performance.now() - t0),
       },
-      stages: stageReports(clock, parsed, parseSortMs, mergeMs, counters.pairs),
+      stages: stageReports(clock, parsed, tParse, parseSortMs, mergeMs, counters.pairs),
       merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops, threads: written.merge.threads, documentRowsAhead },
       ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored?.counters.documents ?? 0 } } : {}),
       peakRssBytes,
@@ -383,7 +391,7 @@ function mergeThreadsFor(options: BuildOptions, workers: number, pairs: number):
   return pairs >= PARALLEL_MERGE_MIN_PAIRS ? Math.max(1, workers) : 1;
 }
 
-function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipelineResult, parseSortMs: number, mergeMs: number, pairs: number): Record<string, StageReport> {
+function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipelineResult, parseStart: number, parseSortMs: number, mergeMs: number, pairs: number): Record<string, StageReport> {
   const report = (busyMs: number, spanMs: number): StageReport => ({
     busyMs: round(busyMs),
     idleMs: round(Math.max(0, spanMs - busyMs)),
@@ -392,7 +400,11 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
   const b = clock.busyMs;
   const stages: Record<string, StageReport> = {};
   if ('workerTimes' in parsed) {
-    parsed.workerTimes.forEach((t, i) => (stages[`parser${i}`] = { ...report(t.busyMs, parseSortMs), blockedMs: round(t.idleMs) }));
+    parsed.workerTimes.forEach((t, i) => {
+      stages[`parser${i}`] = { ...report(t.busyMs, parseSortMs), blockedMs: round(t.idleMs) };
+      if (t.firstBatchAt !== undefined) stages[`parser${i}`]!.firstBatchAtMs = round(t.firstBatchAt - parseStart);
+      if (t.lastBatchAt !== undefined) stages[`parser${i}`]!.lastBatchAtMs = round(t.lastBatchAt - parseStart);
+    });
     stages.fill = { ...report(b.fill ?? 0, parseSortMs), batchWaitMs: round(parsed.batchWaitMs), sortWaitMs: round(parsed.sortWaitMs) };
   } else {
     stages.parser = report(b.parse ?? 0, parseSortMs);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { planTasks } from '../indexer/jsonl-ranges.js';
+import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor } from '../indexer/jsonl-ranges.js';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
 
@@ -58,6 +58,24 @@ describe('large JSONL files cut into line-aligned ranges', () => {
       ['big.txt', undefined, undefined, 1200],
       ['bin.jsonl', undefined, undefined, 1214], // a NUL byte: skipped whole as a binary file
     ]);
+  });
+
+  it('sizes ranges so every worker\'s task fits its share of the bound on batches ahead of crawl order', () => {
+    const saved = process.env.GPUINDEX_RANGE_BYTES;
+    delete process.env.GPUINDEX_RANGE_BYTES;
+    try {
+      const MiB = 2 ** 20;
+      // The H100 plan: 15 workers, a 16 Mi-pair block bounds 128 MiB ahead: ranges of 128 MiB / 30.
+      expect(rangeBytesFor(15, 128 * MiB)).toBe(Math.floor((128 * MiB) / 30));
+      expect(rangeBytesFor(2, 1024 * MiB)).toBe(DEFAULT_RANGE_BYTES); // at most the default
+      expect(rangeBytesFor(64, 16 * MiB)).toBe(MIN_RANGE_BYTES); // at least 1 MiB
+      expect(rangeBytesFor(1, 0)).toBe(DEFAULT_RANGE_BYTES); // one worker: nothing runs ahead
+      process.env.GPUINDEX_RANGE_BYTES = '300';
+      expect(rangeBytesFor(15, 128 * MiB)).toBe(300);
+    } finally {
+      if (saved === undefined) delete process.env.GPUINDEX_RANGE_BYTES;
+      else process.env.GPUINDEX_RANGE_BYTES = saved;
+    }
   });
 
   it('keeps a line that starts exactly where a range starts (and reads it once)', async () => {

@@ -1,0 +1,31 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stages-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the per-stage report of a build with parse workers', () => {
+  it('reports each worker: busy and idle spanning Parse+Sort, credit waits within idle, first batch before last', async () => {
+    const crawl = join(dir, 'crawl');
+    mkdirSync(crawl);
+    for (let f = 0; f < 6; f++) {
+      const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ id: `${f}-${i}`, text: `whale ${f} sea ${i} ship captain harpoon` }));
+      writeFileSync(join(crawl, `f${f}.jsonl`), lines.join('\n') + '\n');
+    }
+    const s = await buildIndex({ input: crawl, output: join(dir, 'idx'), workers: 2, sorter: 'cpu', blockSize: 1000 });
+    const span = s.timings.parseSortMs;
+    for (const name of ['parser0', 'parser1']) {
+      const p = s.stages[name]!;
+      expect(p.busyMs + p.idleMs).toBeCloseTo(Math.max(span, p.busyMs), 0);
+      expect(p.blockedMs).toBeGreaterThanOrEqual(0);
+      expect(p.blockedMs!).toBeLessThanOrEqual(p.idleMs + 1);
+      expect(p.firstBatchAtMs).toBeGreaterThanOrEqual(0);
+      expect(p.firstBatchAtMs!).toBeLessThanOrEqual(p.lastBatchAtMs!);
+      expect(p.lastBatchAtMs!).toBeLessThanOrEqual(span + 1);
+    }
+    expect(s.stages.fill!.batchWaitMs).toBeGreaterThanOrEqual(0);
+  });
+});

@@ -13,7 +13,7 @@ import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import { releaseBuffers } from './release-buffers.js';
 import { RunSink } from './run-sink.js';
-import { AsciiTermTable, scanAscii } from './ascii-terms.js';
+import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -86,7 +86,7 @@ export class DocumentInverter {
   private termIds = new Uint32Array(4096);
   private length = 0;
   private readonly rawToId = new Map<string, number>();
-  private readonly asciiTable = new AsciiTermTable();
+  private readonly asciiTable = new AsciiTermTable(PARSER_TABLE_SLOTS);
 
   constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
 

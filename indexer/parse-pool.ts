@@ -35,6 +35,8 @@ export interface WorkerTimes {
   /** performance.now() when the worker's first and last batches arrived (start-up and end of the parse, in the summary). */
   firstBatchAt?: number;
   lastBatchAt?: number;
+  /** performance.now() (this thread's clock) when the worker's code began running. */
+  startedAt?: number;
 }
 
 interface Arrival {
@@ -115,6 +117,7 @@ export class ParsePool {
     const t = this.times[w]!;
     t.lastBatchAt = performance.now();
     t.firstBatchAt ??= t.lastBatchAt;
+    if (m.workerStartedAt !== undefined) t.startedAt = m.workerStartedAt - performance.timeOrigin;
     t.busyMs += m.busyMs;
     t.idleMs += m.idleMs;
     t.batches++;

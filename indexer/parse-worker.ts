@@ -10,6 +10,9 @@ import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter } from './pipeline.js';
 
+/** When this worker's code began running (after its imports), for the summary's start-up figures. */
+const startedAt = performance.timeOrigin + performance.now();
+let firstBatchSent = false;
 const init = workerData as ParseWorkerInit;
 const port = parentPort!;
 const dictionary = new TermDictionary();
@@ -115,7 +118,9 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     warnings: b.warnings,
     busyMs,
     idleMs,
+    ...(firstBatchSent ? {} : { workerStartedAt: startedAt }),
   };
+  firstBatchSent = true;
   sentTerms = dictionary.terms.length;
   if (4 * b.pairCount < init.batchPairs && b.pairs.length === BATCH_WORDS) {
     // A small batch (the end of a file): send a trimmed copy, so batches queued on the main

@@ -32,6 +32,10 @@ export interface ParallelMergeInput {
 export interface ParallelMergeCounters extends MergeCounters {
   /** Threads the merge actually used (fewer than asked when the runs hold few distinct terms). */
   threads: number;
+  /** Milliseconds from the start until the last merge thread finished. */
+  threadsMs: number;
+  /** Milliseconds the calling thread spent appending parts to postings.bin (copy and hash) and handing out lexicon entries. */
+  appendMs: number;
 }
 
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
@@ -53,14 +57,17 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     endTerm: starts[i + 1],
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
   }));
-  const pending = tasks.map(runRange);
+  const t0 = performance.now();
+  let lastDone = t0;
+  const pending = tasks.map((t) => runRange(t).then((r) => ((lastDone = Math.max(lastDone, performance.now())), r)));
   // Settle every thread before leaving, even on failure, so none writes into a deleted folder.
   const settled = Promise.allSettled(pending);
-  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length };
+  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length, threadsMs: 0, appendMs: 0 };
   try {
     input.meanwhile?.();
     for (let i = 0; i < tasks.length; i++) {
       const r = await pending[i]!;
+      const tAppend = performance.now();
       let offset = input.postings.offset;
       if (input.postings.appendFile(tasks[i]!.partPath) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
       rmSync(tasks[i]!.partPath, { force: true });
@@ -71,8 +78,10 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       counters.pairs += r.counters.pairs;
       counters.terms += r.counters.terms;
       counters.segmentPops += r.counters.segmentPops;
+      counters.appendMs += performance.now() - tAppend;
       input.onFraction?.((i + 1) / tasks.length);
     }
+    counters.threadsMs = lastDone - t0;
   } finally {
     await settled;
     for (const t of tasks) rmSync(t.partPath, { force: true });

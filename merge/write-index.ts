@@ -24,8 +24,8 @@ export interface IndexContents {
 }
 
 export interface WriteIndexResult {
-  /** threads: merge threads used (1: merged on the calling thread). */
-  merge: MergeCounters & { threads: number };
+  /** threads: merge threads used (1: merged on the calling thread); with threads, their timings (ParallelMergeCounters). */
+  merge: MergeCounters & { threads: number; threadsMs?: number; appendMs?: number };
   stats: CollectionStats;
   postingsBytes: number;
   /** postings.bin's SHA-256 (hex), computed while writing it (for MANIFEST.json). */
@@ -101,7 +101,7 @@ function addDocuments(store: IndexStoreWriter, contents: IndexContents): void {
   store.flushDocuments();
 }
 
-function finish(store: IndexStoreWriter, contents: IndexContents, merge: MergeCounters & { threads: number }, postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {
+function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIndexResult['merge'], postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {
   const stats: CollectionStats = {
     documents: contents.documentCount,
     terms: merge.terms,

@@ -45,6 +45,8 @@ export interface StageReport {
    */
   firstBatchAtMs?: number;
   lastBatchAtMs?: number;
+  /** Parse workers only: when the worker's code began running (its modules loaded), in ms after the parse phase began. */
+  startedAtMs?: number;
   /**
    * 'fill' (the main thread) only: milliseconds it waited for the next batch in crawl order
    * (writing document rows ahead meanwhile), and for the sort stage to take the next block.
@@ -83,8 +85,10 @@ export interface BuildSummary {
   /**
    * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
    * rows written into index.sqlite while the parse waited for batches (the merge inserted the rest).
+   * With merge threads: threadsMs, until the last of them finished; appendMs, the main thread's
+   * time appending their parts to postings.bin (copy and SHA-256) and writing lexicon entries.
    */
-  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number };
+  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; threadsMs?: number; appendMs?: number };
   /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */
   resumed?: { runs: number; documents: number };
   peakRssBytes: number;
@@ -347,7 +351,13 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         totalMs: round(performance.now() - t0),
       },
       stages: stageReports(clock, parsed, tParse, parseSortMs, mergeMs, counters.pairs),
-      merge: { runs: written.merge.runs, segmentPops: written.merge.segmentPops, threads: written.merge.threads, documentRowsAhead },
+      merge: {
+        runs: written.merge.runs,
+        segmentPops: written.merge.segmentPops,
+        threads: written.merge.threads,
+        documentRowsAhead,
+        ...(written.merge.threadsMs !== undefined ? { threadsMs: round(written.merge.threadsMs), appendMs: round(written.merge.appendMs ?? 0) } : {}),
+      },
       ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored?.counters.documents ?? 0 } } : {}),
       peakRssBytes,
       memory: { budgetBytes: memoryBytes, hostBytes, baselineBytes, peakRssBytes, dictionaryBytes, workingSetBytes: peakRssBytes - dictionaryBytes - hostBytes, blockPairs: blockSize },
@@ -404,6 +414,7 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
       stages[`parser${i}`] = { ...report(t.busyMs, parseSortMs), blockedMs: round(t.idleMs) };
       if (t.firstBatchAt !== undefined) stages[`parser${i}`]!.firstBatchAtMs = round(t.firstBatchAt - parseStart);
       if (t.lastBatchAt !== undefined) stages[`parser${i}`]!.lastBatchAtMs = round(t.lastBatchAt - parseStart);
+      if (t.startedAt !== undefined) stages[`parser${i}`]!.startedAtMs = round(t.startedAt - parseStart);
     });
     stages.fill = { ...report(b.fill ?? 0, parseSortMs), batchWaitMs: round(parsed.batchWaitMs), sortWaitMs: round(parsed.sortWaitMs) };
   } else {

@@ -8,7 +8,7 @@ const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the per-stage report of a build with parse workers', () => {
-  it('reports each worker: busy and idle spanning Parse+Sort, credit waits within idle, first batch before last', async () => {
+  it('reports each worker: busy and idle spanning Parse+Sort, credit waits within idle, start before first batch before last', async () => {
     const crawl = join(dir, 'crawl');
     mkdirSync(crawl);
     for (let f = 0; f < 6; f++) {
@@ -22,10 +22,21 @@ describe('the per-stage report of a build with parse workers', () => {
       expect(p.busyMs + p.idleMs).toBeCloseTo(Math.max(span, p.busyMs), 0);
       expect(p.blockedMs).toBeGreaterThanOrEqual(0);
       expect(p.blockedMs!).toBeLessThanOrEqual(p.idleMs + 1);
-      expect(p.firstBatchAtMs).toBeGreaterThanOrEqual(0);
+      expect(p.startedAtMs).toBeGreaterThanOrEqual(0);
+      expect(p.startedAtMs!).toBeLessThanOrEqual(p.firstBatchAtMs! + 1);
       expect(p.firstBatchAtMs!).toBeLessThanOrEqual(p.lastBatchAtMs!);
       expect(p.lastBatchAtMs!).toBeLessThanOrEqual(span + 1);
     }
     expect(s.stages.fill!.batchWaitMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports the merge threads\' span and the main thread\'s appending of their parts', async () => {
+    const s = await buildIndex({ input: join(dir, 'crawl'), output: join(dir, 'idx-merge'), workers: 1, sorter: 'cpu', blockSize: 1000, mergeThreads: 2 });
+    expect(s.merge.threads).toBe(2);
+    expect(s.merge.threadsMs).toBeGreaterThan(0);
+    expect(s.merge.appendMs).toBeGreaterThanOrEqual(0);
+    expect(s.merge.threadsMs!).toBeLessThanOrEqual(s.timings.mergeMs + 1);
+    const single = await buildIndex({ input: join(dir, 'crawl'), output: join(dir, 'idx-merge1'), workers: 1, sorter: 'cpu', blockSize: 1000, mergeThreads: 1 });
+    expect(single.merge.threadsMs).toBeUndefined();
   });
 });

@@ -40,3 +40,21 @@ describe('the per-stage report of a build with parse workers', () => {
     expect(single.merge.threadsMs).toBeUndefined();
   });
 });
+
+describe('benchmark knobs of the parse pool', () => {
+  it('GPUINDEX_TASKS_AHEAD: 1 by default, an integer from 1 to 8, else a one-line error', async () => {
+    const { tasksAheadFromEnv } = await import('../indexer/parse-pool.js');
+    const saved = process.env.GPUINDEX_TASKS_AHEAD;
+    try {
+      delete process.env.GPUINDEX_TASKS_AHEAD;
+      expect(tasksAheadFromEnv()).toBe(1);
+      process.env.GPUINDEX_TASKS_AHEAD = '3';
+      expect(tasksAheadFromEnv()).toBe(3);
+      process.env.GPUINDEX_TASKS_AHEAD = '0';
+      expect(() => tasksAheadFromEnv()).toThrow('GPUINDEX_TASKS_AHEAD must be an integer from 1 to 8, got 0');
+    } finally {
+      if (saved === undefined) delete process.env.GPUINDEX_TASKS_AHEAD;
+      else process.env.GPUINDEX_TASKS_AHEAD = saved;
+    }
+  });
+});

@@ -12,15 +12,18 @@ export { planSort, passCount, stepCount } from './bitonic-plan.js';
 
 /**
  * A ready GpuSorter (kernels compiled), or the reason there is none. A software adapter counts
- * as none unless `allowSoftware` (an explicit --sorter gpu, the tests).
+ * as none unless `allowSoftware` (an explicit --sorter gpu, the tests). `compileInBackground`
+ * (a build): the kernels compile while the caller goes on, and a compilation error comes from
+ * the first sort instead of from here.
  */
-export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean } = {}): Promise<PairSorter | string> {
+export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean; compileInBackground?: boolean } = {}): Promise<PairSorter | string> {
   const ctx = await openGpu({ rejectSoftware: !options.allowSoftware });
   if (typeof ctx === 'string') return ctx;
   let sorter: GpuSorter | undefined;
   try {
     sorter = new GpuSorter(ctx, options);
-    await sorter.compile();
+    if (options.compileInBackground) sorter.compileInBackground();
+    else await sorter.compile();
     return sorter;
   } catch (err) {
     if (sorter) sorter.dispose();

@@ -178,6 +178,35 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
     expect(chosen.notice).toMatch(/^no GPU \(.+\); sorting on the CPU$/);
   });
 
+  it('kernels compiled in the background (a build) sort like the CPU sorter; a kernel the driver rejects fails the first sort, and the sink then sorts on the CPU', async () => {
+    const { openGpuSorter } = await import('../gpu/index.js');
+    const block = makePairs('zipf', 3000, 4);
+    const good = await openGpuSorter({ allowSoftware: true, compileInBackground: true, tile: 64, maxSteps: 2 });
+    if (typeof good === 'string') throw new Error(good);
+    let sorted: Uint32Array | undefined;
+    try {
+      await good.sortBlock(block.slice(), 3000, (s) => void (sorted = s.slice(0, 6000)));
+    } finally {
+      good.dispose();
+    }
+    expect(sorted).toEqual(cpuSortOf(block, 3000));
+
+    const bad = await openGpuSorter({ allowSoftware: true, compileInBackground: true, transformKernel: (wgsl) => wgsl.replace('fn less(', 'fn less(broken ') });
+    if (typeof bad === 'string') throw new Error(`expected a sorter whose first sort fails, got: ${bad}`);
+    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-compile-'));
+    const warnings: string[] = [];
+    const sink = new RunSink(bad, dir, new StageClock(), (w) => warnings.push(w));
+    try {
+      await sink.sortAndWrite(block.slice(), 3000);
+      expect(sink.sorterKind).toBe('cpu');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^GPU failed \(GPU kernel compilation failed: .+\); sorting the remaining blocks on the CPU$/);
+      expect(readRun(sink.runPaths[0]!)).toEqual(cpuSortOf(block, 3000));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a readback that never resolves in time: the block is sorted on the CPU with one warning', async () => {
     const { dir, warnings, sink } = await faultSink({ readbackTimeoutMs: 0 });
     try {

@@ -70,8 +70,6 @@ export class GpuSorter implements PairSorter {
   private queryRead?: GPUBuffer;
   private querySlots = 0;
   private broken?: string;
-  /** The kernels' compilation when it runs in the background (compileInBackground); sorts wait for it. */
-  private compiling?: Promise<void>;
   private disposed = false;
 
   /**
@@ -168,22 +166,6 @@ export class GpuSorter implements PairSorter {
     created.forEach((r, i) => this.pipelines.set(missing[i]!.key, (r as PromiseFulfilledResult<GPUComputePipeline>).value));
   }
 
-  /**
-   * Starts compile() without waiting for it: the first sort waits, and fails with its error (a
-   * build's RunSink then sorts on the CPU, as for any GPU fault). A build starts its parse
-   * meanwhile: compiling the kernels was 0.16-0.34 s of the H100's 0.3-0.4 s setup.
-   */
-  compileInBackground(): void {
-    this.compiling = this.compile();
-    // Awaited by the first sort; a rejection nobody awaits yet is not an unhandled one.
-    this.compiling.then(
-      () => (this.compileSettled = true),
-      () => (this.compileSettled = true),
-    );
-  }
-
-  private compileSettled = false;
-
   private ensureCapacity(bytes: number): void {
     if (bytes <= this.capacity) return;
     this.destroyBlockBuffers();
@@ -232,7 +214,6 @@ export class GpuSorter implements PairSorter {
    */
   async stagingBlock(count: number): Promise<Uint32Array> {
     if (this.disposed) throw new Error('GpuSorter used after dispose()');
-    if (this.compiling) await this.compiling;
     this.ensureCapacity(Math.max(count, 1) * BYTES_PER_PAIR);
     if (this.uploadReady) await this.uploadReady;
     this.uploadReady = undefined;
@@ -245,7 +226,6 @@ export class GpuSorter implements PairSorter {
     if (this.broken) throw new Error(this.broken);
     if (this.ctx.fault) throw new Error(this.ctx.fault);
     const t0 = performance.now();
-    if (this.compiling) await this.compiling;
     if (count > this.maxPairs) throw new RangeError(`block of ${count} pairs exceeds the GPU's binding limit of ${this.maxPairs} pairs`);
     const bytes = Math.max(count, 1) * BYTES_PER_PAIR;
     if (count === 0) {
@@ -401,11 +381,7 @@ export class GpuSorter implements PairSorter {
       this.queryResolve?.destroy();
       this.queryRead?.destroy();
     } finally {
-      // A build that ends before its first sort may dispose while the kernels still compile:
-      // the device goes once Dawn has answered (destroying it under pending pipeline creations
-      // is not worth the risk to the process).
-      if (this.compiling && !this.compileSettled) void this.compiling.then(closeGpu, closeGpu);
-      else closeGpu();
+      closeGpu();
     }
   }
 }

@@ -17,9 +17,7 @@ export interface ChosenSorter {
 export async function chooseSorter(choice: SorterChoice): Promise<ChosenSorter> {
   if (choice === 'cpu') return { sorter: new CpuSorter() };
   const gpu = await import('../gpu/index.js');
-  // The kernels compile while the build plans and starts parsing; an error surfaces at the
-  // first sort, where RunSink falls back to the CPU sorter with a warning.
-  const opened = await gpu.openGpuSorter({ allowSoftware: choice === 'gpu', compileInBackground: true });
+  const opened = await gpu.openGpuSorter({ allowSoftware: choice === 'gpu' });
   if (typeof opened !== 'string') return { sorter: opened };
   if (choice === 'gpu') throw new UserError(`--sorter gpu: no usable GPU (${opened})`);
   return { sorter: new CpuSorter(), notice: `no GPU (${opened}); sorting on the CPU` };

@@ -170,41 +170,13 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
     const { openGpuSorter } = await import('../gpu/index.js');
     const opened = await openGpuSorter({ allowSoftware: true, transformKernel: (wgsl) => wgsl.replace('fn less(', 'fn less(broken ') });
     expect(typeof opened).toBe('string');
-    expect(opened).toMatch(/^GPU kernel compilation failed: /);
+    expect(opened).toMatch(/^GPU kernel compilation failed: .*error: expected ':' for parameter/);
+    expect(opened).not.toMatch(/\n/); // one line: it becomes the build's notice
     const { chooseSorter } = await import('../indexer/sorters.js');
     // auto with no usable GPU falls back with one notice; here lavapipe is declined as software.
     const chosen = await chooseSorter('auto');
     expect(chosen.sorter.kind).toBe('cpu');
     expect(chosen.notice).toMatch(/^no GPU \(.+\); sorting on the CPU$/);
-  });
-
-  it('kernels compiled in the background (a build) sort like the CPU sorter; a kernel the driver rejects fails the first sort, and the sink then sorts on the CPU', async () => {
-    const { openGpuSorter } = await import('../gpu/index.js');
-    const block = makePairs('zipf', 3000, 4);
-    const good = await openGpuSorter({ allowSoftware: true, compileInBackground: true, tile: 64, maxSteps: 2 });
-    if (typeof good === 'string') throw new Error(good);
-    let sorted: Uint32Array | undefined;
-    try {
-      await good.sortBlock(block.slice(), 3000, (s) => void (sorted = s.slice(0, 6000)));
-    } finally {
-      good.dispose();
-    }
-    expect(sorted).toEqual(cpuSortOf(block, 3000));
-
-    const bad = await openGpuSorter({ allowSoftware: true, compileInBackground: true, transformKernel: (wgsl) => wgsl.replace('fn less(', 'fn less(broken ') });
-    if (typeof bad === 'string') throw new Error(`expected a sorter whose first sort fails, got: ${bad}`);
-    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-compile-'));
-    const warnings: string[] = [];
-    const sink = new RunSink(bad, dir, new StageClock(), (w) => warnings.push(w));
-    try {
-      await sink.sortAndWrite(block.slice(), 3000);
-      expect(sink.sorterKind).toBe('cpu');
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toMatch(/^GPU failed \(GPU kernel compilation failed: .+\); sorting the remaining blocks on the CPU$/);
-      expect(readRun(sink.runPaths[0]!)).toEqual(cpuSortOf(block, 3000));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('a readback that never resolves in time: the block is sorted on the CPU with one warning', async () => {

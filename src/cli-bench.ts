@@ -1,6 +1,5 @@
 /** `gpuindex bench`: the Indexcpu / Indexgpu / Indexgpu+ comparison (paper 000, Table 2). */
 import type { Command } from 'commander';
-import { benchPipelines, benchTable, writeBenchOutputs } from './bench-pipelines.js';
 import { UserError } from './errors.js';
 
 export function registerBenchCommands(program: Command): void {
@@ -17,6 +16,7 @@ export function registerBenchCommands(program: Command): void {
     .option('-o, --out <dir>', 'write bench.json, bench.csv, bench.svg and bench.md here')
     .option('--json', 'print the rows as JSON', false)
     .action(async (crawl: string, o: { sizes: number; pipelines: string; workers?: number; memory: string; blockSize?: number; repeat: number; out?: string; json: boolean }) => {
+      const { benchPipelines, benchTable, writeBenchOutputs } = await import('./bench-pipelines.js');
       const pipelines = o.pipelines.split(',').map((p) => p.trim());
       for (const p of pipelines) if (!['cpu', 'gpu', 'gpu+'].includes(p)) throw new UserError(`--pipelines: unknown pipeline "${p}"`);
       const rows = await benchPipelines({ crawl, sizes: o.sizes, pipelines: pipelines as ('cpu' | 'gpu' | 'gpu+')[], workers: o.workers, memory: o.memory, blockSize: o.blockSize, repeat: o.repeat, log: (l) => process.stderr.write(`${l}\n`) });

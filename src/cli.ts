@@ -4,12 +4,11 @@
  * User mistakes print one line and exit 1; no stack traces unless GPUINDEX_DEBUG is set.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { buildIndex, formatSkip, type BuildSummary } from './build.js';
+import type { BuildSummary } from './build.js';
 import { AbortError, UserError } from './errors.js';
-import { exportCiff } from '../merge/ciff.js';
 import type { BuildOptions, PipelineChoice, SorterChoice } from './options.js';
 import { progressLine } from './progress.js';
-import { openIndex } from './reader.js';
+import type { IndexReader } from './reader.js';
 import { VERSION } from './version.js';
 import { registerGpuCommands } from './cli-gpu.js';
 import { registerBenchCommands } from './cli-bench.js';
@@ -43,6 +42,15 @@ export function parseFieldsSpec(spec: string): NonNullable<BuildOptions['fields'
 }
 
 const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+/**
+ * Each command loads its modules when it runs (the build's, the reader's, the exporter's), not
+ * every command's at start-up: `search` and `stats` start without the indexer.
+ */
+async function openIndex(path: string): Promise<IndexReader> {
+  const reader = await import('./reader.js');
+  return reader.openIndex(path);
+}
 
 function printSummary(s: BuildSummary): void {
   const mb = s.bytesRead / 1e6;
@@ -95,6 +103,7 @@ program
       process.stderr.write(`gpuindex: ${m}\n`);
     };
     try {
+      const { buildIndex } = await import('./build.js');
       const summary = await buildIndex({
         input: crawl,
         output: o.output as string,
@@ -139,8 +148,8 @@ program
   .option('--k1 <x>', 'BM25 k1', parseFloat, 0.9)
   .option('--b <x>', 'BM25 b', parseFloat, 0.4)
   .option('--json', 'print hits as JSON', false)
-  .action((index: string, query: string, o: { k: number; k1: number; b: number; json: boolean }) => {
-    const reader = openIndex(index);
+  .action(async (index: string, query: string, o: { k: number; k1: number; b: number; json: boolean }) => {
+    const reader = await openIndex(index);
     try {
       const hits = reader.search(query, { k: o.k, k1: o.k1, b: o.b });
       if (o.json) process.stdout.write(JSON.stringify(hits, null, 2) + '\n');
@@ -156,8 +165,8 @@ program
   .description('collection statistics and build settings')
   .argument('<index>', 'index folder')
   .option('--json', 'as JSON', false)
-  .action((index: string, o: { json: boolean }) => {
-    const reader = openIndex(index);
+  .action(async (index: string, o: { json: boolean }) => {
+    const reader = await openIndex(index);
     try {
       const out = { stats: reader.stats(), settings: reader.settings };
       if (o.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
@@ -176,8 +185,8 @@ program
   .argument('<index>', 'index folder')
   .argument('<term>', 'term')
   .option('--json', 'as JSON', false)
-  .action((index: string, term: string, o: { json: boolean }) => {
-    const reader = openIndex(index);
+  .action(async (index: string, term: string, o: { json: boolean }) => {
+    const reader = await openIndex(index);
     try {
       const analysed = reader.analyze(term);
       if (analysed.length !== 1) throw new UserError(`"${term}" analyses to ${analysed.length} terms (${analysed.join(' ') || 'none'}); give one term`);
@@ -200,10 +209,11 @@ program
   .argument('<index>', 'index folder')
   .requiredOption('-o, --output <file>', 'file to write')
   .option('--format <format>', 'ciff', 'ciff')
-  .action((index: string, o: { output: string; format: string }) => {
+  .action(async (index: string, o: { output: string; format: string }) => {
     if (o.format !== 'ciff') throw new UserError(`unknown export format "${o.format}" (supported: ciff)`);
-    const reader = openIndex(index);
+    const reader = await openIndex(index);
     try {
+      const { exportCiff } = await import('../merge/ciff.js');
       const r = exportCiff(reader, o.output, `gpuindex ${VERSION}; tokenizer ${JSON.stringify(reader.settings.tokenizer)}`);
       process.stdout.write(`wrote ${o.output}: ${r.postingsLists} postings lists, ${r.docRecords} documents, ${(r.bytes / 1e6).toFixed(1)} MB\n`);
     } finally {

@@ -69,7 +69,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       const r = await pending[i]!;
       const tAppend = performance.now();
       let offset = input.postings.offset;
-      if (input.postings.appendFile(tasks[i]!.partPath) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
+      if ((await input.postings.appendFileAsync(tasks[i]!.partPath)) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
       rmSync(tasks[i]!.partPath, { force: true });
       for (let t = 0; t < r.termIds.length; t++) {
         input.onList(r.termIds[t]!, r.dfs[t]!, r.cfs[t]!, offset, r.lengths[t]!);

@@ -4,6 +4,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { HashThread } from './hash-thread.js';
 import { encodePostings, maxEncodedBytes } from './postings-codec.js';
 
 export const POSTINGS_MAGIC = Buffer.from('GPIXPST1', 'latin1');
@@ -21,11 +22,18 @@ export class PostingsFileWriter {
    * by reading the finished file back (320 MB for a 2 GB crawl). Whole files only.
    */
   private readonly hash?: Hash;
+  /** With a HashThread the hash runs on that thread instead (appendFileAsync overlaps copy and hash). */
+  private readonly hashThread?: HashThread;
 
-  /** `header: false` writes a bare part of a postings file (one merge thread's term range). */
-  constructor(readonly path: string, { header = true }: { header?: boolean } = {}) {
+  /**
+   * `header: false` writes a bare part of a postings file (one merge thread's term range).
+   * `hashThread`: the file's SHA-256 is computed on a HashThread (close with closeAsync or
+   * closeQuietly, which end it).
+   */
+  constructor(readonly path: string, { header = true, hashThread = false }: { header?: boolean; hashThread?: boolean } = {}) {
     this.fd = openSync(path, 'wx');
-    if (header) this.hash = createHash('sha256');
+    if (header && hashThread) this.hashThread = new HashThread();
+    else if (header) this.hash = createHash('sha256');
     if (header) this.buf.set(POSTINGS_MAGIC, 0);
     this.used = header ? POSTINGS_MAGIC.length : 0;
     this.offset = this.used;
@@ -43,6 +51,36 @@ export class PostingsFileWriter {
         let off = 0;
         while (off < n) off += writeSync(this.fd, this.buf, off, n - off);
         this.hash?.update(this.buf.subarray(0, n));
+        copied += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    this.offset += copied;
+    return copied;
+  }
+
+  /**
+   * appendFile, with the chunks hashed on the HashThread while the next ones are copied (without
+   * one it is appendFile). Waits only when every chunk is still being hashed.
+   */
+  async appendFileAsync(path: string): Promise<number> {
+    const thread = this.hashThread;
+    if (!thread) return this.appendFile(path);
+    this.flush();
+    const fd = openSync(path, 'r');
+    let copied = 0;
+    try {
+      for (;;) {
+        const chunk = await thread.take();
+        const n = readSync(fd, chunk, 0, chunk.length, null);
+        if (n === 0) {
+          thread.putBack(chunk);
+          break;
+        }
+        let off = 0;
+        while (off < n) off += writeSync(this.fd, chunk, off, n - off);
+        thread.give(chunk, n);
         copied += n;
       }
     } finally {
@@ -71,6 +109,7 @@ export class PostingsFileWriter {
   private flush(): void {
     let off = 0;
     while (off < this.used) off += writeSync(this.fd, this.buf, off, this.used - off);
+    if (this.used > 0) this.hashThread?.updateCopy(this.buf.subarray(0, this.used));
     this.hash?.update(this.buf.subarray(0, this.used));
     this.used = 0;
   }
@@ -83,10 +122,20 @@ export class PostingsFileWriter {
     return this.hash?.digest('hex');
   }
 
+  /** close() for a writer with a HashThread: waits for the thread's digest. */
+  async closeAsync(): Promise<string | undefined> {
+    if (!this.hashThread) return this.close();
+    this.flush();
+    closeSync(this.fd);
+    this.closed = true;
+    return this.hashThread.digest();
+  }
+
   /** Closes without flushing, on a failed merge (the file is discarded with its folder). */
   closeQuietly(): void {
     if (!this.closed) closeSync(this.fd);
     this.closed = true;
+    void this.hashThread?.destroy();
   }
   private closed = false;
 }

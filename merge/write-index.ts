@@ -70,7 +70,8 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
  */
 export async function writeIndexParallel(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, threads: number, onFraction?: (f: number) => void): Promise<WriteIndexResult> {
   const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
-  const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
+  // postings.bin's SHA-256 on its own thread, so appending the threads' parts copies and hashes at once.
+  const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE), { hashThread: true });
   try {
     let postingsCount = 0;
     const merge = await mergeInParallel({
@@ -87,7 +88,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       },
       onFraction,
     });
-    const sha256 = postings.close()!;
+    const sha256 = (await postings.closeAsync())!;
     return finish(store, contents, merge, postingsCount, postings.offset, sha256);
   } catch (err) {
     postings.closeQuietly();

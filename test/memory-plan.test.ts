@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/index.js';
-import { batchArrayBytes, CREDITS, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/memory-plan.js';
+import { batchArrayBytes, CREDITS, HASH_THREAD_BYTES, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/memory-plan.js';
 import { UserError } from '../src/errors.js';
 
 const MiB = 2 ** 20;
@@ -69,8 +69,10 @@ describe('planMemory splits --memory', () => {
 
 describe('planMerge', () => {
   it('lowers default merge threads so their isolates take at most half the merge memory; keeps an explicit count', () => {
-    expect(planMerge(100 * MiB, 8, false)).toEqual({ threads: 2, cursorBytes: 100 * MiB - 2 * MERGE_WORKER_BYTES });
+    expect(planMerge(100 * MiB, 8, false)).toEqual({ threads: 1, cursorBytes: 100 * MiB }); // 2 threads + the hash thread: 64 MiB > half
+    expect(planMerge(200 * MiB, 8, false)).toEqual({ threads: 3, cursorBytes: 200 * MiB - 3 * MERGE_WORKER_BYTES - HASH_THREAD_BYTES });
     expect(planMerge(100 * MiB, 8, true)).toEqual({ threads: 8, cursorBytes: 0 });
+    expect(planMerge(300 * MiB, 2, true)).toEqual({ threads: 2, cursorBytes: 300 * MiB - 2 * MERGE_WORKER_BYTES - HASH_THREAD_BYTES });
     expect(planMerge(100 * MiB, 1, false)).toEqual({ threads: 1, cursorBytes: 100 * MiB });
     expect(planMerge(10 * MiB, 4, false)).toEqual({ threads: 1, cursorBytes: 10 * MiB });
   });

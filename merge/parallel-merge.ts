@@ -34,7 +34,10 @@ export interface ParallelMergeCounters extends MergeCounters {
   threads: number;
   /** Milliseconds from the start until the last merge thread finished. */
   threadsMs: number;
-  /** Milliseconds the calling thread spent appending parts to postings.bin (copy and hash) and handing out lexicon entries. */
+  /**
+   * Milliseconds the calling thread spent appending parts to postings.bin (copying them, and
+   * waiting for the hash thread when it falls behind) and handing out lexicon entries.
+   */
   appendMs: number;
 }
 
@@ -69,7 +72,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       const r = await pending[i]!;
       const tAppend = performance.now();
       let offset = input.postings.offset;
-      if ((await input.postings.appendFileAsync(tasks[i]!.partPath)) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
+      if ((await input.postings.appendFile(tasks[i]!.partPath)) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
       rmSync(tasks[i]!.partPath, { force: true });
       for (let t = 0; t < r.termIds.length; t++) {
         input.onList(r.termIds[t]!, r.dfs[t]!, r.cfs[t]!, offset, r.lengths[t]!);

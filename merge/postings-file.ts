@@ -22,7 +22,7 @@ export class PostingsFileWriter {
    * by reading the finished file back (320 MB for a 2 GB crawl). Whole files only.
    */
   private readonly hash?: Hash;
-  /** With a HashThread the hash runs on that thread instead (appendFileAsync overlaps copy and hash). */
+  /** With a HashThread the hash runs on that thread instead (appendFile overlaps copy and hash). */
   private readonly hashThread?: HashThread;
 
   /**
@@ -39,48 +39,28 @@ export class PostingsFileWriter {
     this.offset = this.used;
   }
 
-  /** Appends the bytes of the file at `path` (a part written by another thread) unchanged. */
-  appendFile(path: string): number {
-    this.flush();
-    const fd = openSync(path, 'r');
-    let copied = 0;
-    try {
-      for (;;) {
-        const n = readSync(fd, this.buf, 0, this.buf.length, null);
-        if (n === 0) break;
-        let off = 0;
-        while (off < n) off += writeSync(this.fd, this.buf, off, n - off);
-        this.hash?.update(this.buf.subarray(0, n));
-        copied += n;
-      }
-    } finally {
-      closeSync(fd);
-    }
-    this.offset += copied;
-    return copied;
-  }
-
   /**
-   * appendFile, with the chunks hashed on the HashThread while the next ones are copied (without
-   * one it is appendFile). Waits only when every chunk is still being hashed.
+   * Appends the bytes of the file at `path` (a part written by another thread) unchanged. With a
+   * HashThread each chunk is hashed there while the next one is copied (waiting only when every
+   * chunk is still being hashed); otherwise it is hashed here after its write.
    */
-  async appendFileAsync(path: string): Promise<number> {
+  async appendFile(path: string): Promise<number> {
     const thread = this.hashThread;
-    if (!thread) return this.appendFile(path);
     this.flush();
     const fd = openSync(path, 'r');
     let copied = 0;
     try {
       for (;;) {
-        const chunk = await thread.take();
+        const chunk = thread ? await thread.take() : this.buf;
         const n = readSync(fd, chunk, 0, chunk.length, null);
         if (n === 0) {
-          thread.putBack(chunk);
+          thread?.putBack(chunk);
           break;
         }
         let off = 0;
         while (off < n) off += writeSync(this.fd, chunk, off, n - off);
-        thread.give(chunk, n);
+        if (thread) thread.give(chunk, n);
+        else this.hash?.update(chunk.subarray(0, n));
         copied += n;
       }
     } finally {
@@ -114,21 +94,22 @@ export class PostingsFileWriter {
     this.used = 0;
   }
 
-  /** Flushes and closes; returns the file's SHA-256 (hex), or undefined for a part. */
+  /** Flushes and closes; returns the file's SHA-256 (hex), or undefined for a part (see closeAsync with a HashThread). */
   close(): string | undefined {
-    this.flush();
-    closeSync(this.fd);
-    this.closed = true;
+    this.flushAndClose();
     return this.hash?.digest('hex');
   }
 
   /** close() for a writer with a HashThread: waits for the thread's digest. */
   async closeAsync(): Promise<string | undefined> {
-    if (!this.hashThread) return this.close();
+    this.flushAndClose();
+    return this.hashThread ? this.hashThread.digest() : this.hash?.digest('hex');
+  }
+
+  private flushAndClose(): void {
     this.flush();
     closeSync(this.fd);
     this.closed = true;
-    return this.hashThread.digest();
   }
 
   /** Closes without flushing, on a failed merge (the file is discarded with its folder). */

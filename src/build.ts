@@ -86,7 +86,8 @@ export interface BuildSummary {
    * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
    * rows written into index.sqlite while the parse waited for batches (the merge inserted the rest).
    * With merge threads: threadsMs, until the last of them finished; appendMs, the main thread's
-   * time appending their parts to postings.bin (copy and SHA-256) and writing lexicon entries.
+   * time appending their parts to postings.bin (copying, and waiting for the SHA-256 thread when
+   * it falls behind) and writing lexicon entries.
    */
   merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; threadsMs?: number; appendMs?: number };
   /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */

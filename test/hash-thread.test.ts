@@ -40,3 +40,33 @@ describe('HashThread (SHA-256 on a worker thread)', () => {
     expect(await thread.digest()).toBe(createHash('sha256').update(Buffer.concat(all)).digest('hex'));
   });
 });
+
+describe('PostingsFileWriter.appendFile', () => {
+  it('copies a part unchanged and hashes the whole file, with or without a hash thread', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { PostingsFileWriter } = await import('../merge/postings-file.js');
+    const { sha256OfFile } = await import('../merge/manifest.js');
+    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-append-'));
+    try {
+      const part = join(dir, 'part');
+      const bytes = Buffer.alloc(3 << 20);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7) & 0xff;
+      writeFileSync(part, bytes); // three chunks of the hash thread's 1 MiB
+      for (const hashThread of [false, true]) {
+        const out = join(dir, `postings-${hashThread}.bin`);
+        const w = new PostingsFileWriter(out, { hashThread });
+        w.append(Uint32Array.of(1, 5), Uint32Array.of(2, 1), 2);
+        const before = w.offset;
+        expect(await w.appendFile(part)).toBe(3 << 20);
+        expect(w.offset).toBe(before + (3 << 20));
+        const sha = hashThread ? await w.closeAsync() : w.close();
+        expect(sha).toBe(sha256OfFile(out));
+        expect(readFileSync(out).subarray(before).equals(bytes)).toBe(true);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

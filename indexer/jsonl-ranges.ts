@@ -10,7 +10,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { hasNulByte, SNIFF_BYTES } from '../src/corpus/decode.js';
-import type { SkippedItem } from '../src/corpus/index.js';
+import type { ByteRange, SkippedItem } from '../src/corpus/index.js';
 import type { ParsedBatch } from './parse-messages.js';
 
 /** Files larger than this are cut into ranges of about this many bytes (at most; see rangeBytesFor). */
@@ -20,7 +20,7 @@ export const DEFAULT_RANGE_BYTES = 16 << 20;
 /** One parse task: a whole file, or the lines of a JSONL file starting in [start, end). */
 export interface ParseTask {
   path: string;
-  range?: { start: number; end: number };
+  range?: ByteRange;
   /** Bytes of the file this task covers (for the progress ETA). */
   bytes: number;
 }

@@ -4,7 +4,7 @@
  * credit whenever `credits` batches are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { readCorpusFile } from '../src/corpus/index.js';
+import { readCorpusFile, type ByteRange } from '../src/corpus/index.js';
 import { createTokenizer } from '../src/tokenizer.js';
 import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
@@ -20,7 +20,7 @@ const inverter = new DocumentInverter(createTokenizer(init.tokenizer), dictionar
 
 let credits = init.credits;
 let creditWaiter: (() => void) | undefined;
-const tasks: { seq: number; path: string; range?: { start: number; end: number } }[] = [];
+const tasks: { seq: number; path: string; range?: ByteRange }[] = [];
 let taskWaiter: (() => void) | undefined;
 let stopping = false;
 
@@ -131,7 +131,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
   port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer]);
 }
 
-async function parseFile(seq: number, path: string, lineRange?: { start: number; end: number }): Promise<void> {
+async function parseFile(seq: number, path: string, lineRange?: ByteRange): Promise<void> {
   let part = 0;
   let batch = new BatchBuilder(path);
   let t0 = performance.now();

@@ -46,15 +46,19 @@ export async function* readCorpusFile(root: string, relPath: string, options: Co
   yield* readFileWith(root, relPath, resolveFields(options), range);
 }
 
+/** Byte offsets [start, end) of a file (end may be Infinity: to the end). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 /**
  * A part of an uncompressed JSONL file for one parse task: the lines that start at a byte
  * offset in [start, end). Line numbers (and ids made from them) are counted from the range's
  * first line; `onEnd` gets the range's line and item counts so the caller can number lines
  * across ranges (indexer/jsonl-ranges.ts).
  */
-export interface LineRange {
-  start: number;
-  end: number;
+export interface LineRange extends ByteRange {
   onEnd?: (counts: { lines: number; items: number }) => void;
 }
 

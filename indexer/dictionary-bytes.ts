@@ -15,6 +15,9 @@
  *  - a worker-local term: in the worker its string + 55 (local dictionary) and the raw token's
  *    string + ~33 (raw-token cache slots), on the main thread a copy of the string + 12 (array
  *    slot, local-to-global id): measured 136 B per term in the worker for 8.5-character terms.
+ *    A worker whose pure-ASCII text goes through the WebAssembly scanner (the default) keeps
+ *    its raw tokens there instead: its memory (reported by the worker, exact) replaces the raw
+ *    token's string and the ~33 bytes of cache slots.
  *    The main dictionary keeps the first worker's copy of each term's string (not counted twice).
  * Not counted: V8's heap slack (free space the heaps keep beyond their live data), so the
  * estimate is low rather than high and peak RSS minus it overstates the working set.
@@ -24,6 +27,8 @@ import type { DocumentTable } from './documents.js';
 const TERM_BYTES = 55;
 const DOCUMENT_BYTES = 23;
 const WORKER_TERM_BYTES = 100;
+/** The part of WORKER_TERM_BYTES that is raw-token cache slots (JS scan only). */
+const RAW_CACHE_SLOT_BYTES = 33;
 const TWO_BYTE = /[^\x00-\xff]/;
 
 /** Heap bytes of a V8 string of this content (0 for the empty string, which is shared). */
@@ -34,9 +39,10 @@ export function stringBytes(s: string): number {
 
 /**
  * Estimated bytes of the dictionary (`terms`: TermDictionary.terms), the document table and
- * the workers' local dictionaries (`workerTerms`: terms each worker numbered).
+ * the workers' local dictionaries (`workerTerms`: terms each worker numbered; `workerScanBytes`:
+ * each worker's WebAssembly scanner memory, 0 or absent where it used the JS scan).
  */
-export function estimateDictionaryBytes(terms: readonly string[], documents: Pick<DocumentTable, 'externalIds' | 'paths'>, workerTerms: readonly number[] = []): number {
+export function estimateDictionaryBytes(terms: readonly string[], documents: Pick<DocumentTable, 'externalIds' | 'paths'>, workerTerms: readonly number[] = [], workerScanBytes: readonly number[] = []): number {
   let termBytes = 0;
   for (const t of terms) termBytes += stringBytes(t) + TERM_BYTES;
   let documentBytes = 0;
@@ -48,9 +54,14 @@ export function estimateDictionaryBytes(terms: readonly string[], documents: Pic
   }
   const averageString = terms.length > 0 ? (termBytes - TERM_BYTES * terms.length) / terms.length : 24;
   let local = 0;
-  for (const n of workerTerms) local += n;
-  // Per local term: worker string, raw-token string, overheads; plus the main thread's copies
-  // of the strings beyond those the main dictionary holds (counted above).
-  const workerBytes = local * (2 * averageString + WORKER_TERM_BYTES) + Math.max(0, local - terms.length) * averageString;
+  let workerBytes = 0;
+  workerTerms.forEach((n, w) => {
+    local += n;
+    const scanBytes = workerScanBytes[w] ?? 0;
+    // Per local term: worker string, raw-token string (or the scanner's memory), overheads.
+    workerBytes += scanBytes > 0 ? n * (averageString + WORKER_TERM_BYTES - RAW_CACHE_SLOT_BYTES) + scanBytes : n * (2 * averageString + WORKER_TERM_BYTES);
+  });
+  // The main thread's copies of the strings beyond those the main dictionary holds (counted above).
+  workerBytes += Math.max(0, local - terms.length) * averageString;
   return Math.round(termBytes + documentBytes + workerBytes);
 }

@@ -62,6 +62,8 @@ export class ParsePool {
   private wake?: () => void;
   private failure?: Error;
   readonly times: WorkerTimes[];
+  /** Each worker's WebAssembly scanner memory, as its latest batch reported (it only grows). */
+  readonly scanMemoryBytes: number[];
 
   /**
    * `maxBufferedBytes` bounds the batches held ahead of crawl order (their queuedBatchBytes,
@@ -76,6 +78,7 @@ export class ParsePool {
     this.expected = { seq: firstFile, part: 0 };
     this.pendingTasks = new Array<number>(count).fill(0);
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
+    this.scanMemoryBytes = new Array<number>(count).fill(0);
     for (let w = 0; w < count; w++) {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
       const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData: init, resourceLimits });
@@ -121,6 +124,7 @@ export class ParsePool {
     t.busyMs += m.busyMs;
     t.idleMs += m.idleMs;
     t.batches++;
+    this.scanMemoryBytes[w] = m.scanMemoryBytes;
     if (m.last) {
       this.pendingTasks[w]!--;
       this.dispatch(w);

@@ -14,6 +14,7 @@ import type { DocumentTable } from './documents.js';
 import { releaseBuffers } from './release-buffers.js';
 import { RunSink } from './run-sink.js';
 import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
+import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -86,7 +87,10 @@ export class DocumentInverter {
   private termIds = new Uint32Array(4096);
   private length = 0;
   private readonly rawToId = new Map<string, number>();
-  private readonly asciiTable = new AsciiTermTable(PARSER_TABLE_SLOTS);
+  /** Pure-ASCII text: the WebAssembly scanner, unless GPUINDEX_ASCII_SCAN=js. */
+  private readonly wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS) : undefined;
+  /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
+  private readonly asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
 
   constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
 
@@ -115,10 +119,34 @@ export class DocumentInverter {
     this.push(id);
   };
 
+  private readonly pushAll = (ids: Int32Array): void => {
+    const need = this.length + ids.length;
+    if (need > this.termIds.length) {
+      const grown = new Uint32Array(Math.max(need, this.termIds.length * 2));
+      grown.set(this.termIds.subarray(0, this.length));
+      this.termIds = grown;
+    }
+    this.termIds.set(ids, this.length);
+    this.length = need;
+  };
+
+  /** Bytes of the WebAssembly scanner's memory (its raw-token table), 0 without it. */
+  get scanMemoryBytes(): number {
+    return this.wasmTable?.memoryBytes ?? 0;
+  }
+
   private add(text: string): void {
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
     const start = this.length;
-    if (scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
+    let knownNotAscii = false;
+    if (this.wasmTable !== undefined) {
+      if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+      const result = this.wasmTable.scan(text, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+      if (result === 'scanned') return;
+      // 'uncut' (pure ASCII, a 256 Ki-character token) goes to the JS scan below.
+      knownNotAscii = result === 'not-ascii';
+    }
+    if (!knownNotAscii && scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
     // Not ASCII: drop what the ASCII scan emitted. Normalized text whose non-ASCII characters
     // only separate tokens still takes the table; the rest goes the Unicode way.
     this.length = start;

@@ -81,6 +81,8 @@ export interface WorkerPipelineResult extends PipelineResult {
   batchWaitMs: number;
   /** Terms in each worker's local dictionary. */
   workerTerms: number[];
+  /** Each worker's WebAssembly scanner memory in bytes (0 where it used the JS scan). */
+  workerScanBytes: number[];
 }
 
 export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
@@ -212,7 +214,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   for (const t of pool.times) {
     clock.add('parseWorkers', t.busyMs);
   }
-  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs, workerTerms: remapper.localTermCounts() };
+  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs, workerTerms: remapper.localTermCounts(), workerScanBytes: pool.scanMemoryBytes };
 }
 
 /** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */

@@ -326,7 +326,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     progress('done', counters, 1);
     const sorterKind = parsed.sorterKind;
     const peakRssBytes = process.resourceUsage().maxRSS * 1024;
-    const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, 'workerTerms' in parsed ? parsed.workerTerms : []);
+    const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, 'workerTerms' in parsed ? parsed.workerTerms : [], 'workerScanBytes' in parsed ? parsed.workerScanBytes : []);
     return {
       output: plan.output,
       documents: documents.count,

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { DocumentInverter } from '../indexer/pipeline.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
+import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
 import { createTokenizer } from '../src/tokenizer.js';
 
 /** What the tokenizer makes of a text, as raw tokens. */
@@ -84,5 +85,122 @@ describe('the ASCII fast path of the parser', () => {
   it('keeps working as its table grows (20,000 distinct tokens)', () => {
     const text = Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' ');
     expect(fastTokens(text)).toEqual(rawTokens(text));
+  });
+});
+
+/** The WebAssembly scanner's raw tokens (table of `slots` slots to start with). */
+function wasmTokens(text: string, table = new WasmAsciiTable(4)): string[] {
+  const names: string[] = [];
+  const out: string[] = [];
+  const result = table.scan(text, 255, (raw) => names.push(raw) - 1, (ids) => ids.forEach((id) => out.push(names[id]!)));
+  expect(result).toBe('scanned');
+  return out;
+}
+
+describe('the WebAssembly ASCII scanner', () => {
+  it('finds exactly the raw tokens of the tokenizer, its table growing from 4 slots inside one text', () => {
+    fc.assert(
+      fc.property(asciiText, (text) => {
+        expect(wasmTokens(text)).toEqual(rawTokens(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('keeps its cache across texts and through growth (20,000 distinct tokens, each analysed once)', () => {
+    const table = new WasmAsciiTable(4);
+    const analysed = new Map<string, number>();
+    const values: number[] = [];
+    const texts = [Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' '), 'w1 w19999 W3 new', "w5 don't Don'T"];
+    for (const text of texts) {
+      table.scan(text, 255, (raw) => {
+        expect(analysed.has(raw)).toBe(false);
+        analysed.set(raw, analysed.size);
+        return analysed.size - 1;
+      }, (ids) => values.push(...ids));
+    }
+    const expected = texts.flatMap(rawTokens).map((raw) => analysed.get(raw));
+    expect(values).toEqual(expected);
+    expect(table.size).toBe(analysed.size);
+  });
+
+  it('leaves stopwords out, also those first met in the same text', () => {
+    const stop = new Set(['the', 'of']);
+    const names: string[] = [];
+    const run = (text: string) => {
+      const out: string[] = [];
+      table.scan(text, 255, (raw) => (stop.has(raw) ? -1 : names.push(raw) - 1), (ids) => ids.forEach((id) => out.push(names[id]!)));
+      return out;
+    };
+    const table = new WasmAsciiTable(8);
+    expect(run('The end of THE story')).toEqual(['end', 'story']);
+    expect(run('of the story of the end')).toEqual(['story', 'end']);
+  });
+
+  it('skips tokens longer than the limit (apostrophes not counted)', () => {
+    const names: string[] = [];
+    const out: string[] = [];
+    new WasmAsciiTable(8).scan(`abcd abcde ab'cd ${'x'.repeat(9)} a'b'c'd`, 4, (raw) => names.push(raw) - 1, (ids) => ids.forEach((id) => out.push(names[id]!)));
+    expect(out).toEqual(['abcd', 'abcd', 'abcd']);
+  });
+
+  it('cuts texts longer than a chunk between tokens, never inside one', () => {
+    // Tokens of every length around the cut, with apostrophes: the cut must fall before a
+    // character that is neither a word character nor an apostrophe.
+    const parts: string[] = [];
+    let i = 0;
+    while (parts.join(' ').length < 3 * CHUNK) parts.push(`${'q'.repeat(i % 300)}'${i++}`, "it's", 'X'.repeat(i % 17));
+    const text = parts.join(' ');
+    const cuts = chunkCuts(text)!;
+    expect(cuts.length).toBeGreaterThan(3);
+    let start = 0;
+    for (const cut of cuts) {
+      expect(cut - start).toBeLessThanOrEqual(CHUNK);
+      expect(text.slice(start, cut).length).toBeGreaterThan(0);
+      if (cut < text.length) expect(text[cut]).toBe(' ');
+      start = cut;
+    }
+    expect(wasmTokens(text)).toEqual(rawTokens(text));
+  });
+
+  it('declines text that is not pure ASCII, and a chunk with no place to cut, analysing nothing', () => {
+    const table = new WasmAsciiTable(8);
+    const analyse = () => {
+      throw new Error('analysed');
+    };
+    expect(table.scan('plain words then caf\u00e9', 255, analyse, () => {})).toBe('not-ascii');
+    expect(table.scan('\u00ff', 255, analyse, () => {})).toBe('not-ascii');
+    expect(table.scan(`ok ${"a'".repeat(CHUNK)}`, 255, analyse, () => {})).toBe('uncut');
+    expect(table.size).toBe(0);
+  });
+
+  it('starts over with an empty table when an analysis throws (no pending value is ever emitted)', () => {
+    const table = new WasmAsciiTable(8);
+    expect(() => table.scan('one two three', 255, (raw) => {
+      if (raw === 'two') throw new Error('full');
+      return 7;
+    }, () => {})).toThrow('full');
+    expect(table.size).toBe(0);
+    const values: number[] = [];
+    table.scan('one two', 255, (raw) => raw.length, (ids) => values.push(...ids));
+    expect(values).toEqual([3, 3]);
+  });
+
+  it('is what the inverter uses, and the JS scan (GPUINDEX_ASCII_SCAN=js) gives the same TermIds', () => {
+    const docs = ["The cat's whiskers", 'naïve café and the cat', 'CATS cat Cat', 'x'.repeat(300) + ' whisker'];
+    const invert = () => {
+      const inverter = new DocumentInverter(createTokenizer(), new TermDictionary());
+      return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'Title', text }))), wasm: inverter.scanMemoryBytes > 0 };
+    };
+    const wasm = invert();
+    process.env.GPUINDEX_ASCII_SCAN = 'js';
+    try {
+      const js = invert();
+      expect(wasm.wasm).toBe(true);
+      expect(js.wasm).toBe(false);
+      expect(wasm.ids).toEqual(js.ids);
+    } finally {
+      delete process.env.GPUINDEX_ASCII_SCAN;
+    }
   });
 });

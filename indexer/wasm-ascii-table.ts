@@ -1,0 +1,196 @@
+/**
+ * The WebAssembly ASCII scanner (indexer/wasm/ascii-scan.ts, built to ascii-scan.wasm): the
+ * same tokens and cache as scanAscii with AsciiTermTable, 2.3-3x faster (docs/benchmarks.md).
+ * Each parser owns one instance (one linear memory holding its raw-token table).
+ *
+ * A text goes in only when it is pure ASCII (checked first, so no term is numbered for a text
+ * the Unicode path will take) and is scanned in chunks of at most CHUNK characters cut before a
+ * character that can be in no token. The scanner lists the raw tokens it had not seen; each is
+ * analysed here (stopwords, stemming, dictionary) in order of first occurrence, as the JS scan
+ * does, and the values of the chunk are then completed.
+ *
+ * GPUINDEX_ASCII_SCAN=js selects the JS scan instead (for A/B benchmarks).
+ */
+import { readFileSync } from 'node:fs';
+
+/** Must equal CHUNK in indexer/wasm/ascii-scan.ts. */
+export const CHUNK = 256 * 1024;
+const PENDING = 0x80000000;
+const STOPWORD = -1;
+const APOSTROPHE = 39;
+
+/** The parts of the WebAssembly API used here (TypeScript declares it only in its DOM libs). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+}
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+interface ScanExports {
+  memory: { buffer: ArrayBuffer };
+  init(slots: number): void;
+  scan(n: number, maxLen: number): number;
+  setValue(slot: number, value: number): void;
+  input(): number;
+  outputs(): number;
+  misses(): number;
+  missTotal(): number;
+  slots(): number;
+  pool(): number;
+  tableSize(): number;
+}
+
+let compiled: object | undefined;
+
+function scanModule(): object {
+  if (compiled === undefined) {
+    const url = new URL('./wasm/ascii-scan.wasm', import.meta.url);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(url);
+    } catch {
+      throw new Error(`gpuindex: ${url.pathname} is missing (run \`npm run build\`)`);
+    }
+    compiled = new wasm.Module(bytes);
+  }
+  return compiled;
+}
+
+/** Whether parsers use the WebAssembly scanner (the default) or the JS one (GPUINDEX_ASCII_SCAN=js). */
+export function wasmScanEnabled(): boolean {
+  return process.env.GPUINDEX_ASCII_SCAN !== 'js';
+}
+
+const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+
+/**
+ * Where to cut `text` (pure ASCII) into pieces of at most CHUNK characters, each cut before a
+ * character that is neither a word character nor an apostrophe (so no token spans it); undefined
+ * if some CHUNK characters hold no such place (a token of 256 Ki characters; the caller then
+ * takes the JS scan).
+ */
+export function chunkCuts(text: string): number[] | undefined {
+  const cuts: number[] = [];
+  let start = 0;
+  while (text.length - start > CHUNK) {
+    let cut = start + CHUNK;
+    while (cut > start) {
+      const c = text.charCodeAt(cut);
+      if (!isWordChar(c) && c !== APOSTROPHE) break;
+      cut--;
+    }
+    if (cut === start) return undefined;
+    cuts.push(cut);
+    start = cut;
+  }
+  cuts.push(text.length);
+  return cuts;
+}
+
+export class WasmAsciiTable {
+  private readonly x: ScanExports;
+  private buffer!: ArrayBuffer;
+  private bytes!: Buffer;
+  private words!: Int32Array;
+
+  constructor(private readonly initialSlots: number) {
+    this.x = new wasm.Instance(scanModule(), { env: { abort: () => { throw new Error('gpuindex: ascii-scan.wasm aborted'); } } }).exports as unknown as ScanExports;
+    this.x.init(initialSlots);
+    this.views();
+  }
+
+  /** Raw tokens in the table. */
+  get size(): number {
+    return this.x.tableSize();
+  }
+
+  /** Bytes of the scanner's linear memory (its table, key bytes and chunk buffers). */
+  get memoryBytes(): number {
+    return this.x.memory.buffer.byteLength;
+  }
+
+  clear(): void {
+    this.x.init(this.initialSlots);
+    this.views();
+  }
+
+  private views(): void {
+    this.buffer = this.x.memory.buffer;
+    this.bytes = Buffer.from(this.buffer);
+    this.words = new Int32Array(this.buffer);
+  }
+
+  /**
+   * Calls `emit` with the values of text's tokens (stopwords left out), a chunk's values at a
+   * time (a view valid during the call). `analyse(raw)` gives the value of a raw token not seen
+   * before. Having done nothing, it returns 'not-ascii' for a text that is not pure ASCII and
+   * 'uncut' for one it cannot cut into chunks: the caller then takes another path.
+   */
+  scan(text: string, maxLength: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): 'scanned' | 'not-ascii' | 'uncut' {
+    // A one-byte string of ASCII characters is exactly as long in UTF-8.
+    if (Buffer.byteLength(text, 'utf8') !== text.length) return 'not-ascii';
+    const cuts = text.length <= CHUNK ? [text.length] : chunkCuts(text);
+    if (cuts === undefined) return 'uncut';
+    let start = 0;
+    for (const end of cuts) {
+      this.scanChunk(text, start, end, maxLength, analyse, emit);
+      start = end;
+    }
+    return 'scanned';
+  }
+
+  private scanChunk(text: string, start: number, end: number, maxLength: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): void {
+    const x = this.x;
+    if (x.memory.buffer !== this.buffer) this.views();
+    const at = x.input();
+    // Latin-1 writes the string's bytes as they are (ASCII here).
+    this.bytes.write(start === 0 && end === text.length ? text : text.slice(start, end), at, 'latin1');
+    const n = x.scan(end - start, maxLength);
+    if (x.memory.buffer !== this.buffer) this.views();
+    const words = this.words;
+    const out = x.outputs() >> 2;
+    const missCount = x.missTotal();
+    if (missCount === 0) {
+      emit(words.subarray(out, out + n));
+      return;
+    }
+    const values = this.resolve(missCount, analyse);
+    // Replace pending values; drop those that turned out to be stopwords.
+    let kept = out;
+    for (let i = out; i < out + n; i++) {
+      let v = words[i]!;
+      if (v < 0) {
+        v = values[v & ~PENDING]!;
+        if (v === STOPWORD) continue;
+      }
+      words[kept++] = v;
+    }
+    emit(words.subarray(out, kept));
+  }
+
+  /** Analyses the chunk's new raw tokens, in order of first occurrence, and stores their values. */
+  private resolve(missCount: number, analyse: (raw: string) => number): Int32Array {
+    const x = this.x;
+    const values = new Int32Array(missCount);
+    const misses = x.misses() >> 2;
+    const slots = x.slots() >> 2;
+    const pool = x.pool();
+    try {
+      for (let k = 0; k < missCount; k++) {
+        const slot = this.words[misses + k]!;
+        const b = slots + (slot << 2);
+        const offset = pool + this.words[b + 2]!;
+        const raw = this.bytes.toString('latin1', offset, offset + this.words[b + 1]!);
+        const value = analyse(raw);
+        if (value !== STOPWORD && (value < 0 || value >= PENDING)) throw new Error(`gpuindex: term id ${value} out of the scanner's range`);
+        values[k] = value;
+        x.setValue(slot, value);
+      }
+    } catch (e) {
+      // Pending values must never be read as values: start over with an empty table.
+      this.clear();
+      throw e;
+    }
+    return values;
+  }
+}

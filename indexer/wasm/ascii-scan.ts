@@ -170,11 +170,16 @@ export function scan(n: u32, maxLen: u32): u32 {
   let out = outPtr;
   missCount = 0;
   let p = inPtr;
-  while (p < stop) {
-    if (load<u8>(p) == 0) {
-      p++;
+  for (;;) {
+    // The next token's start: the first non-zero byte (the input is zero-padded).
+    const gap = load<u64>(p);
+    if (gap == 0) {
+      if (p >= stop) break;
+      p += 8;
       continue;
     }
+    p += <usize>(ctz(gap) >> 3);
+    if (p >= stop) break;
     const start = p;
     // The token's end, eight bytes at a time (the input is zero-padded).
     let len: u32;
@@ -225,10 +230,10 @@ export function scan(n: u32, maxLen: u32): u32 {
       }
       t = (t + 1) & mask;
     }
-    if (value != STOPWORD) {
-      store<i32>(out, value);
-      out += 4;
-    }
+    // Branch-free (stopwords are common and unpredictable): a stopword is written and then
+    // overwritten by the next value.
+    store<i32>(out, value);
+    out += select<usize>(0, 4, value == STOPWORD);
   }
   return <u32>((out - outPtr) >> 2);
 }

@@ -1,13 +1,23 @@
 /**
- * Turns a worker's batch into global (termID, docID) pairs, in place: local term ids become
- * global TermIds (assigned on first sight, in crawl order) and document indexes become DocIds
- * (appended to the document table in crawl order).
+ * Turns a worker's batch into global (termID, docID) pairs as it copies them into a block:
+ * local term ids become global TermIds (assigned on first sight, in crawl order) and document
+ * indexes become DocIds (appended to the document table in crawl order). Remapping while
+ * copying reads and writes each pair once; remapping in place and then copying cost the main
+ * thread a second pass (fill 2.2 s of a 4.3 s Parse+Sort on the H100, docs/benchmarks.md).
  */
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import type { ParsedBatch } from './parse-messages.js';
 
 const UNMAPPED = 0xffffffff;
+
+/** A batch being copied into blocks (BatchRemapper.begin). */
+export interface RemapState {
+  readonly pairs: Uint32Array;
+  readonly terms: readonly string[];
+  readonly map: Uint32Array;
+  readonly docBase: number;
+}
 
 export class BatchRemapper {
   private readonly localTerms: string[][] = [];
@@ -16,10 +26,11 @@ export class BatchRemapper {
   constructor(private readonly dictionary: TermDictionary, private readonly documents: DocumentTable) {}
 
   /**
-   * Remaps batch b in place. `existingDocBase`: the batch's documents are already in the table
-   * from that DocId on (a batch a resumed build takes over half-done), so they are not added again.
+   * Starts on batch b: learns its new terms and adds its documents to the table; copy() then
+   * moves its pairs. `existingDocBase`: the batch's documents are already in the table from
+   * that DocId on (a batch a resumed build takes over half-done), so they are not added again.
    */
-  remap(worker: number, b: ParsedBatch, existingDocBase?: number): void {
+  begin(worker: number, b: ParsedBatch, existingDocBase?: number): RemapState {
     const terms = this.learn(worker, b);
     let map = this.localToGlobal[worker] ?? new Uint32Array(0);
     if (map.length < terms.length) {
@@ -30,17 +41,26 @@ export class BatchRemapper {
     }
     const docBase = existingDocBase ?? (this.documents.nextDocId as number);
     if (existingDocBase === undefined) for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
-    const pairs = b.pairs;
-    const end = 2 * b.pairCount;
-    for (let i = 0; i < end; i += 2) {
+    return { pairs: b.pairs, terms, map, docBase };
+  }
+
+  /**
+   * Writes pairs [from, from + count) of the batch begun as `state`, remapped, into `dest` from
+   * pair index `at`. Pairs must be copied in order (a term's id is given at its first sight).
+   */
+  copy(state: RemapState, from: number, count: number, dest: Uint32Array, at: number): void {
+    const { pairs, terms, map, docBase } = state;
+    const end = 2 * (from + count);
+    let o = 2 * at;
+    for (let i = 2 * from; i < end; i += 2) {
       const local = pairs[i]!;
       let g = map[local]!;
       if (g === UNMAPPED) {
         g = this.dictionary.idOf(terms[local]!);
         map[local] = g;
       }
-      pairs[i] = g;
-      pairs[i + 1] = docBase + pairs[i + 1]!;
+      dest[o++] = g;
+      dest[o++] = docBase + pairs[i + 1]!;
     }
   }
 

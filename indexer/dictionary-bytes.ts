@@ -16,8 +16,8 @@
  *    string + ~33 (raw-token cache slots), on the main thread a copy of the string + 12 (array
  *    slot, local-to-global id): measured 136 B per term in the worker for 8.5-character terms.
  *    A worker whose pure-ASCII text goes through the WebAssembly scanner (the default) keeps
- *    its raw tokens there instead: its memory (reported by the worker, exact) replaces the raw
- *    token's string and the ~33 bytes of cache slots.
+ *    its raw tokens there instead: its table's bytes (reported by the worker, exact) replace the
+ *    raw token's string and the ~33 bytes of cache slots.
  *    The main dictionary keeps the first worker's copy of each term's string (not counted twice).
  * Not counted: V8's heap slack (free space the heaps keep beyond their live data), so the
  * estimate is low rather than high and peak RSS minus it overstates the working set.
@@ -40,7 +40,7 @@ export function stringBytes(s: string): number {
 /**
  * Estimated bytes of the dictionary (`terms`: TermDictionary.terms), the document table and
  * the workers' local dictionaries (`workerTerms`: terms each worker numbered; `workerScanBytes`:
- * each worker's WebAssembly scanner memory, 0 or absent where it used the JS scan).
+ * each worker's WebAssembly raw-token table bytes, 0 or absent where it used the JS scan).
  */
 export function estimateDictionaryBytes(terms: readonly string[], documents: Pick<DocumentTable, 'externalIds' | 'paths'>, workerTerms: readonly number[] = [], workerScanBytes: readonly number[] = []): number {
   let termBytes = 0;

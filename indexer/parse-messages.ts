@@ -66,8 +66,8 @@ export interface ParsedBatch {
   /** Milliseconds the worker spent parsing this batch, and waiting for a credit before it. */
   busyMs: number;
   idleMs: number;
-  /** Bytes of the worker's WebAssembly scanner memory (its raw-token table) when the batch was sent. */
-  scanMemoryBytes: number;
+  /** Bytes of the worker's WebAssembly raw-token table when the batch was sent. */
+  scanTableBytes: number;
   /** The worker's first batch only: when its script began running (ms since the epoch, performance.timeOrigin-based). */
   workerStartedAt?: number;
 }

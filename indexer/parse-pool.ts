@@ -62,8 +62,8 @@ export class ParsePool {
   private wake?: () => void;
   private failure?: Error;
   readonly times: WorkerTimes[];
-  /** Each worker's WebAssembly scanner memory, as its latest batch reported (it only grows). */
-  readonly scanMemoryBytes: number[];
+  /** Each worker's WebAssembly raw-token table bytes, as its latest batch reported (they only grow). */
+  readonly scanTableBytes: number[];
 
   /**
    * `maxBufferedBytes` bounds the batches held ahead of crawl order (their queuedBatchBytes,
@@ -78,7 +78,7 @@ export class ParsePool {
     this.expected = { seq: firstFile, part: 0 };
     this.pendingTasks = new Array<number>(count).fill(0);
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
-    this.scanMemoryBytes = new Array<number>(count).fill(0);
+    this.scanTableBytes = new Array<number>(count).fill(0);
     for (let w = 0; w < count; w++) {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
       const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData: init, resourceLimits });
@@ -124,7 +124,7 @@ export class ParsePool {
     t.busyMs += m.busyMs;
     t.idleMs += m.idleMs;
     t.batches++;
-    this.scanMemoryBytes[w] = m.scanMemoryBytes;
+    this.scanTableBytes[w] = m.scanTableBytes;
     if (m.last) {
       this.pendingTasks[w]!--;
       this.dispatch(w);

@@ -118,7 +118,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     warnings: b.warnings,
     busyMs,
     idleMs,
-    scanMemoryBytes: inverter.scanMemoryBytes,
+    scanTableBytes: inverter.scanTableBytes,
     ...(firstBatchSent ? {} : { workerStartedAt: startedAt }),
   };
   firstBatchSent = true;

@@ -130,9 +130,9 @@ export class DocumentInverter {
     this.length = need;
   };
 
-  /** Bytes of the WebAssembly scanner's memory (its raw-token table), 0 without it. */
-  get scanMemoryBytes(): number {
-    return this.wasmTable?.memoryBytes ?? 0;
+  /** Bytes of the WebAssembly scanner's raw-token table, 0 without it. */
+  get scanTableBytes(): number {
+    return this.wasmTable?.tableBytes ?? 0;
   }
 
   private add(text: string): void {

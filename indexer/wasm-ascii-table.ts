@@ -38,6 +38,7 @@ interface ScanExports {
   slots(): number;
   pool(): number;
   tableSize(): number;
+  tableBytes(): number;
 }
 
 let compiled: object | undefined;
@@ -104,9 +105,13 @@ export class WasmAsciiTable {
     return this.x.tableSize();
   }
 
-  /** Bytes of the scanner's linear memory (its table, key bytes and chunk buffers). */
-  get memoryBytes(): number {
-    return this.x.memory.buffer.byteLength;
+  /**
+   * Bytes of its raw-token table (slots and key bytes, with the room it grew through): what
+   * grows with the vocabulary. Not the chunk buffers (about 1.3 MiB, fixed), nor memory
+   * reserved by growth and never touched.
+   */
+  get tableBytes(): number {
+    return this.x.tableBytes();
   }
 
   clear(): void {

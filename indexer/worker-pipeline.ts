@@ -16,7 +16,7 @@ import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import { AbortError } from '../src/errors.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
 import type { PairSorter } from '../src/types.js';
-import { BatchRemapper } from './batch-remapper.js';
+import { BatchRemapper, type RemapState } from './batch-remapper.js';
 import { comparePoint, type CheckpointLog, type ResumePoint, type RestoredState } from './checkpoint.js';
 import { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
@@ -81,7 +81,7 @@ export interface WorkerPipelineResult extends PipelineResult {
   batchWaitMs: number;
   /** Terms in each worker's local dictionary. */
   workerTerms: number[];
-  /** Each worker's WebAssembly scanner memory in bytes (0 where it used the JS scan). */
+  /** Each worker's WebAssembly raw-token table in bytes (0 where it used the JS scan). */
   workerScanBytes: number[];
 }
 
@@ -169,20 +169,21 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         pool.consumed(arrival);
         continue;
       }
+      let remap: RemapState;
       if (position === 0 && resumeAt!.inBatch) {
         // The batch the last completed block ended in: its documents are restored already.
-        remapper.remap(worker, batch, documents.count - batch.externalIds.length);
+        remap = remapper.begin(worker, batch, documents.count - batch.externalIds.length);
         from = resumeAt!.taken;
       } else {
-        remapper.remap(worker, batch);
+        remap = remapper.begin(worker, batch);
         countBatch(counters, batch, input);
         if (emptyFile) countSkip(counters, emptyFile, input);
       }
       resumeAt = undefined;
-      // Copy the batch into blocks, flushing each block as it fills.
+      // Copy the batch into blocks, remapped, flushing each block as it fills.
       while (from < batch.pairCount) {
         const take = Math.min(batch.pairCount - from, current.capacity - current.count);
-        current.pairs.set(batch.pairs.subarray(2 * from, 2 * (from + take)), 2 * current.count);
+        remapper.copy(remap, from, take, current.pairs, current.count);
         current.count += take;
         from += take;
         if (current.full) {
@@ -214,7 +215,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   for (const t of pool.times) {
     clock.add('parseWorkers', t.busyMs);
   }
-  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs, workerTerms: remapper.localTermCounts(), workerScanBytes: pool.scanMemoryBytes };
+  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs, workerTerms: remapper.localTermCounts(), workerScanBytes: pool.scanTableBytes };
 }
 
 /** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */

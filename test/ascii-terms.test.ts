@@ -122,6 +122,9 @@ describe('the WebAssembly ASCII scanner', () => {
     const expected = texts.flatMap(rawTokens).map((raw) => analysed.get(raw));
     expect(values).toEqual(expected);
     expect(table.size).toBe(analysed.size);
+    // Its reported bytes follow the vocabulary: 16 B slots at most half full, plus key bytes.
+    expect(table.tableBytes).toBeGreaterThanOrEqual(2 * 16 * table.size);
+    expect(new WasmAsciiTable(4).tableBytes).toBeLessThan(1024);
   });
 
   it('leaves stopwords out, also those first met in the same text', () => {
@@ -190,7 +193,7 @@ describe('the WebAssembly ASCII scanner', () => {
     const docs = ["The cat's whiskers", 'naïve café and the cat', 'CATS cat Cat', 'x'.repeat(300) + ' whisker'];
     const invert = () => {
       const inverter = new DocumentInverter(createTokenizer(), new TermDictionary());
-      return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'Title', text }))), wasm: inverter.scanMemoryBytes > 0 };
+      return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'Title', text }))), wasm: inverter.scanTableBytes > 0 };
     };
     const wasm = invert();
     process.env.GPUINDEX_ASCII_SCAN = 'js';

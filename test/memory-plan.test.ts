@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/index.js';
 import { batchArrayBytes, CREDITS, HASH_THREAD_BYTES, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/memory-plan.js';
 import { UserError } from '../src/errors.js';
+import { estimateDictionaryBytes, stringBytes } from '../indexer/dictionary-bytes.js';
 
 const MiB = 2 ** 20;
 const base = { baselineBytes: 60 * MiB, workers: 2, workersExplicit: true, hostBlocks: 2 as const, sorterBytesPerPair: 8 };
@@ -98,5 +99,19 @@ describe('the build keeps to the plan and reports it', () => {
     expect(m.workingSetBytes).toBe(m.peakRssBytes - m.dictionaryBytes - m.hostBytes);
     expect(m.blockPairs).toBe(s.blockSize);
     expect(m.dictionaryBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('estimateDictionaryBytes', () => {
+  const documents = { externalIds: ['d1', 'd2'], paths: ['a.jsonl', 'a.jsonl'] };
+  const terms = ['alpha', 'beta', 'gamma'];
+
+  it("counts a worker's WebAssembly table bytes in place of its raw-token strings and cache slots", () => {
+    const js = estimateDictionaryBytes(terms, documents, [3, 2]);
+    const wasm = estimateDictionaryBytes(terms, documents, [3, 2], [1_000_000, 0]);
+    // Worker 0: its 3 terms lose a raw-token string and 33 bytes of cache slots each; its table comes in.
+    const averageString = terms.reduce((s, t) => s + stringBytes(t), 0) / terms.length;
+    expect(wasm - js).toBeCloseTo(1_000_000 - 3 * (averageString + 33), 6);
+    expect(estimateDictionaryBytes(terms, documents, [3, 2], [0, 0])).toBe(js);
   });
 });

@@ -41,6 +41,10 @@ let poolPtr: usize = 0;
 let poolCap: u32 = 0;
 let poolUsed: u32 = 0;
 let top: usize = 0;
+/** The highest `top` so far: memory below it has been touched (resident); above, only reserved. */
+let highTop: usize = 0;
+/** Where the table region starts (after the fixed buffers). */
+let tableStart: usize = 0;
 
 function ensureMemory(end: usize): void {
   const have = (<usize>memory.size()) << 16;
@@ -54,6 +58,7 @@ function alloc(bytes: usize): usize {
   const p = (top + 15) & ~(<usize>15);
   ensureMemory(p + bytes);
   top = p + bytes;
+  if (top > highTop) highTop = top;
   return p;
 }
 
@@ -73,6 +78,7 @@ export function init(slots: u32): void {
   outPtr = alloc(((CHUNK >> 1) + 1) << 2);
   missPtr = alloc(((CHUNK >> 1) + 1) << 2);
   missCount = 0;
+  tableStart = top;
   newRegion(slots);
   size = 0;
   poolUsed = 0;
@@ -284,4 +290,8 @@ export function pool(): usize {
 }
 export function tableSize(): u32 {
   return size;
+}
+/** Bytes of the table region ever allocated (its slots, key pool and the room it grew through). */
+export function tableBytes(): usize {
+  return highTop - tableStart;
 }

@@ -2,12 +2,13 @@
 # The H100 benchmark of issue 4, as run through the `device` tool (see docs/benchmarks.md):
 #   bash ../shared/device/pack.sh   (after npm ci && npm run build)
 #   run: carry [".device", "dist"], command: source .device/prelude.sh && bash bench/h100.sh [builds|table|memory|onefile|all]
+# Knobs: DIST (the build to run, default dist), REPEAT (bench table), MEMORY_CASES (e.g. "1GiB"), TAG.
 # Writes everything under $OUT (or ./h100-out).
 set -uo pipefail
 OUT=${OUT:-$PWD/h100-out}; mkdir -p "$OUT"
 export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
 what=${1:-all}
-cli="node dist/src/cli.js"
+cli="node ${DIST:-dist}/src/cli.js"
 crawl=/tmp/crawl
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
 log "nproc $(nproc); $(node --version); $(uname -r)"
@@ -40,8 +41,8 @@ if [ "$what" = table ] || [ "$what" = all ]; then
 fi
 if [ "$what" = memory ] || [ "$what" = all ]; then
   mkdir -p /tmp/crawl1g; ls $crawl | head -125 | while read f; do ln -f $crawl/$f /tmp/crawl1g/$f; done
-  for m in "1GiB" "2GiB" "512MiB --workers 4" "384MiB"; do
-    rm -rf /tmp/idx-m; tag=$(echo "$m" | tr -d ' -')
+  for m in ${MEMORY_CASES:-"1GiB" "2GiB" "512MiB --workers 4" "384MiB"}; do
+    rm -rf /tmp/idx-m; tag=${TAG:-}$(echo "$m" | tr -d ' -')
     $cli build /tmp/crawl1g -o /tmp/idx-m --memory $m --json > "$OUT/memory-$tag.json" 2> "$OUT/memory-$tag.err"
     log "memory $m rc=$? $(tail -2 "$OUT/memory-$tag.err" | tr '\n' ' ') $(node -e 'const s=require(process.argv[1]);const M=2**20,m=s.memory;console.log(`workers ${s.workers} merge threads ${s.merge.threads} runs ${s.merge.runs} block ${m.blockPairs} baseline ${(m.baselineBytes/M).toFixed(0)} peak ${(m.peakRssBytes/M).toFixed(1)} dict ${(m.dictionaryBytes/M).toFixed(1)} working ${(m.workingSetBytes/M).toFixed(1)} of ${m.budgetBytes/M} MiB, ${(s.timings.totalMs/1000).toFixed(2)} s`)' "$OUT/memory-$tag.json" 2>&1)"
   done

@@ -26,6 +26,8 @@ export interface ParseWorkerInit {
   credits: number;
   /** The worker's resourceLimits.maxYoungGenerationSizeMb (set by ParsePool); default V8's. */
   maxYoungGenerationMb?: number;
+  /** Niceness the worker sets for its thread (indexer/thread-priority.ts); 0 or absent: none. */
+  niceness?: number;
 }
 
 /**

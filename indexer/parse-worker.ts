@@ -9,11 +9,13 @@ import { createTokenizer } from '../src/tokenizer.js';
 import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter } from './pipeline.js';
+import { niceThisThread } from './thread-priority.js';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
 let firstBatchSent = false;
 const init = workerData as ParseWorkerInit;
+if (init.niceness) niceThisThread(init.niceness);
 const port = parentPort!;
 const dictionary = new TermDictionary();
 const inverter = new DocumentInverter(createTokenizer(init.tokenizer), dictionary);

@@ -16,6 +16,7 @@ import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import { AbortError } from '../src/errors.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
 import type { PairSorter } from '../src/types.js';
+import { workerNicenessFromEnv } from './thread-priority.js';
 import { BatchRemapper, type RemapState } from './batch-remapper.js';
 import { comparePoint, type CheckpointLog, type ResumePoint, type RestoredState } from './checkpoint.js';
 import { PairBlockBuilder } from './block.js';
@@ -95,6 +96,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     batchPairs,
     credits: input.credits ?? CREDITS,
     maxYoungGenerationMb: input.maxYoungGenerationMb,
+    niceness: workerNicenessFromEnv(),
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);

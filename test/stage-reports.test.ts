@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { settleMeanwhile } from '../indexer/worker-pipeline.js';
 import { buildIndex } from '../src/build.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stages-'));
@@ -56,5 +57,33 @@ describe('benchmark knobs of the parse pool', () => {
       if (saved === undefined) delete process.env.GPUINDEX_TASKS_AHEAD;
       else process.env.GPUINDEX_TASKS_AHEAD = saved;
     }
+  });
+});
+
+describe('settleMeanwhile (the main thread writing document rows while the sort stage finishes)', () => {
+  it('runs idle pieces until the promise settles, then stops', async () => {
+    let resolve!: () => void;
+    const p = new Promise<void>((r) => (resolve = r));
+    let pieces = 0;
+    const waiting = settleMeanwhile(p, () => {
+      if (++pieces === 5) resolve();
+      return true;
+    });
+    await waiting;
+    const atSettle = pieces;
+    await new Promise((r) => setImmediate(r));
+    expect(atSettle).toBeGreaterThanOrEqual(5);
+    expect(atSettle).toBeLessThanOrEqual(6);
+    expect(pieces).toBe(atSettle);
+  });
+
+  it('stops calling idle once it has nothing left, and passes a rejection on', async () => {
+    let pieces = 0;
+    let reject!: (e: Error) => void;
+    const p = new Promise<void>((_, r) => (reject = r));
+    const waiting = settleMeanwhile(p, () => ++pieces < 3);
+    setTimeout(() => reject(new Error('sort failed')), 20);
+    await expect(waiting).rejects.toThrow('sort failed');
+    expect(pieces).toBe(3);
   });
 });

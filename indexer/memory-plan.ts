@@ -11,8 +11,7 @@
  *                                          being deserialized and remapped
  *          + inflight                      batches sent and not yet consumed: workers × credits
  *          + ahead                         batches held ahead of crawl order (2+ workers only)
- *          + blocks                        host blocks (1; 2 in the overlapped schedule, 3 when
- *                                          it writes runs behind the sort) and
+ *          + blocks                        host blocks (1, or 2 in the overlapped schedule) and
  *                                          the sorter's per-pair buffers (CPU scratch, GPU
  *                                          staging and readback)
  *
@@ -81,11 +80,8 @@ export interface MemoryPlanRequest {
   workers: number;
   /** The user chose `workers`: the plan never lowers it (a default it lowers to fit). */
   workersExplicit: boolean;
-  /**
-   * Host blocks: 1 (sequential schedule), 2 (overlapped: one filled while one is sorted) or 3
-   * (overlapped, runs written behind the sort: the copy of the sorted run being written).
-   */
-  hostBlocks: 1 | 2 | 3;
+  /** Host blocks: 1 (sequential schedule) or 2 (overlapped: one filled while one is sorted). */
+  hostBlocks: 1 | 2;
   /** Host bytes the sorter holds per pair of block capacity (PairSorter.hostBytesPerPair). */
   sorterBytesPerPair: number;
   /** The largest block the sorter takes (GPU binding limit); default MAX_BLOCK_PAIRS. */

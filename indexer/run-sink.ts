@@ -1,13 +1,6 @@
 /**
  * Sort -> toDisk for one block: sorts it with the build's sorter and writes the sorted run
  * straight from the sorter's output view (for GpuSort: the mapped readback range).
- *
- * With `writeBehind` (the overlapped schedule, Indexgpu+: parse block i+1, sort block i, write
- * run i−1), the sorted pairs are copied into a host buffer and written from there while the
- * next block is sorted, instead of holding the sort stage (and its readback buffer) until the
- * run is on disk: on the H100 writing a 128 MiB run took ≈ 115 ms of a ≈ 280 ms sort stage and
- * the main thread waited 0.7-1.0 s for that stage at 2 GB (docs/benchmarks.md). One run is
- * written at a time, so the buffer is reused; drain() waits for the last one.
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -33,40 +26,7 @@ export class RunSink {
     private readonly clock: StageClock,
     private readonly onWarning?: (message: string) => void,
     private readonly hashRuns = false,
-    private readonly writeBehind = false,
   ) {}
-
-  /** The run being written behind, if any (its promise never rejects: see writeError). */
-  private writing: Promise<void> = Promise.resolve();
-  private writeError?: unknown;
-  private behind?: Uint32Array;
-  /** Bytes counted in runBytes for each run written behind (a rewritten run replaces its count). */
-  private readonly behindBytes = new Map<number, number>();
-
-  /** Waits until every run is on disk; throws the error of a failed write behind. */
-  async drain(): Promise<void> {
-    await this.writing;
-    if (this.writeError !== undefined) throw this.writeError;
-  }
-
-  private writeRunBehind(path: string, index: number, sorted: Uint32Array, count: number): void {
-    if (this.writeError !== undefined) throw this.writeError;
-    const words = 2 * count;
-    if (!this.behind || this.behind.length < words) this.behind = new Uint32Array(words);
-    const copy = this.behind.subarray(0, words);
-    copy.set(sorted.subarray(0, words));
-    this.writing = (async () => {
-      const t0 = performance.now();
-      try {
-        const bytes = await writeRunFileAsync(path, copy, count);
-        this.runBytes += bytes - (this.behindBytes.get(index) ?? 0);
-        this.behindBytes.set(index, bytes);
-      } catch (err) {
-        this.writeError = err;
-      }
-      this.clock.add('writeRuns', performance.now() - t0);
-    })();
-  }
 
   /** Takes over the completed runs of an interrupted build (--resume); new runs follow them. */
   adopt(runPaths: readonly string[], runBytes: number): void {
@@ -84,8 +44,6 @@ export class RunSink {
 
   /** Frees the sorter's host buffers now (end of the parse: before the merge allocates its own). */
   async release(): Promise<void> {
-    await this.writing;
-    this.behind = undefined;
     await this.sorter.release?.();
   }
 
@@ -99,12 +57,6 @@ export class RunSink {
     let runBytes = 0;
     let sha256: string | undefined;
     const consume = async (sorted: Uint32Array) => {
-      if (this.writeBehind) {
-        // The previous run must be on disk before its buffer takes this one.
-        await this.writing;
-        this.writeRunBehind(path, index, sorted, count);
-        return;
-      }
       const t0 = performance.now();
       // A fresh hash per attempt: after a GPU fault the run is written again, whole.
       const hash = this.hashRuns ? createHash('sha256') : undefined;
@@ -131,7 +83,7 @@ export class RunSink {
     }
     this.runBytes += runBytes;
     if (sha256 !== undefined) this.runSha256s[index] = sha256;
-    if (!this.writeBehind) this.clock.add('writeRuns', writeMs);
+    this.clock.add('writeRuns', writeMs);
     this.clock.add('sort', timing.totalMs);
     if (timing.kernelMs !== undefined) this.clock.add('gpuKernel', timing.kernelMs);
     if (timing.uploadMs !== undefined) this.clock.add('gpuUpload', timing.uploadMs);

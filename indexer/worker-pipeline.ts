@@ -101,9 +101,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
   const numbering = new LineNumbering(input.tasks, input.restored?.resumeAt.lines);
-  // Runs are written behind the sort stage in the overlapped schedule, except with --resume,
-  // whose checkpoints record each run (and its SHA-256) as it is written.
-  const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning, input.checkpoints !== undefined, input.schedule === 'overlapped' && input.checkpoints === undefined);
+  const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning, input.checkpoints !== undefined);
   if (input.restored) sink.adopt(input.restored.runPaths, input.restored.runBytes);
   const { checkpoints, dictionary, documents } = input;
   /** Until the stream passes it: where the completed runs of a resumed build end. */
@@ -207,10 +205,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     if (inflight) {
       const t0 = performance.now();
       await settleMeanwhile(inflight, input.whileWaiting);
-      await settleMeanwhile(sink.drain(), input.whileWaiting);
       sortWaitMs += performance.now() - t0;
     }
-    afterSort();
   } finally {
     if (inflight) await inflight.catch(() => {});
     await pool.close();

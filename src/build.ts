@@ -178,8 +178,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       baselineBytes,
       workers: root ? workers : 0,
       workersExplicit: options.workers !== undefined,
-      // The overlapped schedule writes runs behind the sort (a third block) unless --resume.
-      hostBlocks: root && pipeline.schedule === 'overlapped' ? (options.resume ? 2 : 3) : 1,
+      hostBlocks: root && pipeline.schedule === 'overlapped' ? 2 : 1,
       sorterBytesPerPair: pipeline.sorter.hostBytesPerPair ?? 0,
       maxBlockPairs: pipeline.sorter.maxPairs,
       blockSize: explicitBlockSize,

@@ -76,6 +76,9 @@ export const MAX_LISTED_SKIPS = 1000;
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
 const STOPWORD = -1;
+const NON_ASCII = /[^\x00-\x7f]/g;
+/** The ASCII character that stands in for a non-ASCII one of normalized text (asciiTokenText). */
+const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
 
 /**
  * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
@@ -151,8 +154,10 @@ export class DocumentInverter {
     // only separate tokens still takes the table; the rest goes the Unicode way.
     this.length = start;
     const normalized = this.tokenizer.asciiTokenText(text);
-    if (normalized !== undefined) scanAscii(normalized, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength, true);
-    else this.tokenizer.tokenizeRaw(text, this.emitRaw);
+    if (normalized === undefined) this.tokenizer.tokenizeRaw(text, this.emitRaw);
+    // Its non-ASCII characters only separate tokens, except U+2019, which joins like an
+    // apostrophe: as ASCII (a space, an apostrophe) it takes the WebAssembly scanner too.
+    else if (this.wasmTable === undefined || this.wasmTable.scan(normalized.replace(NON_ASCII, asciiStandIn), this.tokenizer.maxTokenLength, this.analyse, this.pushAll) !== 'scanned') scanAscii(normalized, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength, true);
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */

@@ -34,10 +34,29 @@ function digitsOf(word: 0 | 1, bits: number): Digit[] {
   return out;
 }
 
-/** True when docIDs never decrease in input order, so only termID digits need sorting. */
-function docIdsAscend(pairs: Uint32Array, count: number): boolean {
-  for (let i = 3; i < 2 * count; i += 2) if (pairs[i]! < pairs[i - 2]!) return false;
-  return true;
+/**
+ * The histograms of up to three termID digits (the usual case: docIDs ascend, so only termIDs
+ * are sorted), with the digits' shifts and masks in locals: the general loop over digit
+ * objects took twice as long (2.2 M pairs of mail: the whole sort 95 -> 51 ms in a harness).
+ * A missing digit counts into a one-bucket dummy.
+ */
+function fillTermHistograms(pairs: Uint32Array, count: number, digits: readonly Digit[], hists: Uint32Array[]): void {
+  const dummy = new Uint32Array(1);
+  const h0 = hists[0]!;
+  const h1 = hists[1] ?? dummy;
+  const h2 = hists[2] ?? dummy;
+  const s0 = digits[0]!.shift;
+  const s1 = digits[1]?.shift ?? 0;
+  const s2 = digits[2]?.shift ?? 0;
+  const m0 = h0.length - 1;
+  const m1 = h1.length - 1;
+  const m2 = h2.length - 1;
+  for (let i = 0; i < 2 * count; i += 2) {
+    const t = pairs[i]!;
+    h0[(t >>> s0) & m0]!++;
+    h1[(t >>> s1) & m1]!++;
+    h2[(t >>> s2) & m2]!++;
+  }
 }
 
 /**
@@ -47,22 +66,32 @@ function docIdsAscend(pairs: Uint32Array, count: number): boolean {
 export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint32Array): Uint32Array {
   if (count < 2) return pairs;
   if (scratch.length < 2 * count) throw new RangeError(`scratch holds ${scratch.length >> 1} pairs, need ${count}`);
+  // One pass for the largest ids and whether docIDs ascend (it was two).
   let maxT = 0;
   let maxD = 0;
+  let ascending = true;
+  let previousDoc = 0;
   for (let i = 0; i < 2 * count; i += 2) {
-    if (pairs[i]! > maxT) maxT = pairs[i]!;
-    if (pairs[i + 1]! > maxD) maxD = pairs[i + 1]!;
+    const t = pairs[i]!;
+    const d = pairs[i + 1]!;
+    if (t > maxT) maxT = t;
+    if (d > maxD) maxD = d;
+    if (d < previousDoc) ascending = false;
+    previousDoc = d;
   }
-  const docBits = docIdsAscend(pairs, count) ? 0 : bitLength(maxD);
+  const docBits = ascending ? 0 : bitLength(maxD);
   const digits = [...digitsOf(1, docBits), ...digitsOf(0, bitLength(maxT))];
   if (digits.length === 0) return pairs;
 
   // One read of the data fills every digit's histogram.
   const hists = digits.map((d) => new Uint32Array(1 << d.bits));
-  for (let i = 0; i < 2 * count; i += 2) {
-    for (let k = 0; k < digits.length; k++) {
-      const d = digits[k]!;
-      hists[k]![((pairs[i + d.word]! >>> d.shift) & ((1 << d.bits) - 1))]!++;
+  if (digits.every((d) => d.word === 0) && digits.length <= 3) fillTermHistograms(pairs, count, digits, hists);
+  else {
+    for (let i = 0; i < 2 * count; i += 2) {
+      for (let k = 0; k < digits.length; k++) {
+        const d = digits[k]!;
+        hists[k]![((pairs[i + d.word]! >>> d.shift) & ((1 << d.bits) - 1))]!++;
+      }
     }
   }
 
@@ -81,12 +110,20 @@ export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint3
       hist[b] = sum;
       sum += c;
     }
-    const w = d.word;
     const shift = d.shift;
-    for (let i = 0; i < 2 * count; i += 2) {
-      const pos = hist[(src[i + w]! >>> shift) & mask]!++ << 1;
-      dst[pos] = src[i]!;
-      dst[pos + 1] = src[i + 1]!;
+    if (d.word === 0) {
+      for (let i = 0; i < 2 * count; i += 2) {
+        const t = src[i]!;
+        const pos = hist[(t >>> shift) & mask]!++ << 1;
+        dst[pos] = t;
+        dst[pos + 1] = src[i + 1]!;
+      }
+    } else {
+      for (let i = 0; i < 2 * count; i += 2) {
+        const pos = hist[(src[i + 1]! >>> shift) & mask]!++ << 1;
+        dst[pos] = src[i]!;
+        dst[pos + 1] = src[i + 1]!;
+      }
     }
     const t = src;
     src = dst;

@@ -27,6 +27,9 @@ describe('radixSortPairs', () => {
     ['uniform full 32-bit', (r) => [r(), r()]],
     ['small termIDs, random docIDs', (r) => [r() % 7, r()]],
     ['ascending docIDs (BSBI order)', (r, i) => [r() % 5000, i >> 2]],
+    // Ascending docIDs with termIDs of one and of three radix digits (the termID-only histograms).
+    ['ascending docIDs, termIDs below 300', (r, i) => [r() % 300, i]],
+    ['ascending docIDs, full 32-bit termIDs', (r, i) => [r(), i >> 1]],
     ['all equal', () => [42, 42]],
     ['max values', (r) => [0xffffffff - (r() % 3), 0xffffffff - (r() % 3)]],
   ];

@@ -9,7 +9,7 @@ import { batchArrayWords, type FromWorker, type ParsedBatch, type ParseWorkerIni
 import { workerScript } from '../src/worker-script.js';
 import type { ParseTask } from './jsonl-ranges.js';
 import { releaseBuffers } from './release-buffers.js';
-import { UserError } from '../src/errors.js';
+import { integerFromEnv } from '../src/env-knobs.js';
 
 /**
  * Files a worker holds (the one it parses included). One: a second queued file would sit behind
@@ -21,11 +21,7 @@ const TASKS_AHEAD = 1;
 
 /** GPUINDEX_TASKS_AHEAD: tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
 export function tasksAheadFromEnv(): number {
-  const v = process.env.GPUINDEX_TASKS_AHEAD;
-  if (!v) return TASKS_AHEAD;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 8) throw new UserError(`GPUINDEX_TASKS_AHEAD must be an integer from 1 to 8, got ${v}`);
-  return n;
+  return integerFromEnv('GPUINDEX_TASKS_AHEAD', 1, 8) ?? TASKS_AHEAD;
 }
 
 export interface WorkerTimes {

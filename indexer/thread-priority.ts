@@ -10,18 +10,14 @@
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { UserError } from '../src/errors.js';
+import { integerFromEnv } from '../src/env-knobs.js';
 
 /** Niceness the parse workers add (0 to 19; higher is lower priority). */
 export const WORKER_NICENESS = 5;
 
 /** GPUINDEX_WORKER_NICE: the parse workers' niceness (a benchmark knob, 0 to 19; default WORKER_NICENESS). */
 export function workerNicenessFromEnv(): number {
-  const v = process.env.GPUINDEX_WORKER_NICE;
-  if (!v) return WORKER_NICENESS;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 19) throw new UserError(`GPUINDEX_WORKER_NICE must be an integer from 0 to 19, got ${v}`);
-  return n;
+  return integerFromEnv('GPUINDEX_WORKER_NICE', 0, 19) ?? WORKER_NICENESS;
 }
 
 /** This thread's id (Linux), or undefined. */

@@ -20,6 +20,7 @@ import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/wri
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
+import { integerFromEnv } from './env-knobs.js';
 import { AbortError, storageFailure, UserError } from './errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions, type InputDocument } from './options.js';
 import { commitOutput, discardOutput, prepareOutput, resumeDirFor } from './output.js';
@@ -380,11 +381,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
  * (docs/benchmarks.md), not an option: the memory plan counts whatever it is.
  */
 function creditsFromEnv(): number | undefined {
-  const v = process.env.GPUINDEX_CREDITS;
-  if (!v) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new UserError(`GPUINDEX_CREDITS must be an integer from 1 to 64, got ${v}`);
-  return n;
+  return integerFromEnv('GPUINDEX_CREDITS', 1, 64);
 }
 
 /** Below this many pairs the merge takes well under a second: starting threads would cost more. */

@@ -2,8 +2,8 @@
  * Turns a worker's batch into global (termID, docID) pairs as it copies them into a block:
  * local term ids become global TermIds (assigned on first sight, in crawl order) and document
  * indexes become DocIds (appended to the document table in crawl order). Remapping while
- * copying reads and writes each pair once; remapping in place and then copying cost the main
- * thread a second pass (fill 2.2 s of a 4.3 s Parse+Sort on the H100, docs/benchmarks.md).
+ * copying reads and writes each pair once, where remapping in place and then copying took two
+ * passes (no difference measurable on the H100 either way; docs/benchmarks.md).
  */
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';

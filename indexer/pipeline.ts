@@ -155,9 +155,18 @@ export class DocumentInverter {
     this.length = start;
     const normalized = this.tokenizer.asciiTokenText(text);
     if (normalized === undefined) this.tokenizer.tokenizeRaw(text, this.emitRaw);
-    // Its non-ASCII characters only separate tokens, except U+2019, which joins like an
-    // apostrophe: as ASCII (a space, an apostrophe) it takes the WebAssembly scanner too.
-    else if (this.wasmTable === undefined || this.wasmTable.scan(normalized.replace(NON_ASCII, asciiStandIn), this.tokenizer.maxTokenLength, this.analyse, this.pushAll) !== 'scanned') scanAscii(normalized, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength, true);
+    else this.addNormalized(normalized);
+  }
+
+  /**
+   * Normalized text (Tokenizer.asciiTokenText): its non-ASCII characters only separate tokens,
+   * except U+2019, which joins like an apostrophe. Written as ASCII (a space, an apostrophe) it
+   * has the same tokens and takes the WebAssembly scanner too.
+   */
+  private addNormalized(normalized: string): void {
+    const maxLength = this.tokenizer.maxTokenLength;
+    if (this.wasmTable?.scan(normalized.replace(NON_ASCII, asciiStandIn), maxLength, this.analyse, this.pushAll) === 'scanned') return;
+    scanAscii(normalized, this.asciiTable, this.analyse, this.push, maxLength, true);
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */

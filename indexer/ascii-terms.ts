@@ -12,7 +12,7 @@
  */
 import { MAX_TOKEN_LENGTH } from '../src/tokenizer.js';
 
-const APOSTROPHE = 39;
+export const APOSTROPHE = 39;
 /** U+2019, an apostrophe too in the tokenizer's ASCII pattern (only met with nonAsciiSeparates). */
 const RIGHT_QUOTE = 0x2019;
 const APOSTROPHES = /['\u2019]/g;
@@ -23,7 +23,8 @@ const INITIAL = 1 << 12;
 /** A parser's table: 65,536 slots (1 MiB) hold 32,768 raw tokens before the first growth. */
 export const PARSER_TABLE_SLOTS = 1 << 16;
 
-const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+/** [A-Za-z0-9]: the characters of the tokenizer's ASCII tokens. */
+export const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
 
 /**
  * raw token -> value (a TermId, or -1 for a stopword), probed with characters of the text.

@@ -13,12 +13,12 @@
  * GPUINDEX_ASCII_SCAN=js selects the JS scan instead (for A/B benchmarks).
  */
 import { readFileSync } from 'node:fs';
+import { APOSTROPHE, isWordChar } from './ascii-terms.js';
 
 /** Must equal CHUNK in indexer/wasm/ascii-scan.ts. */
 export const CHUNK = 256 * 1024;
 const PENDING = 0x80000000;
 const STOPWORD = -1;
-const APOSTROPHE = 39;
 
 /** The parts of the WebAssembly API used here (TypeScript declares it only in its DOM libs). */
 interface WasmApi {
@@ -62,8 +62,6 @@ function scanModule(): object {
 export function wasmScanEnabled(): boolean {
   return process.env.GPUINDEX_ASCII_SCAN !== 'js';
 }
-
-const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
 
 /**
  * Where to cut `text` (pure ASCII) into pieces of at most CHUNK characters, each cut before a

@@ -9,10 +9,9 @@ import { join, resolve, dirname } from 'node:path';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { StageClock } from '../indexer/stage-clock.js';
-import { planTasks, rangeBytesFor } from '../indexer/jsonl-ranges.js';
 import { PAIR_BYTES } from '../indexer/memory-plan.js';
 import { runWorkerPipeline } from '../indexer/worker-pipeline.js';
-import { buildIndex, defaultWorkers, type BuildSummary } from './build.js';
+import { buildIndex, defaultWorkers, planParseTasks, type BuildSummary } from './build.js';
 import { listCorpusFiles } from './corpus/index.js';
 import { UserError } from './errors.js';
 import type { PipelineChoice } from './options.js';
@@ -75,13 +74,13 @@ export function median(values: readonly number[]): number {
 async function parseOnly(root: string, files: string[], workers: number, blockSize: number): Promise<number> {
   const scratch = mkdtempSync(join(root, '..', '.gpuindex-bench-runs-'));
   try {
-    // The bound on batches ahead of crawl order that a build of this block size plans (one block's pairs).
-    const aheadBytes = PAIR_BYTES * blockSize;
+    const { tasks } = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);
     const t0 = performance.now();
     await runWorkerPipeline({
       root,
-      tasks: planTasks(root, files, files.map((f) => statSync(join(root, f)).size), rangeBytesFor(defaultWorkers(), aheadBytes)),
-      maxBufferedBytes: aheadBytes,
+      tasks,
+      // The bound on batches ahead of crawl order that a build of this block size plans (one block's pairs).
+      maxBufferedBytes: PAIR_BYTES * blockSize,
       corpus: {},
       tokenizer: createTokenizer().options,
       workers,

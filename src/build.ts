@@ -14,7 +14,7 @@ import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '
 import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
-import { planTasks, rangeBytesFor } from '../indexer/jsonl-ranges.js';
+import { planTasks, rangeBytesFor, type ParseTask } from '../indexer/jsonl-ranges.js';
 import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
@@ -132,6 +132,17 @@ export function defaultWorkers(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
+/**
+ * A crawl's parse tasks for blocks of `blockSize` pairs, and the size large JSONL files were cut
+ * at. The ranges are sized for the default worker count, not --workers, so that a --resume with
+ * another worker count numbers the same tasks; the bound on batches ahead of crawl order they
+ * are sized against is one block's pairs (the least the memory plan gives).
+ */
+export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number): { tasks: ParseTask[]; rangeBytes: number } {
+  const rangeBytes = rangeBytesFor(defaultWorkers(), PAIR_BYTES * blockSize);
+  return { tasks: planTasks(base, files, sizes, rangeBytes), rangeBytes };
+}
+
 function checkCrawl(input: string): string {
   const root = resolve(input);
   try {
@@ -206,10 +217,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       listing.files = listing.files.filter(outsideResumeDir);
       listing.skipped = listing.skipped.filter((s) => outsideResumeDir(s.path));
       const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
-      // Sized for the default worker count, not --workers, so that a --resume with another
-      // worker count numbers the same tasks (the bound ahead is one block's pairs, as planned).
-      const rangeBytes = rangeBytesFor(defaultWorkers(), PAIR_BYTES * blockSize);
-      const tasks = planTasks(listing.base, listing.files, fileStats.map((st) => st.size), rangeBytes);
+      const { tasks, rangeBytes } = planParseTasks(listing.base, listing.files, fileStats.map((st) => st.size), blockSize);
       let checkpoints: CheckpointLog | undefined;
       if (options.resume) {
         // Everything that shapes the runs or the batch stream: a change starts the build afresh.

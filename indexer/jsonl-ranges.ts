@@ -16,7 +16,6 @@ import type { ParsedBatch } from './parse-messages.js';
 /** Files larger than this are cut into ranges of about this many bytes (at most; see rangeBytesFor). */
 export const DEFAULT_RANGE_BYTES = 16 << 20;
 
-
 /** One parse task: a whole file, or the lines of a JSONL file starting in [start, end). */
 export interface ParseTask {
   path: string;
@@ -96,7 +95,7 @@ export interface LineState {
 export class LineNumbering {
   private base: number;
   private items: number;
-  private next: LineState = { lineBase: 0, items: 0 };
+  private next: LineState;
 
   constructor(private readonly tasks: readonly ParseTask[], resumed?: LineState) {
     this.base = resumed?.lineBase ?? 0;

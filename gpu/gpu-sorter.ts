@@ -7,7 +7,8 @@
  * are reused from block to block and grow only when a larger block arrives.
  * The caller's consumer reads the sorted pairs straight from the mapped readback range.
  */
-import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import { DocBasePass } from './doc-base-pass.js';
 import { nextPow2, planDispatches, planSort, type Dispatch, type SortPass } from './bitonic-plan.js';
 import { closeGpu, isSoftwareAdapter, type GpuContext } from './device.js';
 import { globalKernelSource, localKernelSource, tileBytes } from './kernel-source.js';
@@ -71,6 +72,8 @@ export class GpuSorter implements PairSorter {
   private querySlots = 0;
   private broken?: string;
   private disposed = false;
+  /** Made on the first block that comes with document bases. */
+  private docBasePass?: DocBasePass;
 
   /**
    * Host memory per pair of block capacity: the MAP_WRITE staging and MAP_READ readback buffers
@@ -116,7 +119,7 @@ export class GpuSorter implements PairSorter {
 
   /** GPU memory held now: block buffer, staging, readback, parameters, queries. */
   get gpuBytes(): number {
-    return 3 * this.capacity + (this.paramBuffer?.size ?? 0) + (this.queryResolve?.size ?? 0) + (this.queryRead?.size ?? 0);
+    return 3 * this.capacity + (this.paramBuffer?.size ?? 0) + (this.queryResolve?.size ?? 0) + (this.queryRead?.size ?? 0) + (this.docBasePass?.gpuBytes ?? 0);
   }
 
   plan(n: number): SortPass[] {
@@ -154,6 +157,8 @@ export class GpuSorter implements PairSorter {
     for (let m = 1; m <= this.maxSteps; m++) for (const flip of [false, true]) kinds.push({ kind: 'global', k: 0, jHi: 0, m, flip });
     const missing = kinds.map((pass) => ({ pass, key: this.pipelineKey(pass) })).filter(({ key }) => !this.pipelines.has(key));
     this.device.pushErrorScope('validation');
+    // The document-base pass too (small; compiled here so a driver's error shows up front).
+    this.docBasePass ??= new DocBasePass(this.device);
     const created = await Promise.allSettled(missing.map(({ pass, key }) => this.device.createComputePipelineAsync(this.pipelineDescriptor(pass, key))));
     const err = await this.device.popErrorScope();
     const failed = created.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -221,7 +226,7 @@ export class GpuSorter implements PairSorter {
     return this.stagingView;
   }
 
-  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<GpuSortTiming> {
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<GpuSortTiming> {
     if (this.disposed) throw new Error('GpuSorter used after dispose()');
     if (this.broken) throw new Error(this.broken);
     if (this.ctx.fault) throw new Error(this.ctx.fault);
@@ -274,6 +279,7 @@ export class GpuSorter implements PairSorter {
     });
     const enc = this.device.createCommandEncoder();
     enc.copyBufferToBuffer(this.upload!, 0, this.data!, 0, bytes);
+    if (docBases && docBases.length > 0) (this.docBasePass ??= new DocBasePass(this.device)).encode(enc, this.data!, count, docBases);
     const runPass = (list: typeof dispatches, q?: number) => {
       const pass = enc.beginComputePass(
         this.querySet && q !== undefined ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 } } : {},
@@ -377,6 +383,7 @@ export class GpuSorter implements PairSorter {
     try {
       this.destroyBlockBuffers();
       this.paramBuffer?.destroy();
+      this.docBasePass?.dispose();
       this.querySet?.destroy();
       this.queryResolve?.destroy();
       this.queryRead?.destroy();

@@ -1,29 +1,39 @@
 /**
  * Turns a worker's batch into global (termID, docID) pairs as it copies them into a block:
  * local term ids become global TermIds (assigned on first sight, in crawl order) and document
- * indexes become DocIds (appended to the document table in crawl order). Remapping while
- * copying reads and writes each pair once, where remapping in place and then copying took two
- * passes (no difference measurable on the H100 either way; docs/benchmarks.md).
+ * indexes become DocIds (appended to the document table in crawl order).
+ *
+ * The worker has already written the global id into every pair whose term this thread had
+ * mapped when the worker built the batch (shared-term-ids.ts), so a copy is one memcpy and a
+ * fix of the pairs the batch lists as unresolved; the batch's first DocId is recorded as the
+ * block's document base for its pairs (the sorter adds it: on the GPU, a pass of its own). Where
+ * looking every pair up and adding the base took 10-18 ns a pair on this thread, the memcpy
+ * takes about 1 (this machine, a 16 Mi-pair block of 64 Ki-pair batches).
  */
+import type { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import type { ParsedBatch } from './parse-messages.js';
+import { UNRESOLVED_BIT, type SharedTermIds } from './shared-term-ids.js';
 
-const UNMAPPED = 0xffffffff;
+const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
 
 /** A batch being copied into blocks (BatchRemapper.begin). */
 export interface RemapState {
   readonly pairs: Uint32Array;
+  readonly unresolved: Uint32Array;
+  /** Next entry of `unresolved` to fix (copies go in order). */
+  nextUnresolved: number;
   readonly terms: readonly string[];
-  readonly map: Uint32Array;
+  readonly termIds: SharedTermIds;
   readonly docBase: number;
 }
 
 export class BatchRemapper {
   private readonly localTerms: string[][] = [];
-  private readonly localToGlobal: Uint32Array[] = [];
 
-  constructor(private readonly dictionary: TermDictionary, private readonly documents: DocumentTable) {}
+  /** `termIds[w]`: worker w's shared local -> global table (ParsePool.termIds). */
+  constructor(private readonly dictionary: TermDictionary, private readonly documents: DocumentTable, private readonly termIds: readonly SharedTermIds[]) {}
 
   /**
    * Starts on batch b: learns its new terms and adds its documents to the table; copy() then
@@ -32,36 +42,36 @@ export class BatchRemapper {
    */
   begin(worker: number, b: ParsedBatch, existingDocBase?: number): RemapState {
     const terms = this.learn(worker, b);
-    let map = this.localToGlobal[worker] ?? new Uint32Array(0);
-    if (map.length < terms.length) {
-      const grown = new Uint32Array(Math.max(terms.length, map.length * 2, 1024)).fill(UNMAPPED);
-      grown.set(map);
-      map = grown;
-      this.localToGlobal[worker] = map;
-    }
     const docBase = existingDocBase ?? (this.documents.nextDocId as number);
     if (existingDocBase === undefined) for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
-    return { pairs: b.pairs, terms, map, docBase };
+    return { pairs: b.pairs, unresolved: b.unresolved, nextUnresolved: 0, terms, termIds: this.termIds[worker]!, docBase };
   }
 
   /**
-   * Writes pairs [from, from + count) of the batch begun as `state`, remapped, into `dest` from
-   * pair index `at`. Pairs must be copied in order (a term's id is given at its first sight).
+   * Writes pairs [from, from + count) of the batch begun as `state` into `block` from its
+   * current count (which the caller then advances), term ids remapped, and records the batch's
+   * document base. Pairs must be copied in order (a term's id is given at its first sight).
    */
-  copy(state: RemapState, from: number, count: number, dest: Uint32Array, at: number): void {
-    const { pairs, terms, map, docBase } = state;
-    const end = 2 * (from + count);
-    let o = 2 * at;
-    for (let i = 2 * from; i < end; i += 2) {
-      const local = pairs[i]!;
-      let g = map[local]!;
-      if (g === UNMAPPED) {
+  copy(state: RemapState, from: number, count: number, block: PairBlockBuilder): void {
+    const { pairs, unresolved, terms, termIds, docBase } = state;
+    const at = block.count;
+    const out = block.pairs.subarray(2 * at, 2 * (at + count));
+    out.set(pairs.subarray(2 * from, 2 * (from + count)));
+    block.docBases.add(at, docBase);
+    const end = from + count;
+    let k = state.nextUnresolved;
+    for (; k < unresolved.length && unresolved[k]! < end; k++) {
+      const i = unresolved[k]!;
+      if (i < from) continue; // resumed mid-batch: pairs before `from` are in a completed run
+      const local = pairs[2 * i]! & LOCAL_ID;
+      let g = termIds.get(local);
+      if (g < 0) {
         g = this.dictionary.idOf(terms[local]!);
-        map[local] = g;
+        termIds.set(local, g);
       }
-      dest[o++] = g;
-      dest[o++] = docBase + pairs[i + 1]!;
+      out[2 * (i - from)] = g;
     }
+    state.nextUnresolved = k;
   }
 
   /**

@@ -3,14 +3,23 @@
  * When full, the owner hands `pairs`/`count` to a sorter and starts a fresh block.
  */
 import type { DocId, TermId } from '../src/types.js';
+import { DocBaseSegments } from './doc-bases.js';
 
 export class PairBlockBuilder {
   readonly pairs: Uint32Array;
   count = 0;
+  /** Where pairs hold batch-local document indexes, the bases that make them DocIds (for the sorter). */
+  readonly docBases = new DocBaseSegments();
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`block size must be a positive integer, got ${capacity}`);
     this.pairs = new Uint32Array(2 * capacity);
+  }
+
+  /** Empties the block for reuse. */
+  reset(): void {
+    this.count = 0;
+    this.docBases.clear();
   }
 
   get full(): boolean {

@@ -11,7 +11,8 @@
  *  - all digit histograms come from one read of the data, and a digit whose values are all
  *    equal costs nothing.
  */
-import type { PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import { applyDocBases } from './doc-bases.js';
 import { releaseBuffers } from './release-buffers.js';
 
 const MAX_DIGIT_BITS = 11;
@@ -144,8 +145,9 @@ export class CpuSorter implements PairSorter {
   readonly hostBytesPerPair = 8;
   private scratch = new Uint32Array(0);
 
-  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming> {
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming> {
     const t0 = performance.now();
+    if (docBases) applyDocBases(pairs, count, docBases);
     if (this.scratch.length < 2 * count) this.scratch = new Uint32Array(2 * count);
     const sorted = radixSortPairs(pairs, count, this.scratch);
     const totalMs = performance.now() - t0;

@@ -6,6 +6,8 @@
  * strings of the local ids it created for that batch. The main thread takes batches in crawl
  * order and maps local -> global on first sight of each pair, which is exactly the order a
  * single-threaded parse assigns ids in: the index is byte-identical whatever the worker count.
+ * The mappings made so far are shared back (shared-term-ids.ts), so a worker writes global ids
+ * itself for the terms already mapped and the main thread fixes only the other pairs.
  */
 import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
@@ -28,6 +30,8 @@ export interface ParseWorkerInit {
   maxYoungGenerationMb?: number;
   /** Niceness the worker sets for its thread (indexer/thread-priority.ts); 0 or absent: none. */
   niceness?: number;
+  /** This worker's local -> global term id table (shared-term-ids.ts), written by the main thread. */
+  globalTermIds: SharedArrayBuffer;
 }
 
 /**
@@ -46,9 +50,15 @@ export interface ParsedBatch {
   /** Strings of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... */
   firstNewTerm: number;
   newTerms: string[];
-  /** (local termID, document index within this batch) pairs; the buffer is transferred, not copied. */
+  /**
+   * (termID, document index within this batch) pairs; the buffer is transferred, not copied. A
+   * termID is global, or a local id with UNRESOLVED_BIT set where the worker did not know the
+   * global one yet (shared-term-ids.ts).
+   */
   pairs: Uint32Array;
   pairCount: number;
+  /** Indexes of the pairs holding a local id, ascending. */
+  unresolved: Uint32Array;
   externalIds: string[];
   /** The crawl file every document of the batch comes from (a batch never spans files): one string, not one a document. */
   path: string;

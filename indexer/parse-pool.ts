@@ -10,6 +10,7 @@ import { workerScript } from '../src/worker-script.js';
 import type { ParseTask } from './jsonl-ranges.js';
 import { releaseBuffers } from './release-buffers.js';
 import { integerFromEnv } from '../src/env-knobs.js';
+import { newSharedTermIds, SharedTermIds } from './shared-term-ids.js';
 
 /**
  * Files a worker holds (the one it parses included). One: a second queued file would sit behind
@@ -60,6 +61,8 @@ export class ParsePool {
   readonly times: WorkerTimes[];
   /** Each worker's WebAssembly raw-token table bytes, as its latest batch reported (they only grow). */
   readonly scanTableBytes: number[];
+  /** Each worker's local -> global term id table, shared with it (the main thread fills them). */
+  readonly termIds: SharedTermIds[] = [];
 
   /**
    * `maxBufferedBytes` bounds the batches held ahead of crawl order (their queuedBatchBytes,
@@ -68,7 +71,7 @@ export class ParsePool {
    * it, credits come back only as batches are consumed. Parsing starts at file `firstFile`
    * (a resumed build); batches keep their crawl-wide sequence numbers.
    */
-  constructor(private readonly tasks: readonly ParseTask[], count: number, init: ParseWorkerInit, private readonly maxBufferedBytes: number, firstFile = 0) {
+  constructor(private readonly tasks: readonly ParseTask[], count: number, init: Omit<ParseWorkerInit, 'globalTermIds'>, private readonly maxBufferedBytes: number, firstFile = 0) {
     this.nextFile = firstFile;
     this.batchArrayBytes = 4 * batchArrayWords(init.batchPairs);
     this.expected = { seq: firstFile, part: 0 };
@@ -77,7 +80,10 @@ export class ParsePool {
     this.scanTableBytes = new Array<number>(count).fill(0);
     for (let w = 0; w < count; w++) {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
-      const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData: init, resourceLimits });
+      const termIds = new SharedTermIds(newSharedTermIds());
+      this.termIds.push(termIds);
+      const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer };
+      const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData, resourceLimits });
       worker.on('message', (m: FromWorker) => this.onMessage(w, m));
       worker.on('error', (err: unknown) => this.fail(err instanceof Error ? err : new Error(String(err))));
       worker.on('exit', (code) => {

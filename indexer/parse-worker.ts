@@ -1,6 +1,7 @@
 /**
  * A parse worker: reads the files it is given, tokenizes each document, numbers terms in its
- * own dictionary and posts batches of (local termID, document-in-batch) pairs, waiting for a
+ * own dictionary and posts batches of (termID, document-in-batch) pairs (the global termID where
+ * the main thread has mapped the local one already, shared-term-ids.ts), waiting for a
  * credit whenever `credits` batches are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -10,6 +11,7 @@ import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter } from './pipeline.js';
 import { niceThisThread } from './thread-priority.js';
+import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
@@ -19,6 +21,8 @@ if (init.niceness) niceThisThread(init.niceness);
 const port = parentPort!;
 const dictionary = new TermDictionary();
 const inverter = new DocumentInverter(createTokenizer(init.tokenizer), dictionary);
+/** Local -> global ids the main thread has assigned so far (shared-term-ids.ts). */
+const knownIds = new KnownTermIds(init.globalTermIds);
 
 let credits = init.credits;
 let creditWaiter: (() => void) | undefined;
@@ -60,6 +64,9 @@ class BatchBuilder {
   bytes = 0;
   skips: ParsedBatch['skips'] = [];
   lineIds: number[] = [];
+  /** Indexes of the pairs whose term word is a local id (UNRESOLVED_BIT set), ascending. */
+  unresolved = new Uint32Array(1024);
+  unresolvedCount = 0;
   lines?: number;
   items?: number;
   warnings: ParsedBatch['warnings'] = [];
@@ -74,15 +81,35 @@ class BatchBuilder {
       this.pairs = grown;
     }
     const doc = this.externalIds.length;
+    const pairs = this.pairs;
+    knownIds.refresh();
+    const known = knownIds.ids;
+    const knownCount = knownIds.count;
     let p = 2 * this.pairCount;
     for (let i = 0; i < termIds.length; i++) {
-      this.pairs[p++] = termIds[i]!;
-      this.pairs[p++] = doc;
+      const local = termIds[i]!;
+      const g = local < knownCount ? known[local]! : 0;
+      if (g !== 0) {
+        pairs[p++] = g - 1;
+      } else {
+        this.noteUnresolved(p >>> 1);
+        pairs[p++] = local | UNRESOLVED_BIT;
+      }
+      pairs[p++] = doc;
     }
     this.pairCount += termIds.length;
     this.externalIds.push(externalId);
     this.lengths.push(termIds.length);
     this.bytes += bytes;
+  }
+
+  private noteUnresolved(pair: number): void {
+    if (this.unresolvedCount === this.unresolved.length) {
+      const grown = new Uint32Array(this.unresolved.length * 2);
+      grown.set(this.unresolved);
+      this.unresolved = grown;
+    }
+    this.unresolved[this.unresolvedCount++] = pair;
   }
 }
 
@@ -110,6 +137,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     newTerms,
     pairs: b.pairs,
     pairCount: b.pairCount,
+    unresolved: b.unresolved.slice(0, b.unresolvedCount),
     externalIds: b.externalIds,
     path: b.path,
     ...(b.lineIds.length > 0 ? { lineIds: b.lineIds } : {}),
@@ -131,7 +159,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     msg.pairs = b.pairs.slice(0, 2 * b.pairCount);
     free.push(b.pairs.buffer as ArrayBuffer);
   }
-  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer]);
+  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer]);
 }
 
 async function parseFile(seq: number, path: string, lineRange?: ByteRange): Promise<void> {

@@ -190,7 +190,7 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
     await sink.sortAndWrite(block.pairs, block.count);
     counters.blocks = sink.blocks;
     counters.runBytes = sink.runBytes;
-    block.count = 0;
+    block.reset();
     input.onProgress?.(counters);
   };
 

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeRunFileAsync } from '../merge/runs.js';
-import type { PairSorter } from '../src/types.js';
+import type { DocBases, PairSorter } from '../src/types.js';
 import { CpuSorter } from './cpu-sorter.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -47,8 +47,8 @@ export class RunSink {
     await this.sorter.release?.();
   }
 
-  /** Sorts pairs[0 .. 2*count) (possibly in place) and writes run number `blocks`. */
-  async sortAndWrite(pairs: Uint32Array, count: number): Promise<void> {
+  /** Sorts pairs[0 .. 2*count) (possibly in place; `docBases`: see PairSorter) and writes run number `blocks`. */
+  async sortAndWrite(pairs: Uint32Array, count: number, docBases?: DocBases): Promise<void> {
     if (count === 0) return;
     const index = this.runPaths.length;
     const path = join(this.runDir, `run-${String(index).padStart(6, '0')}.bin`);
@@ -66,11 +66,12 @@ export class RunSink {
     };
     let timing;
     try {
-      timing = await this.sorter.sortBlock(pairs, count, consume);
+      timing = await this.sorter.sortBlock(pairs, count, consume, docBases);
     } catch (err) {
       if (this.sorter.kind !== 'gpu') throw err;
       // A GPU fault (device lost, readback timeout, ...): finish the build on the CPU sorter.
-      // GpuSort never writes into `pairs`, so the block is intact; the run file is rewritten whole.
+      // GpuSort never writes into `pairs`, so the block is intact (document bases not yet
+      // added); the run file is rewritten whole.
       this.gpuFault = (err as Error)?.message ?? String(err);
       this.onWarning?.(`GPU failed (${this.gpuFault}); sorting the remaining blocks on the CPU`);
       try {
@@ -79,7 +80,7 @@ export class RunSink {
         /* the device may already be gone */
       }
       this.sorter = new CpuSorter();
-      timing = await this.sorter.sortBlock(pairs, count, consume);
+      timing = await this.sorter.sortBlock(pairs, count, consume, docBases);
     }
     this.runBytes += runBytes;
     if (sha256 !== undefined) this.runSha256s[index] = sha256;

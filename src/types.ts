@@ -35,6 +35,13 @@ export interface SortTiming {
 export type SortedConsumer = (sorted: Uint32Array) => void | Promise<void>;
 
 /** GpuSort(B) or its CPU counterpart: sorts one block and hands the sorted pairs to a consumer. */
+/**
+ * A block's document bases, flat: (start, base) per segment, starts ascending from 0; the pairs
+ * from one start up to the next hold document indexes that `base` turns into DocIds (a block is
+ * filled batch by batch, and a batch numbers its documents from 0).
+ */
+export type DocBases = Uint32Array;
+
 export interface PairSorter {
   readonly kind: 'cpu' | 'gpu';
   /**
@@ -45,8 +52,11 @@ export interface PairSorter {
   readonly hostBytesPerPair?: number;
   /** The largest block the sorter can take (the GPU's binding limit); unlimited when undefined. */
   readonly maxPairs?: number;
-  /** Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. */
-  sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming>;
+  /**
+   * Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. With `docBases`,
+   * the docIDs are first made whole: each segment's base is added to its pairs' docID words.
+   */
+  sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming>;
   /** Frees host buffers now (a later sort allocates them again); optional. */
   release?(): Promise<void>;
   /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */

@@ -6,6 +6,7 @@ import { RunSink } from '../indexer/run-sink.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { RunCursor } from '../merge/runs.js';
 import { radixSortPairs } from '../indexer/cpu-sorter.js';
+import { applyDocBases } from '../indexer/doc-bases.js';
 import { planSort, stepCount } from '../gpu/bitonic-plan.js';
 import { GpuSorter, type GpuSorterOptions } from '../gpu/gpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
@@ -57,6 +58,28 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     return out;
   }
   const cpuSort = (pairs: Uint32Array, count: number) => radixSortPairs(pairs.slice(), count, new Uint32Array(2 * count)).slice(0, 2 * count);
+
+  it('adds document bases on the GPU before sorting (a block filled batch by batch), leaving the host block as it was', async () => {
+    const sorter = new GpuSorter(ctx, { tile: 64, maxSteps: 2 });
+    await sorter.compile();
+    for (const n of [1, 3001, 4096, 70_000]) {
+      const pairs = makePairs(DISTRIBUTIONS[0]!, n, n);
+      // Batches of 1000 pairs whose documents are numbered from 0; bases grow like DocIds do.
+      const bases: number[] = [];
+      for (let start = 0, base = 0; start < n; start += 1000, base += 1500) bases.push(start, base);
+      for (let i = 0; i < 2 * n; i += 2) pairs[i + 1] = pairs[i + 1]! % 1500;
+      const docBases = Uint32Array.from(bases);
+      const input = pairs.slice();
+      let out = new Uint32Array(0);
+      await sorter.sortBlock(input, n, (sorted) => {
+        out = sorted.slice();
+      }, docBases);
+      expect(pairsDiffer(input, pairs)).toBeUndefined();
+      const whole = pairs.slice();
+      applyDocBases(whole, n, docBases);
+      expect(pairsDiffer(out, cpuSort(whole, n)), `n=${n}`).toBeUndefined();
+    }
+  });
 
   it('sorts every distribution exactly like the CPU sorter, with small tiles so every pass kind runs', async () => {
     // tile 64 and 2 steps per pass: 2^12 pairs need local sort, flip and plain global passes, local merges.

@@ -1,0 +1,82 @@
+/**
+ * The pass that turns a block's batch-local document indexes into DocIds on the GPU
+ * (kernels/doc-base.wgsl), encoded ahead of the sort in the same submission. The block filler
+ * then copies each batch with one memcpy instead of adding the batch's first DocId to every pair
+ * on the thread that also takes batches and feeds the GPU (the stage that bounded Indexgpu+).
+ */
+import { readFileSync } from 'node:fs';
+import type { DocBases } from '../src/types.js';
+
+const THREADS = 256;
+/** Workgroups of the dispatch: enough to fill an H100 (132 SMs), looping over larger blocks. */
+const GROUPS = 1024;
+const PARAM_BYTES = 16;
+
+const source = (): string => readFileSync(new URL('./kernels/doc-base.wgsl', import.meta.url), 'utf8').replace('{{THREADS}}', String(THREADS));
+
+/** Layout and pipeline per device, shared by every pass on it. */
+const pipelines = new WeakMap<GPUDevice, { layout: GPUBindGroupLayout; pipeline: GPUComputePipeline }>();
+
+export class DocBasePass {
+  private readonly layout: GPUBindGroupLayout;
+  private readonly pipeline: GPUComputePipeline;
+  private readonly params: GPUBuffer;
+  private segments?: GPUBuffer;
+
+  constructor(private readonly device: GPUDevice) {
+    let cached = pipelines.get(device);
+    if (!cached) {
+      const layout = device.createBindGroupLayout({
+        entries: [
+          { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+          { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+          { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', minBindingSize: PARAM_BYTES } },
+        ],
+      });
+      const module = device.createShaderModule({ code: source(), label: 'doc-base' });
+      const pipeline = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: 'add_doc_base' }, label: 'doc-base' });
+      cached = { layout, pipeline };
+      pipelines.set(device, cached);
+    }
+    this.layout = cached.layout;
+    this.pipeline = cached.pipeline;
+    this.params = device.createBuffer({ size: PARAM_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, label: 'doc-base params' });
+  }
+
+  /** Writes the segments now and encodes the pass over pairs [0, count) of `data` into `enc`. */
+  encode(enc: GPUCommandEncoder, data: GPUBuffer, count: number, docBases: DocBases): void {
+    const segments = docBases.length / 2;
+    if (segments === 0 || count === 0) return;
+    if (docBases[0] !== 0) throw new RangeError('the first document base segment must start at pair 0');
+    const bytes = docBases.byteLength;
+    if (!this.segments || this.segments.size < bytes) {
+      this.segments?.destroy();
+      this.segments = this.device.createBuffer({ size: Math.max(bytes, 4096), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, label: 'doc-base segments' });
+    }
+    this.device.queue.writeBuffer(this.segments, 0, docBases);
+    this.device.queue.writeBuffer(this.params, 0, new Uint32Array([count, segments, THREADS * GROUPS, 0]));
+    const bindGroup = this.device.createBindGroup({
+      layout: this.layout,
+      entries: [
+        { binding: 0, resource: { buffer: data, offset: 0, size: count * 8 } },
+        { binding: 1, resource: { buffer: this.segments, offset: 0, size: bytes } },
+        { binding: 2, resource: { buffer: this.params } },
+      ],
+    });
+    const pass = enc.beginComputePass();
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(Math.min(GROUPS, Math.ceil(count / THREADS)));
+    pass.end();
+  }
+
+  get gpuBytes(): number {
+    return this.params.size + (this.segments?.size ?? 0);
+  }
+
+  dispose(): void {
+    this.params.destroy();
+    this.segments?.destroy();
+    this.segments = undefined;
+  }
+}

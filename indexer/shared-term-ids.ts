@@ -1,0 +1,101 @@
+/**
+ * One parse worker's local term id -> global TermId table, in a growable SharedArrayBuffer that
+ * the main thread writes (as it assigns global ids, in crawl order) and the worker reads (as it
+ * builds batches). A worker writes the global id itself into each pair whose term the main
+ * thread has already mapped, and marks the others (UNRESOLVED_BIT) and lists their indexes in
+ * the batch; the main thread then copies a batch into a block with one memcpy and fixes only
+ * the listed pairs, where it used to look every pair up (10-14 ns a pair on the main thread, the
+ * stage that bounded Indexgpu+ on the H100: docs/benchmarks.md).
+ *
+ * Layout: word 0 is the watermark (local ids below it are all mapped: the main thread maps a
+ * worker's ids in increasing order, as it takes the worker's batches in the order they were
+ * made), then one word per local id holding global id + 1, so the zeros of fresh memory read as
+ * "not mapped yet". The worker does not read the shared words pair by pair: it copies the mapped
+ * prefix into its own array when the watermark moves (KnownTermIds), so its hot loop reads
+ * private memory instead of lines the main thread keeps writing.
+ */
+
+/** Set in a pair's term word when the worker could not resolve it: the rest is the local id. */
+export const UNRESOLVED_BIT = 0x80000000;
+
+/** Local terms one worker may number: 2^27 (512 MiB of table reserved, committed as it grows). */
+const MAX_LOCAL_TERMS = 1 << 27;
+const INITIAL_ENTRIES = 1 << 16;
+
+export function newSharedTermIds(): SharedArrayBuffer {
+  return new SharedArrayBuffer(4 * INITIAL_ENTRIES, { maxByteLength: 4 * (MAX_LOCAL_TERMS + 1) });
+}
+
+/** The main thread's view of a worker's table. */
+export class SharedTermIds {
+  /** Length-tracking view of the shared words (written only: V8 reads such views slowly). */
+  private readonly words: Int32Array;
+  /** The main thread's private copy: ids[local] = global id + 1, 0 while unmapped. */
+  private ids = new Int32Array(1024);
+  private watermark = 0;
+
+  constructor(readonly buffer: SharedArrayBuffer) {
+    this.words = new Int32Array(buffer);
+  }
+
+  /** The global id of `local`, or -1 while it is not mapped. */
+  get(local: number): number {
+    return local < this.ids.length ? this.ids[local]! - 1 : -1;
+  }
+
+  /** Records local -> global (growing the table to hold `local`) and publishes the watermark. */
+  set(local: number, global: number): void {
+    if (local >= this.ids.length) {
+      const grown = new Int32Array(Math.max(local + 1, 2 * this.ids.length));
+      grown.set(this.ids);
+      this.ids = grown;
+    }
+    this.ids[local] = global + 1;
+    const words = this.words;
+    if (local + 1 >= words.length) this.growTo(local + 2);
+    words[local + 1] = global + 1;
+    if (local !== this.watermark) return;
+    const ids = this.ids;
+    let w = local + 1;
+    while (w < ids.length && ids[w] !== 0) w++;
+    this.watermark = w;
+    Atomics.store(words, 0, w);
+  }
+
+  private growTo(words: number): void {
+    if (words > MAX_LOCAL_TERMS + 1) throw new Error(`gpuindex: more than ${MAX_LOCAL_TERMS} distinct terms in one parse worker`);
+    let size = this.words.length;
+    while (size < words) size *= 2;
+    this.buffer.grow(4 * Math.min(size, MAX_LOCAL_TERMS + 1));
+  }
+
+  /** Bytes of the table (for the memory estimate). */
+  get bytes(): number {
+    return this.buffer.byteLength;
+  }
+}
+
+/** The worker's private copy of its table's mapped prefix. */
+export class KnownTermIds {
+  private readonly shared: Int32Array;
+  /** ids[local] = global id + 1 for local < count, 0 beyond. */
+  ids = new Int32Array(1024);
+  count = 0;
+
+  constructor(buffer: SharedArrayBuffer) {
+    this.shared = new Int32Array(buffer);
+  }
+
+  /** Takes in the ids mapped since the last call (cheap when none were). */
+  refresh(): void {
+    const watermark = Atomics.load(this.shared, 0);
+    if (watermark <= this.count) return;
+    if (watermark > this.ids.length) {
+      const grown = new Int32Array(Math.max(watermark, 2 * this.ids.length));
+      grown.set(this.ids.subarray(0, this.count));
+      this.ids = grown;
+    }
+    this.ids.set(this.shared.subarray(1 + this.count, 1 + watermark), this.count);
+    this.count = watermark;
+  }
+}

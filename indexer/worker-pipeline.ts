@@ -31,6 +31,7 @@ import { releaseBuffers } from './release-buffers.js';
 import { CREDITS } from './memory-plan.js';
 import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
+import { TailSplit } from './tail-split.js';
 
 export type Schedule = 'sequential' | 'overlapped';
 
@@ -106,10 +107,12 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   const { checkpoints, dictionary, documents } = input;
   /** Until the stream passes it: where the completed runs of a resumed build end. */
   let resumeAt: ResumePoint | undefined = input.restored?.resumeAt;
-  const remapper = new BatchRemapper(input.dictionary, input.documents);
+  const remapper = new BatchRemapper(input.dictionary, input.documents, pool.termIds);
   let current = new PairBlockBuilder(input.blockSize);
   let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize) : undefined;
   let inflight: Promise<void> | undefined;
+  /** Overlapped schedule: the last blocks are handed over early, shorter (tail-split.ts). */
+  const tail = spare ? new TailSplit(counters.fileBytesTotal) : undefined;
   let sortWaitMs = 0;
   let batchWaitMs = 0;
 
@@ -131,8 +134,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     if (signal?.aborted) throw new AbortError();
     const pending = checkpoints?.capture(sink.blocks, point, dictionary, documents, counters);
     if (!spare) {
-      await sink.sortAndWrite(current.pairs, current.count);
-      current.count = 0;
+      await sink.sortAndWrite(current.pairs, current.count, current.docBases.bases);
+      current.reset();
       afterRun(pending);
       return;
     }
@@ -145,8 +148,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     const full = current;
     current = spare;
     spare = full;
-    current.count = 0;
-    inflight = sink.sortAndWrite(full.pairs, full.count).then(() => afterRun(pending));
+    current.reset();
+    inflight = sink.sortAndWrite(full.pairs, full.count, full.docBases.bases).then(() => afterRun(pending));
     inflight.catch(() => {}); // observed when awaited; avoid an unhandled rejection meanwhile
   };
 
@@ -185,7 +188,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       // Copy the batch into blocks, remapped, flushing each block as it fills.
       while (from < batch.pairCount) {
         const take = Math.min(batch.pairCount - from, current.capacity - current.count);
-        remapper.copy(remap, from, take, current.pairs, current.count);
+        remapper.copy(remap, from, take, current);
         current.count += take;
         from += take;
         if (current.full) {
@@ -194,6 +197,13 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
           await flush({ ...point, lines: numbering.stateAt(point.seq, batch.seq) });
           flushMs += performance.now() - tFlush;
         }
+      }
+      tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
+      if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) {
+        const tFlush = performance.now();
+        const point = pointAfter(batch, batch.pairCount);
+        await flush({ ...point, lines: numbering.stateAt(point.seq, batch.seq) });
+        flushMs += performance.now() - tFlush;
       }
       // 'fill': main-thread time to remap and copy batches into blocks (flushes excluded).
       clock.add('fill', performance.now() - tBatch - flushMs);

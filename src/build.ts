@@ -243,7 +243,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       // The index database opens now: document rows go in while the parse waits for batches.
       rowsAhead = new DocumentRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents);
       parsed = await runWorkerPipeline({
-        whileWaiting: rowsAhead.writeSome,
+        // GPUINDEX_ROWS_AHEAD=0: leave them all to the merge (a benchmark knob).
+        whileWaiting: integerFromEnv('GPUINDEX_ROWS_AHEAD', 0, 1) === 0 ? undefined : rowsAhead.writeSome,
         checkpoints,
         restored,
         onDocumentWarning,

@@ -3,7 +3,8 @@
  * buffer with the K-model bitonic network of bitonic-plan.ts.
  *
  * Memory: the block buffer (exactly n pairs), one MAP_WRITE staging buffer for the upload, one
- * MAP_READ buffer for the readback, and O(1) more (pass parameters, timestamps). All of them
+ * MAP_READ buffer for the readback, and O(1) more (pass parameters, timestamps), plus the
+ * document-base segments a pipeline block comes with (one per batch; doc-base-pass.ts). All of them
  * are reused from block to block and grow only when a larger block arrives.
  * The caller's consumer reads the sorted pairs straight from the mapped readback range.
  */
@@ -72,7 +73,7 @@ export class GpuSorter implements PairSorter {
   private querySlots = 0;
   private broken?: string;
   private disposed = false;
-  /** Made on the first block that comes with document bases. */
+  /** Made by compile(), or by the first block that comes with document bases. */
   private docBasePass?: DocBasePass;
 
   /**

@@ -14,7 +14,9 @@
  *    of one file share the path string (DocumentTable.add), counted once;
  *  - a worker-local term: in the worker its string + 55 (local dictionary) and the raw token's
  *    string + ~33 (raw-token cache slots), on the main thread a copy of the string + 12 (array
- *    slot, local-to-global id): measured 136 B per term in the worker for 8.5-character terms.
+ *    slot, local-to-global id): measured 136 B per term in the worker for 8.5-character terms;
+ *    plus 12 for the shared local-to-global table (shared-term-ids.ts: the shared words, the
+ *    main thread's mirror and the worker's copy, 4 bytes each before growth slack).
  *    A worker whose pure-ASCII text goes through the WebAssembly scanner (the default) keeps
  *    its raw tokens there instead: its table's bytes (reported by the worker, exact) replace the
  *    raw token's string and the ~33 bytes of cache slots.
@@ -26,7 +28,7 @@ import type { DocumentTable } from './documents.js';
 
 const TERM_BYTES = 55;
 const DOCUMENT_BYTES = 23;
-const WORKER_TERM_BYTES = 100;
+const WORKER_TERM_BYTES = 112;
 /** The part of WORKER_TERM_BYTES that is raw-token cache slots (JS scan only). */
 const RAW_CACHE_SLOT_BYTES = 33;
 const TWO_BYTE = /[^\x00-\xff]/;

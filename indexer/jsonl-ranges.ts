@@ -46,21 +46,49 @@ export function rangeBytesFor(workers: number, aheadBytes: number): number {
   return Math.max(MIN_RANGE_BYTES, Math.min(DEFAULT_RANGE_BYTES, Math.floor(aheadBytes / (2 * workers))));
 }
 
+/**
+ * The end of a crawl cut finer: the files that end in its last `bytes` are cut into ranges of
+ * `rangeBytes` (smaller than the plan's). With tasks of the plan's size the workers all finish
+ * their last ones together, and that last wave of batches (about workers x range bytes of crawl)
+ * reaches the sort stage only after the parse: on the H100 (15 workers, 4.3 MB ranges) the sort
+ * and run writes after the last batch took 0.19-0.24 s.
+ */
+export interface TailCut {
+  bytes: number;
+  rangeBytes: number;
+}
+
+/** The tail cut for `workers` parse workers and ranges of `rangeBytes`: the last two waves, in 1 MiB ranges. */
+export function tailCutFor(workers: number, rangeBytes: number): TailCut | undefined {
+  if (workers < 2) return undefined;
+  return { bytes: 2 * workers * rangeBytes, rangeBytes: Math.min(rangeBytes, MIN_RANGE_BYTES) };
+}
+
 /** The tasks of a crawl's files, in crawl order (`sizes`: each file's size on disk). */
-export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes: number): ParseTask[] {
+export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes: number, tail?: TailCut): ParseTask[] {
   const tasks: ParseTask[] = [];
+  const tailStart = tail ? sizes.reduce((a, b) => a + b, 0) - tail.bytes : Infinity;
+  let fileStart = 0;
   files.forEach((path, i) => {
     const size = sizes[i]!;
-    if (size <= rangeBytes || !/\.jsonl$/i.test(path) || !looksLikeText(join(base, path))) {
+    // Bytes of this file before the tail region, cut at rangeBytes; the rest at the tail's size.
+    const head = Math.min(size, Math.max(0, tailStart - fileStart));
+    fileStart += size;
+    const wholeFits = head === size ? size <= rangeBytes : size <= tail!.rangeBytes;
+    if (wholeFits || !/\.jsonl$/i.test(path) || !looksLikeText(join(base, path))) {
       tasks.push({ path, bytes: size });
       return;
     }
-    const count = Math.ceil(size / rangeBytes);
-    for (let k = 0; k < count; k++) {
-      const start = Math.floor((k * size) / count);
-      const end = k + 1 === count ? Infinity : Math.floor(((k + 1) * size) / count);
-      tasks.push({ path, range: { start, end }, bytes: Math.min(end, size) - start });
-    }
+    const cut = (from: number, to: number, bytes: number) => {
+      const count = Math.ceil((to - from) / bytes);
+      for (let k = 0; k < count; k++) {
+        const start = from + Math.floor((k * (to - from)) / count);
+        const end = from + Math.floor(((k + 1) * (to - from)) / count);
+        tasks.push({ path, range: { start, end: end === size ? Infinity : end }, bytes: end - start });
+      }
+    };
+    cut(0, head, rangeBytes);
+    cut(head, size, tail?.rangeBytes ?? rangeBytes);
   });
   return tasks;
 }

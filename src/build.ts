@@ -14,7 +14,7 @@ import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '
 import { resolvePipeline } from '../indexer/schedule-choice.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
-import { planTasks, rangeBytesFor, type ParseTask } from '../indexer/jsonl-ranges.js';
+import { planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../indexer/jsonl-ranges.js';
 import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
@@ -139,8 +139,9 @@ export function defaultWorkers(): number {
  * are sized against is one block's pairs (the least the memory plan gives).
  */
 export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number): { tasks: ParseTask[]; rangeBytes: number } {
-  const rangeBytes = rangeBytesFor(defaultWorkers(), PAIR_BYTES * blockSize);
-  return { tasks: planTasks(base, files, sizes, rangeBytes), rangeBytes };
+  const workers = defaultWorkers();
+  const rangeBytes = rangeBytesFor(workers, PAIR_BYTES * blockSize);
+  return { tasks: planTasks(base, files, sizes, rangeBytes, tailCutFor(workers, rangeBytes)), rangeBytes };
 }
 
 function checkCrawl(input: string): string {

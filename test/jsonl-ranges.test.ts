@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor } from '../indexer/jsonl-ranges.js';
+import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor, tailCutFor } from '../indexer/jsonl-ranges.js';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
 
@@ -58,6 +58,21 @@ describe('large JSONL files cut into line-aligned ranges', () => {
       ['big.txt', undefined, undefined, 1200],
       ['bin.jsonl', undefined, undefined, 1214], // a NUL byte: skipped whole as a binary file
     ]);
+  });
+
+  it('cuts the end of the crawl finer (the tail cut), also inside a file that straddles it', () => {
+    const crawl = writeCrawl(['x'.repeat(1000), 'y'.repeat(1000), 'z'.repeat(80)], false);
+    // 2080 bytes; the last 1060 are the tail: f1 from byte 20 on, and f2 whole (80 <= 100: one task).
+    const tasks = planTasks(crawl, ['f0.jsonl', 'f1.jsonl', 'f2.jsonl'], [1000, 1000, 80], 500, { bytes: 1060, rangeBytes: 100 });
+    expect(tasks.map((t) => [t.path, t.range?.start, t.range?.end, t.bytes])).toEqual([
+      ['f0.jsonl', 0, 500, 500],
+      ['f0.jsonl', 500, Infinity, 500],
+      ['f1.jsonl', 0, 20, 20],
+      ...Array.from({ length: 10 }, (_, k) => ['f1.jsonl', 20 + k * 98, k === 9 ? Infinity : 20 + (k + 1) * 98, 98]),
+      ['f2.jsonl', undefined, undefined, 80],
+    ]);
+    expect(tailCutFor(1, 500)).toBeUndefined();
+    expect(tailCutFor(15, 4 << 20)).toEqual({ bytes: 2 * 15 * (4 << 20), rangeBytes: MIN_RANGE_BYTES });
   });
 
   it('sizes ranges so every worker\'s task fits its share of the bound on batches ahead of crawl order', () => {

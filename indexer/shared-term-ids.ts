@@ -18,12 +18,16 @@
 /** Set in a pair's term word when the worker could not resolve it: the rest is the local id. */
 export const UNRESOLVED_BIT = 0x80000000;
 
-/** Local terms one worker may number: 2^27 (512 MiB of table reserved, committed as it grows). */
-const MAX_LOCAL_TERMS = 1 << 27;
-const INITIAL_ENTRIES = 1 << 16;
+/**
+ * Local ids a worker's shared table holds: 2^24 (64 MiB of address space reserved per worker,
+ * committed only as it grows). Ids beyond it are never shared: the worker leaves their pairs
+ * unresolved and the main thread maps them from its mirror, as it maps new terms (slower, same ids).
+ */
+const SHARED_LOCAL_IDS = 1 << 24;
+const INITIAL_WORDS = 1 << 16;
 
-export function newSharedTermIds(): SharedArrayBuffer {
-  return new SharedArrayBuffer(4 * INITIAL_ENTRIES, { maxByteLength: 4 * (MAX_LOCAL_TERMS + 1) });
+export function newSharedTermIds(sharedIds = SHARED_LOCAL_IDS): SharedArrayBuffer {
+  return new SharedArrayBuffer(4 * Math.min(INITIAL_WORDS, sharedIds + 1), { maxByteLength: 4 * (sharedIds + 1) });
 }
 
 /** The main thread's view of a worker's table. */
@@ -52,21 +56,24 @@ export class SharedTermIds {
     }
     this.ids[local] = global + 1;
     const words = this.words;
-    if (local + 1 >= words.length) this.growTo(local + 2);
+    if (local + 1 >= words.length && !this.growTo(local + 2)) return; // beyond the shared part
     words[local + 1] = global + 1;
     if (local !== this.watermark) return;
     const ids = this.ids;
     let w = local + 1;
-    while (w < ids.length && ids[w] !== 0) w++;
+    while (w < ids.length && w + 1 < words.length && ids[w] !== 0) w++;
     this.watermark = w;
     Atomics.store(words, 0, w);
   }
 
-  private growTo(words: number): void {
-    if (words > MAX_LOCAL_TERMS + 1) throw new Error(`gpuindex: more than ${MAX_LOCAL_TERMS} distinct terms in one parse worker`);
+  /** Grows the shared words to at least `words`; false when that is past the buffer's maximum. */
+  private growTo(words: number): boolean {
+    const max = this.buffer.maxByteLength / 4;
+    if (words > max) return false;
     let size = this.words.length;
     while (size < words) size *= 2;
-    this.buffer.grow(4 * Math.min(size, MAX_LOCAL_TERMS + 1));
+    this.buffer.grow(4 * Math.min(size, max));
+    return true;
   }
 
   /** Bytes of the table (for the memory estimate). */

@@ -32,4 +32,16 @@ describe("a worker's shared local -> global term id table", () => {
     expect(main.get(n - 1)).toBe(1);
     expect(main.bytes).toBeGreaterThanOrEqual(4 * (n + 1));
   });
+
+  it('past its shared capacity, maps on the main thread only: the worker sees the shared prefix', () => {
+    const buffer = newSharedTermIds(4);
+    const main = new SharedTermIds(buffer);
+    const worker = new KnownTermIds(buffer);
+    for (let local = 0; local < 10; local++) main.set(local, 100 + local);
+    worker.refresh();
+    expect(worker.count).toBe(4);
+    expect([...worker.ids.subarray(0, 4)]).toEqual([101, 102, 103, 104]);
+    expect(main.get(9)).toBe(109);
+    expect(buffer.byteLength).toBe(4 * 5);
+  });
 });

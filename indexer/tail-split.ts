@@ -7,15 +7,21 @@
  * last one is small. The index does not depend on where blocks end (runs merge to the same
  * postings), only the run count does (a few more runs).
  */
+import { integerFromEnv } from '../src/env-knobs.js';
 
 /** The smallest block the split hands over early: smaller ones cost more per pair than they save. */
 const MIN_TAIL_PAIRS = 1 << 20;
+
+/** GPUINDEX_TAIL_MIN_PAIRS: that smallest block (a test and benchmark knob; default MIN_TAIL_PAIRS). */
+export function tailMinPairsFromEnv(): number {
+  return integerFromEnv('GPUINDEX_TAIL_MIN_PAIRS', 1, 2 ** 31) ?? MIN_TAIL_PAIRS;
+}
 
 export class TailSplit {
   private pairsAtTaskEnd = 0;
   private fileBytesAtTaskEnd = 0;
 
-  constructor(private readonly fileBytesTotal: number) {}
+  constructor(private readonly fileBytesTotal: number, private readonly minPairs = MIN_TAIL_PAIRS) {}
 
   /** After each consumed batch: `pairs` and `fileBytesDone` consumed so far (tasks end in crawl order). */
   note(last: boolean, pairs: number, fileBytesDone: number): void {
@@ -33,6 +39,6 @@ export class TailSplit {
 
   /** Whether a block of `count` pairs (of `capacity`) should go to the sort stage now. */
   handOverEarly(count: number, capacity: number, pairs: number): boolean {
-    return count >= Math.min(capacity, MIN_TAIL_PAIRS) && count >= this.remainingPairs(pairs);
+    return count >= Math.min(capacity, this.minPairs) && count >= this.remainingPairs(pairs);
   }
 }

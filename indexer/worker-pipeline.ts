@@ -31,7 +31,7 @@ import { releaseBuffers } from './release-buffers.js';
 import { CREDITS } from './memory-plan.js';
 import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
-import { TailSplit } from './tail-split.js';
+import { TailSplit, tailMinPairsFromEnv } from './tail-split.js';
 
 export type Schedule = 'sequential' | 'overlapped';
 
@@ -112,7 +112,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize) : undefined;
   let inflight: Promise<void> | undefined;
   /** Overlapped schedule: the last blocks are handed over early, shorter (tail-split.ts). */
-  const tail = spare ? new TailSplit(counters.fileBytesTotal) : undefined;
+  const tail = spare ? new TailSplit(counters.fileBytesTotal, tailMinPairsFromEnv()) : undefined;
   let sortWaitMs = 0;
   let batchWaitMs = 0;
 

@@ -67,4 +67,18 @@ describe('schedules and workers', () => {
     expect(gpu.content).toEqual(cpu.content);
     expect(gpuPlus.content).toEqual(cpu.content);
   });
+
+  it.runIf(hasGpu())('Indexgpu+ with the tail split handing the last blocks over early gives the same index', async () => {
+    const cpu = await build({ pipeline: 'cpu', workers: 2, blockSize: 20000 });
+    process.env.GPUINDEX_TAIL_MIN_PAIRS = '100';
+    try {
+      const gpuPlus = await build({ pipeline: 'gpu+', workers: 2, blockSize: 20000 });
+      // All ~10 K pairs fit one block; the split hands blocks over as the crawl nears its end.
+      expect(cpu.summary.blocks).toBe(1);
+      expect(gpuPlus.summary.blocks).toBeGreaterThan(cpu.summary.blocks);
+      expect(gpuPlus.content).toEqual(cpu.content);
+    } finally {
+      delete process.env.GPUINDEX_TAIL_MIN_PAIRS;
+    }
+  });
 });

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, type Command } from 'commander';
 import { UserError } from './errors.js';
 import { generateCorpus, parseSize } from './gen-corpus.js';
+import { formatCount } from './format-count.js';
 
 export const CORPUS_NAMES = ['html-docs', 'html-docs-small', 'mail', 'multilingual'] as const;
 
@@ -61,9 +62,9 @@ export function registerCorpusCommands(program: Command): void {
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
       else
         process.stdout.write(
-          `wrote ${r.files} file(s), ${r.documents.toLocaleString('en-US')} documents, ${r.words.toLocaleString('en-US')} words, ` +
+          `wrote ${r.files} file(s), ${formatCount(r.documents)} documents, ${formatCount(r.words)} words, ` +
             `${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(1)} s (${(r.bytes / 1e6 / Math.max(r.ms / 1000, 1e-3)).toFixed(0)} MB/s); ` +
-            `vocabulary ${r.vocabulary.toLocaleString('en-US')} types (${r.vocabularySource})\n`,
+            `vocabulary ${formatCount(r.vocabulary)} types (${r.vocabularySource})\n`,
         );
     });
 

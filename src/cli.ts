@@ -13,6 +13,7 @@ import { VERSION } from './version.js';
 import { registerGpuCommands } from './cli-gpu.js';
 import { registerBenchCommands } from './cli-bench.js';
 import { registerCorpusCommands } from './cli-corpus.js';
+import { formatCount } from './format-count.js';
 
 // `gpuindex postings ... | head` closes stdout early: that is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -56,8 +57,8 @@ function printSummary(s: BuildSummary): void {
   const mb = s.bytesRead / 1e6;
   const secs = s.timings.totalMs / 1000;
   const lines = [
-    `indexed ${s.documents.toLocaleString('en-US')} documents (${mb.toFixed(1)} MB) into ${s.output}`,
-    `  ${s.terms.toLocaleString('en-US')} terms, ${s.postings.toLocaleString('en-US')} postings, ${s.pairs.toLocaleString('en-US')} pairs in ${s.blocks} block(s) of ${s.blockSize.toLocaleString('en-US')}; pipeline ${s.pipeline}, ${s.workers} worker(s)`,
+    `indexed ${formatCount(s.documents)} documents (${mb.toFixed(1)} MB) into ${s.output}`,
+    `  ${formatCount(s.terms)} terms, ${formatCount(s.postings)} postings, ${formatCount(s.pairs)} pairs in ${s.blocks} block(s) of ${formatCount(s.blockSize)}; pipeline ${s.pipeline}, ${s.workers} worker(s)`,
     `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): parse+sort ${s.timings.parseSortMs} ms (sorting ${s.stages.sort?.busyMs ?? 0} ms, writing runs ${s.stages.writer?.busyMs ?? 0} ms), merge ${s.timings.mergeMs} ms`,
     `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     `  memory: working set ${mib(s.memory.workingSetBytes)} MiB of --memory ${mib(s.memory.budgetBytes)} MiB (peak RSS less ${mib(s.memory.dictionaryBytes)} MiB of dictionary and document table; baseline ${mib(s.memory.baselineBytes)} MiB)`,
@@ -229,7 +230,7 @@ program
     const { verifyIndex, IndexDamage } = await import('../merge/verify.js');
     try {
       const r = verifyIndex(index);
-      process.stdout.write(`ok: ${r.files} files, ${r.terms.toLocaleString('en-US')} terms, ${r.postings.toLocaleString('en-US')} postings, ${r.documents.toLocaleString('en-US')} documents\n`);
+      process.stdout.write(`ok: ${r.files} files, ${formatCount(r.terms)} terms, ${formatCount(r.postings)} postings, ${formatCount(r.documents)} documents\n`);
     } catch (err) {
       if (!(err instanceof IndexDamage)) throw err;
       process.stderr.write(`gpuindex: ${index}: ${err.message}\n`);

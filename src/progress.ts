@@ -3,6 +3,7 @@
  * blocks sorted, rate, stage; redrawn in place, built on the ProgressEvent stream of the API.
  */
 import type { ProgressEvent } from './options.js';
+import { formatCount } from './format-count.js';
 
 export function progressLine(isTty: boolean): { onProgress: (e: ProgressEvent) => void; clear: () => void } {
   if (!isTty) return { onProgress: () => {}, clear: () => {} };
@@ -15,7 +16,7 @@ export function progressLine(isTty: boolean): { onProgress: (e: ProgressEvent) =
       const stage = e.stage === 'merge' ? `merging ${Math.round((e.mergeFraction ?? 0) * 100)}%` : e.stage;
       const pct = e.stage === 'parse' && e.parseFraction !== undefined ? ` ${Math.round(e.parseFraction * 100)}%` : '';
       const eta = e.etaSeconds !== undefined ? `  ETA ${Math.ceil(e.etaSeconds)} s` : '';
-      const line = `${stage}${pct}  ${e.documents.toLocaleString('en-US')} docs  ${mb.toFixed(1)} MB  ${(mb / Math.max(secs, 1e-3)).toFixed(1)} MB/s  ${e.blocksSorted} blocks  ${secs.toFixed(1)} s${eta}`;
+      const line = `${stage}${pct}  ${formatCount(e.documents)} docs  ${mb.toFixed(1)} MB  ${(mb / Math.max(secs, 1e-3)).toFixed(1)} MB/s  ${e.blocksSorted} blocks  ${secs.toFixed(1)} s${eta}`;
       process.stderr.write(`\r\x1b[2K${line}`);
       drawn = true;
     },

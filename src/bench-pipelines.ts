@@ -173,6 +173,13 @@ export function benchTable(rows: BenchRow[]): string {
     const g = last.runs['gpu+'];
     lines.push('', `Largest size: Indexgpu+ vs Indexcpu: Parse+Sort ${(c.parseSortMs / g.parseSortMs).toFixed(2)}x, whole build ${(c.totalMs / g.totalMs).toFixed(2)}x; Indexgpu+ Parse+Sort / parse alone = ${(g.parseSortMs / last.parseOnlyMs).toFixed(3)}; whole build ${(last.bytes / 1e6 / (g.totalMs / 1000)).toFixed(1)} MB/s`);
   }
+  // The ratio of each round's own pair of builds: on a noisy machine the ratio of the medians
+  // can pair a fast parse-alone round with a slow Indexgpu+ one.
+  const plus = last?.samples.runs['gpu+']?.parseSortMs;
+  if (last && plus && plus.length > 1) {
+    const ratios = plus.map((ms, i) => ms / last.samples.parseOnlyMs[i]!);
+    lines.push(`Largest size, Indexgpu+ Parse+Sort / parse alone by round: ${ratios.map((r) => r.toFixed(3)).join(' / ')} (median ${median(ratios).toFixed(3)})`);
+  }
   return lines.join('\n');
 }
 

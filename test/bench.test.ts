@@ -54,6 +54,18 @@ describe('gpuindex bench', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('.gpuindex-bench'))).toEqual([]);
   });
 
+  it("reports the largest size's Indexgpu+ / parse-alone ratio round by round", () => {
+    const cell = (ms: number[]) => ({ parseSortMs: ms, mergeMs: ms, totalMs: ms });
+    const row = {
+      files: 1, bytes: 2e6, documents: 10, pairs: 100, parseOnlyMs: 100,
+      runs: { 'gpu+': { parseSortMs: 110, mergeMs: 10, totalMs: 130, pipeline: 'gpu+', sortBusyMs: 5 } },
+      samples: { parseOnlyMs: [100, 90, 120], runs: { 'gpu+': cell([110, 117, 120]) } },
+    };
+    expect(benchTable([row as Parameters<typeof benchTable>[0][number]]).split('\n').at(-1)).toBe(
+      'Largest size, Indexgpu+ Parse+Sort / parse alone by round: 1.100 / 1.300 / 1.000 (median 1.100)',
+    );
+  });
+
   it('refuses a --repeat that is not a positive integer with one line', () => {
     const root = crawl(2, 5);
     const r = spawnSync(process.execPath, [cli, 'bench', root, '--pipelines', 'cpu', '--repeat', '0'], { encoding: 'utf8' });

@@ -162,17 +162,24 @@ describe.runIf(gpuOk)('GPU faults during a build', () => {
   it('a device lost mid-build: the remaining blocks are sorted on the CPU, one warning, same runs', async () => {
     const { opened, dir, warnings, sink } = await faultSink();
     const blocks = [makePairs('zipf', 3000, 1), makePairs('uniform', 3000, 2), makePairs('few-terms', 3000, 3)];
+    // Blocks filled batch by batch: the second half of each adds a document base (on the GPU, then on the CPU).
+    const docBases = Uint32Array.from([0, 0, 1500, 777]);
+    const whole = blocks.map((b) => {
+      const w = b.slice();
+      applyDocBases(w, 3000, docBases);
+      return w;
+    });
     try {
-      await sink.sortAndWrite(blocks[0]!.slice(), 3000);
+      await sink.sortAndWrite(blocks[0]!.slice(), 3000, docBases);
       expect(sink.sorterKind).toBe('gpu');
       opened.device.destroy(); // the test hook: the device goes away between two blocks
       await new Promise((r) => setTimeout(r, 50));
-      await sink.sortAndWrite(blocks[1]!.slice(), 3000);
-      await sink.sortAndWrite(blocks[2]!.slice(), 3000);
+      await sink.sortAndWrite(blocks[1]!.slice(), 3000, docBases);
+      await sink.sortAndWrite(blocks[2]!.slice(), 3000, docBases);
       expect(sink.sorterKind).toBe('cpu');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/^GPU failed \(.+\); sorting the remaining blocks on the CPU$/);
-      sink.runPaths.forEach((p, i) => expect(readRun(p)).toEqual(cpuSortOf(blocks[i]!, 3000)));
+      sink.runPaths.forEach((p, i) => expect(readRun(p)).toEqual(cpuSortOf(whole[i]!, 3000)));
       // The lost device is never handed out again: the next open gets a fresh one.
       const again = await openGpu();
       if (typeof again === 'string') throw new Error(again);

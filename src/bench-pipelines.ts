@@ -74,7 +74,7 @@ export function median(values: readonly number[]): number {
 async function parseOnly(root: string, files: string[], workers: number, blockSize: number): Promise<number> {
   const scratch = mkdtempSync(join(root, '..', '.gpuindex-bench-runs-'));
   try {
-    const { tasks } = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);
+    const tasks = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);
     const t0 = performance.now();
     await runWorkerPipeline({
       root,

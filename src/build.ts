@@ -133,15 +133,14 @@ export function defaultWorkers(): number {
 }
 
 /**
- * A crawl's parse tasks for blocks of `blockSize` pairs, and the size large JSONL files were cut
- * at. The ranges are sized for the default worker count, not --workers, so that a --resume with
+ * A crawl's parse tasks for blocks of `blockSize` pairs. The ranges are sized for the default worker count, not --workers, so that a --resume with
  * another worker count numbers the same tasks; the bound on batches ahead of crawl order they
  * are sized against is one block's pairs (the least the memory plan gives).
  */
-export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number): { tasks: ParseTask[]; rangeBytes: number } {
+export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number): ParseTask[] {
   const workers = defaultWorkers();
   const rangeBytes = rangeBytesFor(workers, PAIR_BYTES * blockSize);
-  return { tasks: planTasks(base, files, sizes, rangeBytes, tailCutFor(workers, rangeBytes)), rangeBytes };
+  return planTasks(base, files, sizes, rangeBytes, tailCutFor(workers, rangeBytes));
 }
 
 function checkCrawl(input: string): string {
@@ -218,7 +217,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       listing.files = listing.files.filter(outsideResumeDir);
       listing.skipped = listing.skipped.filter((s) => outsideResumeDir(s.path));
       const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
-      const { tasks, rangeBytes } = planParseTasks(listing.base, listing.files, fileStats.map((st) => st.size), blockSize);
+      const tasks = planParseTasks(listing.base, listing.files, fileStats.map((st) => st.size), blockSize);
       let checkpoints: CheckpointLog | undefined;
       if (options.resume) {
         // Everything that shapes the runs or the batch stream: a change starts the build afresh.
@@ -231,8 +230,9 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
           stopwordList: ['english', 'none'].includes(tokenizer.options.stopwords) ? null : readFileSync(tokenizer.options.stopwords, 'utf8'),
           fields: options.fields ?? null,
           blockSize,
-          // The parse tasks' numbering (batches' seq) depends on how large files are cut.
-          rangeBytes,
+          // The parse tasks' numbering (batches' seq) depends on how files are cut: the range
+          // size and the tail cut, both sized for this machine's default worker count.
+          taskStarts: tasks.map((t) => t.range?.start ?? -1),
         });
         const opened = CheckpointLog.open(resumeDirFor(plan.output), key, true, dictionary, documents);
         checkpoints = opened.log;

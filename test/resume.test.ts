@@ -304,6 +304,20 @@ describe('--resume does not reuse what no longer matches', () => {
     }
   });
 
+  it("files cut into other ranges (another machine's worker count) start afresh", async () => {
+    const output = freshOutput();
+    process.env.GPUINDEX_RANGE_BYTES = '100000';
+    try {
+      await interrupt(master, output, { workers: 2 });
+    } finally {
+      delete process.env.GPUINDEX_RANGE_BYTES;
+    }
+    const r = await resume(master, output, { workers: 2 });
+    expect(r.summary.notices).toContain(`${NOT_REUSING}it was made from a different crawl or different settings`);
+    expect(r.summary.resumed).toEqual({ runs: 0, documents: 0 });
+    expectSameIndex(r.content, (await clean(master)).content);
+  });
+
   it('a changed stopword file (same path) starts afresh', async () => {
     const list = join(work, `stopwords-${n++}.txt`);
     writeFileSync(list, 'the\nand\n');

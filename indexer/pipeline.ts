@@ -104,11 +104,7 @@ export class DocumentInverter {
 
   private readonly push = (id: number): void => {
     if (id === STOPWORD) return;
-    if (this.length === this.termIds.length) {
-      const grown = new Uint32Array(this.length * 2);
-      grown.set(this.termIds);
-      this.termIds = grown;
-    }
+    if (this.length === this.termIds.length) this.grow(this.length + 1);
     this.termIds[this.length++] = id;
   };
 
@@ -124,14 +120,17 @@ export class DocumentInverter {
 
   private readonly pushAll = (ids: Int32Array): void => {
     const need = this.length + ids.length;
-    if (need > this.termIds.length) {
-      const grown = new Uint32Array(Math.max(need, this.termIds.length * 2));
-      grown.set(this.termIds.subarray(0, this.length));
-      this.termIds = grown;
-    }
+    if (need > this.termIds.length) this.grow(need);
     this.termIds.set(ids, this.length);
     this.length = need;
   };
+
+  /** Room for `need` TermIds, keeping the first `length`. */
+  private grow(need: number): void {
+    const grown = new Uint32Array(Math.max(need, this.termIds.length * 2));
+    grown.set(this.termIds.subarray(0, this.length));
+    this.termIds = grown;
+  }
 
   /** Bytes of the WebAssembly scanner's raw-token table, 0 without it. */
   get scanTableBytes(): number {

@@ -164,6 +164,13 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       const { batch, worker } = arrival;
       const tBatch = performance.now();
       let flushMs = 0;
+      /** Hands the block over with the stream standing after `taken` pairs of this batch. */
+      const flushAfter = async (taken: number): Promise<void> => {
+        const tFlush = performance.now();
+        const point = pointAfter(batch, taken);
+        await flush({ ...point, lines: numbering.stateAt(point.seq, batch.seq) });
+        flushMs += performance.now() - tFlush;
+      };
       let from = 0;
       // Every batch, in crawl order (a range's line numbers depend on the ranges before it).
       const emptyFile = numbering.take(batch);
@@ -191,20 +198,10 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         remapper.copy(remap, from, take, current);
         current.count += take;
         from += take;
-        if (current.full) {
-          const tFlush = performance.now();
-          const point = pointAfter(batch, from);
-          await flush({ ...point, lines: numbering.stateAt(point.seq, batch.seq) });
-          flushMs += performance.now() - tFlush;
-        }
+        if (current.full) await flushAfter(from);
       }
       tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
-      if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) {
-        const tFlush = performance.now();
-        const point = pointAfter(batch, batch.pairCount);
-        await flush({ ...point, lines: numbering.stateAt(point.seq, batch.seq) });
-        flushMs += performance.now() - tFlush;
-      }
+      if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) await flushAfter(batch.pairCount);
       // 'fill': main-thread time to remap and copy batches into blocks (flushes excluded).
       clock.add('fill', performance.now() - tBatch - flushMs);
       pool.consumed(arrival);

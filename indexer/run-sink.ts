@@ -51,6 +51,7 @@ export class RunSink {
   async sortAndWrite(pairs: Uint32Array, count: number, docBases?: DocBases): Promise<void> {
     if (count === 0) return;
     const index = this.runPaths.length;
+    this.clock.mark('sort', count);
     const path = join(this.runDir, `run-${String(index).padStart(6, '0')}.bin`);
     this.runPaths.push(path);
     let writeMs = 0;
@@ -58,11 +59,13 @@ export class RunSink {
     let sha256: string | undefined;
     const consume = async (sorted: Uint32Array) => {
       const t0 = performance.now();
+      this.clock.mark('write', count);
       // A fresh hash per attempt: after a GPU fault the run is written again, whole.
       const hash = this.hashRuns ? createHash('sha256') : undefined;
       runBytes = await writeRunFileAsync(path, sorted, count, hash);
       sha256 = hash?.digest('hex');
       writeMs = performance.now() - t0;
+      this.clock.mark('written', count);
     };
     let timing;
     try {

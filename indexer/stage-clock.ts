@@ -1,6 +1,20 @@
+/** One moment of the parse+sort stage (performance.now()), for the build's timeline. */
+export interface StageMark {
+  event: string;
+  at: number;
+  /** The block's pairs, for the block events. */
+  pairs?: number;
+}
+
 /** Busy time per named stage (parse, sort, write runs, merge), for the build summary. */
 export class StageClock {
   readonly busyMs: Record<string, number> = {};
+  /** Block hand-overs, sorts and writes and the end of the parse, in time order (build --json's timeline). */
+  readonly marks: StageMark[] = [];
+
+  mark(event: string, pairs?: number): void {
+    this.marks.push(pairs === undefined ? { event, at: performance.now() } : { event, at: performance.now(), pairs });
+  }
 
   add(stage: string, ms: number): void {
     this.busyMs[stage] = (this.busyMs[stage] ?? 0) + ms;

@@ -159,7 +159,10 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       const t0 = performance.now();
       const next = await it.next();
       batchWaitMs += performance.now() - t0;
-      if (next.done) break;
+      if (next.done) {
+        clock.mark('last batch');
+        break;
+      }
       const arrival = next.value;
       const { batch, worker } = arrival;
       const tBatch = performance.now();
@@ -217,9 +220,11 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   } finally {
     if (inflight) await inflight.catch(() => {});
     await pool.close();
+    clock.mark('workers closed');
     // Blocks and sort scratch go now, not at some later collection: the merge comes next.
     await releaseBuffers([current.pairs.buffer, spare?.pairs.buffer]);
     await sink.release();
+    clock.mark('released');
   }
   for (const t of pool.times) {
     clock.add('parseWorkers', t.busyMs);

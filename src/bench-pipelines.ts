@@ -16,7 +16,9 @@ import { listCorpusFiles } from './corpus/index.js';
 import { UserError } from './errors.js';
 import type { PipelineChoice } from './options.js';
 import { createTokenizer } from './tokenizer.js';
-import type { PairSorter, SortTiming } from './types.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming } from './types.js';
+import { chooseSorter } from '../indexer/sorters.js';
+import { mainThreadCpuMs, processCpuMs, threadCpuDelta, threadCpuMs } from './cpu-time.js';
 
 /** Stands in for the sort stage when measuring parse alone: takes blocks, sorts and writes nothing. */
 class DiscardSorter implements PairSorter {
@@ -25,6 +27,50 @@ class DiscardSorter implements PairSorter {
     return { totalMs: 0 };
   }
   dispose(): void {}
+}
+
+/** A diagnostic parse-alone variant: the blocks written as runs, unsorted (the cost of the run writes). */
+class WriteUnsortedSorter implements PairSorter {
+  readonly kind = 'cpu' as const;
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming> {
+    await consume(pairs.subarray(0, 2 * count));
+    return { totalMs: 0 };
+  }
+  dispose(): void {}
+}
+
+/** A diagnostic parse-alone variant: GpuSort of every block, no run written (the cost of the GPU stage). */
+class SortWithoutWriteSorter implements PairSorter {
+  readonly kind = 'gpu' as const;
+  constructor(private readonly inner: PairSorter) {}
+  sortBlock(pairs: Uint32Array, count: number, _consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming> {
+    return this.inner.sortBlock(pairs, count, async () => {}, docBases);
+  }
+  dispose(): void {
+    this.inner.dispose();
+  }
+}
+
+/**
+ * What the parse-alone measurement adds to parsing: nothing ('parse', the reference of the
+ * ratio), or as diagnostics (GPUINDEX_BENCH_PARSE_WITH=write,gpusort: extra rows in the log,
+ * overlapped like Indexgpu+) the run writes of unsorted blocks, or GpuSort without the writes.
+ */
+export type ParseAloneVariant = 'parse' | 'parse+write' | 'parse+gpusort';
+
+export function parseAloneVariantsFromEnv(): ParseAloneVariant[] {
+  const extra = (process.env.GPUINDEX_BENCH_PARSE_WITH ?? '').split(',').filter(Boolean);
+  for (const e of extra) if (e !== 'write' && e !== 'gpusort') throw new UserError(`GPUINDEX_BENCH_PARSE_WITH: expected write and/or gpusort, got ${e}`);
+  return ['parse', ...extra.map((e) => `parse+${e}` as ParseAloneVariant)];
+}
+
+interface ParseAloneTimes {
+  ms: number;
+  /** From the last batch taken to the workers closed (closingMs). */
+  closing: string;
+  /** Process and main-thread CPU ms (cpu-time.ts). */
+  cpuMs: number;
+  mainCpuMs?: number;
 }
 
 export interface BenchOptions {
@@ -71,11 +117,17 @@ export function median(values: readonly number[]): number {
   return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
-async function parseOnly(root: string, files: string[], workers: number, blockSize: number): Promise<number> {
+async function parseOnly(root: string, files: string[], workers: number, blockSize: number, variant: ParseAloneVariant = 'parse'): Promise<ParseAloneTimes> {
   const scratch = mkdtempSync(join(root, '..', '.gpuindex-bench-runs-'));
+  let sorter: PairSorter = new DiscardSorter();
+  if (variant === 'parse+write') sorter = new WriteUnsortedSorter();
+  if (variant === 'parse+gpusort') sorter = new SortWithoutWriteSorter((await chooseSorter('gpu')).sorter);
   try {
     const tasks = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);
+    const clock = new StageClock();
     const t0 = performance.now();
+    const cpu0 = processCpuMs();
+    const main0 = mainThreadCpuMs();
     await runWorkerPipeline({
       root,
       tasks,
@@ -84,16 +136,20 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
       corpus: {},
       tokenizer: createTokenizer().options,
       workers,
-      schedule: 'sequential',
-      sorter: new DiscardSorter(),
+      schedule: variant === 'parse' ? 'sequential' : 'overlapped',
+      sorter,
       blockSize,
       runDir: scratch,
       dictionary: new TermDictionary(),
       documents: new DocumentTable(),
-      clock: new StageClock(),
+      clock,
     });
-    return performance.now() - t0;
+    const ms = performance.now() - t0;
+    const main1 = mainThreadCpuMs();
+    const closing = closingMs(clock.marks.map((m) => ({ event: m.event, atMs: m.at - t0 })));
+    return { ms, cpuMs: processCpuMs() - cpu0, closing, ...(main0 !== undefined && main1 !== undefined ? { mainCpuMs: main1 - main0 } : {}) };
   } finally {
+    sorter.dispose();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
@@ -110,6 +166,7 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
   const repeat = o.repeat ?? 1;
   if (!Number.isInteger(repeat) || repeat < 1) throw new UserError(`--repeat must be a positive integer, got ${o.repeat}`);
   const pipelines = o.pipelines ?? ['cpu', 'gpu', 'gpu+'];
+  const variants = parseAloneVariantsFromEnv();
   const scratch = o.scratch ?? mkdtempSync(join(dirname(root), '.gpuindex-bench-'));
   const rows: BenchRow[] = [];
   try {
@@ -126,11 +183,15 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
       const samples: BenchSamples = { parseOnlyMs: [], runs: {} };
       const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: 0, runs: {}, samples };
       for (let round = 1; round <= repeat; round++) {
-        const parseOnlyMs = await parseOnly(subset, subsetFiles, workers, blockSize);
-        samples.parseOnlyMs.push(roundMs(parseOnlyMs));
-        log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: parse alone ${roundMs(parseOnlyMs)} ms`);
+        for (const variant of variants) {
+          const threads0 = threadCpuMs();
+          const alone = await parseOnly(subset, subsetFiles, workers, blockSize, variant);
+          if (variant === 'parse') samples.parseOnlyMs.push(roundMs(alone.ms));
+          log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: ${variant === 'parse' ? 'parse alone' : variant} ${roundMs(alone.ms)} ms${cpuNote(alone.cpuMs, alone.mainCpuMs)}; ${alone.closing}; live threads' CPU: ${threadNote(threads0)}`);
+        }
         for (const p of pipelines) {
           const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
+          const threads0 = threadCpuMs();
           const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
           row.documents = s.documents;
           row.pairs = s.pairs;
@@ -140,7 +201,7 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
           cell.totalMs.push(s.timings.totalMs);
           row.runs[p] = { parseSortMs: 0, mergeMs: 0, totalMs: 0, pipeline: s.pipeline, sortBusyMs: s.stages.sort?.busyMs ?? 0 };
           rmSync(out, { recursive: true, force: true });
-          log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB${repeat > 1 ? `, round ${round}` : ''}: ${p} parse+sort ${s.timings.parseSortMs} ms, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline})`);
+          log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB${repeat > 1 ? `, round ${round}` : ''}: ${p} parse+sort ${s.timings.parseSortMs} ms${cpuNote(s.cpu.parseSortMs, s.cpu.mainThreadParseSortMs)}, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline}); ${closingMs(s.timeline)}; live threads' CPU over the build: ${threadNote(threads0)}`);
         }
       }
       row.parseOnlyMs = roundMs(median(samples.parseOnlyMs));
@@ -157,6 +218,24 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
 }
 
 const roundMs = (ms: number): number => Math.round(ms * 10) / 10;
+
+const threadNote = (before: ReturnType<typeof threadCpuMs>): string =>
+  threadCpuDelta(before, threadCpuMs())
+    .slice(0, 6)
+    .map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`)
+    .join(', ');
+
+/** The end of a parse+sort phase from its timeline: last batch taken -> last run written -> workers closed. */
+function closingMs(timeline: readonly { event: string; atMs: number }[]): string {
+  const at = (event: string) => [...timeline].reverse().find((m) => m.event === event)?.atMs;
+  const last = at('last batch');
+  const written = at('written');
+  const closed = at('workers closed');
+  if (last === undefined || closed === undefined) return 'no timeline';
+  return `last batch +${written !== undefined && written > last ? (written - last).toFixed(0) : 0} ms runs written, +${(closed - last).toFixed(0)} ms workers closed`;
+}
+
+const cpuNote = (cpuMs: number, mainCpuMs?: number): string => ` (CPU ${(cpuMs / 1000).toFixed(2)} s${mainCpuMs !== undefined ? `, main thread ${(mainCpuMs / 1000).toFixed(2)} s` : ''})`;
 
 export function benchTable(rows: BenchRow[]): string {
   const pipes = Object.keys(rows[0]?.runs ?? {});

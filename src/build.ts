@@ -12,6 +12,7 @@ import { measureBaseline, PAIR_BYTES, planMemory, planMerge, WORKER_YOUNG_GENERA
 import { DocumentTable } from '../indexer/documents.js';
 import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
 import { resolvePipeline } from '../indexer/schedule-choice.js';
+import { mainThreadCpuMs, processCpuMs } from './cpu-time.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
 import { planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../indexer/jsonl-ranges.js';
@@ -83,6 +84,17 @@ export interface BuildSummary {
   timings: { setupMs: number; parseSortMs: number; releaseMs: number; mergeMs: number; finishMs: number; totalMs: number };
   /** Busy/idle time per stage, so overlap is visible. */
   stages: Record<string, StageReport>;
+  /**
+   * The parse+sort stage's moments, ms from its start: per block 'sort' (handed to the sorter),
+   * 'write' (sorted; its run write starts) and 'written', with the block's pairs; then 'last
+   * batch' (the workers' last batch taken), 'workers closed' and 'released' (sorter buffers freed).
+   */
+  timeline: { event: string; atMs: number; pairs?: number }[];
+  /**
+   * CPU ms (user + system) of the parse+sort phase: the whole process (workers included) and,
+   * on Linux, the main thread alone.
+   */
+  cpu: { parseSortMs: number; mainThreadParseSortMs?: number };
   /**
    * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
    * rows written into index.sqlite while the parse waited for batches (the merge inserted the rest).
@@ -207,6 +219,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const onDocumentWarning = (w: SkippedItem) => options.onWarning?.(`warning ${w.path}${w.line !== undefined ? `:${w.line}` : ''}: ${w.reason}`);
     const onProgress = (c: ParseCounters) => progress('parse', c);
     const tParse = performance.now();
+    const cpuAtParse = processCpuMs();
+    const mainCpuAtParse = mainThreadCpuMs();
     let parsed: PipelineResult | WorkerPipelineResult;
     if (root) {
       const listing = await listCorpusFiles(root);
@@ -293,6 +307,11 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       });
     }
     const parseSortMs = performance.now() - tParse;
+    const mainCpuAfterParse = mainThreadCpuMs();
+    const parseSortCpu = {
+      parseSortMs: round(processCpuMs() - cpuAtParse),
+      ...(mainCpuAtParse !== undefined && mainCpuAfterParse !== undefined ? { mainThreadParseSortMs: round(mainCpuAfterParse - mainCpuAtParse) } : {}),
+    };
     pipeline.sorter.dispose();
     sorterToDispose = undefined;
     const { counters, runPaths } = parsed;
@@ -363,6 +382,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         totalMs: round(performance.now() - t0),
       },
       stages: stageReports(clock, parsed, tParse, parseSortMs, mergeMs, counters.pairs),
+      cpu: parseSortCpu,
+      timeline: clock.marks.map(({ event, at, pairs }) => ({ event, atMs: round(at - tParse), ...(pairs === undefined ? {} : { pairs }) })),
       merge: {
         runs: written.merge.runs,
         segmentPops: written.merge.segmentPops,

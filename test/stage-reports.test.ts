@@ -31,6 +31,24 @@ describe('the per-stage report of a build with parse workers', () => {
     expect(s.stages.fill!.batchWaitMs).toBeGreaterThanOrEqual(0);
   });
 
+  it('lays out the timeline: sort, write, written per block in order with its pairs, then last batch, workers closed, released', async () => {
+    const s = await buildIndex({ input: join(dir, 'crawl'), output: join(dir, 'idx-timeline'), workers: 2, sorter: 'cpu', blockSize: 1000 });
+    const blockEvents = s.timeline.filter((m) => ['sort', 'write', 'written'].includes(m.event));
+    expect(blockEvents.map((m) => m.event)).toEqual(Array.from({ length: s.blocks }, () => ['sort', 'write', 'written']).flat());
+    // Each block's three events carry its pairs; the blocks' pairs add up to the build's.
+    const sorts = blockEvents.filter((m) => m.event === 'sort');
+    expect(sorts.reduce((a, m) => a + m.pairs!, 0)).toBe(s.pairs);
+    for (let b = 0; b < s.blocks; b++) expect(new Set(blockEvents.slice(3 * b, 3 * b + 3).map((m) => m.pairs)).size).toBe(1);
+    const ends = s.timeline.filter((m) => m.pairs === undefined).map((m) => m.event);
+    expect(ends).toEqual(['last batch', 'workers closed', 'released']);
+    const times = s.timeline.map((m) => m.atMs);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times.at(-1)!).toBeLessThanOrEqual(s.timings.parseSortMs + 1);
+    // The CPU the phase took: the process's, of which the main thread's (Linux).
+    expect(s.cpu.parseSortMs).toBeGreaterThan(0);
+    if (process.platform === 'linux') expect(s.cpu.mainThreadParseSortMs!).toBeLessThanOrEqual(s.cpu.parseSortMs + 10);
+  });
+
   it('reports the merge threads\' span and the main thread\'s appending of their parts', async () => {
     const s = await buildIndex({ input: join(dir, 'crawl'), output: join(dir, 'idx-merge'), workers: 1, sorter: 'cpu', blockSize: 1000, mergeThreads: 2 });
     expect(s.merge.threads).toBe(2);

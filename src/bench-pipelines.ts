@@ -18,7 +18,7 @@ import type { PipelineChoice } from './options.js';
 import { createTokenizer } from './tokenizer.js';
 import type { DocBases, PairSorter, SortedConsumer, SortTiming } from './types.js';
 import { chooseSorter } from '../indexer/sorters.js';
-import { mainThreadCpuMs, processCpuMs, threadCpuDelta, threadCpuMs } from './cpu-time.js';
+import { startPhaseCpu, type PhaseCpuMs } from './cpu-time.js';
 
 /** Stands in for the sort stage when measuring parse alone: takes blocks, sorts and writes nothing. */
 class DiscardSorter implements PairSorter {
@@ -68,9 +68,7 @@ interface ParseAloneTimes {
   ms: number;
   /** From the last batch taken to the workers closed (closingMs). */
   closing: string;
-  /** Process and main-thread CPU ms (cpu-time.ts). */
-  cpuMs: number;
-  mainCpuMs?: number;
+  cpu: PhaseCpuMs;
 }
 
 export interface BenchOptions {
@@ -126,8 +124,7 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
     const tasks = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);
     const clock = new StageClock();
     const t0 = performance.now();
-    const cpu0 = processCpuMs();
-    const main0 = mainThreadCpuMs();
+    const cpu = startPhaseCpu();
     await runWorkerPipeline({
       root,
       tasks,
@@ -145,9 +142,7 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
       clock,
     });
     const ms = performance.now() - t0;
-    const main1 = mainThreadCpuMs();
-    const closing = closingMs(clock.marks.map((m) => ({ event: m.event, atMs: m.at - t0 })));
-    return { ms, cpuMs: processCpuMs() - cpu0, closing, ...(main0 !== undefined && main1 !== undefined ? { mainCpuMs: main1 - main0 } : {}) };
+    return { ms, cpu: cpu(), closing: closingMs(clock.marks.map((m) => ({ event: m.event, atMs: m.at - t0 }))) };
   } finally {
     sorter.dispose();
     rmSync(scratch, { recursive: true, force: true });
@@ -184,14 +179,12 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
       const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: 0, runs: {}, samples };
       for (let round = 1; round <= repeat; round++) {
         for (const variant of variants) {
-          const threads0 = threadCpuMs();
           const alone = await parseOnly(subset, subsetFiles, workers, blockSize, variant);
           if (variant === 'parse') samples.parseOnlyMs.push(roundMs(alone.ms));
-          log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: ${variant === 'parse' ? 'parse alone' : variant} ${roundMs(alone.ms)} ms${cpuNote(alone.cpuMs, alone.mainCpuMs)}; ${alone.closing}; live threads' CPU: ${threadNote(threads0)}`);
+          log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: ${variant === 'parse' ? 'parse alone' : variant} ${roundMs(alone.ms)} ms${cpuNote(alone.cpu)}; ${alone.closing}`);
         }
         for (const p of pipelines) {
           const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
-          const threads0 = threadCpuMs();
           const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
           row.documents = s.documents;
           row.pairs = s.pairs;
@@ -201,7 +194,7 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
           cell.totalMs.push(s.timings.totalMs);
           row.runs[p] = { parseSortMs: 0, mergeMs: 0, totalMs: 0, pipeline: s.pipeline, sortBusyMs: s.stages.sort?.busyMs ?? 0 };
           rmSync(out, { recursive: true, force: true });
-          log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB${repeat > 1 ? `, round ${round}` : ''}: ${p} parse+sort ${s.timings.parseSortMs} ms${cpuNote(s.cpu.parseSortMs, s.cpu.mainThreadParseSortMs)}, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline}); ${closingMs(s.timeline)}; live threads' CPU over the build: ${threadNote(threads0)}`);
+          log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB${repeat > 1 ? `, round ${round}` : ''}: ${p} parse+sort ${s.timings.parseSortMs} ms${cpuNote(s.cpu)}, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline}); ${closingMs(s.timeline)}`);
         }
       }
       row.parseOnlyMs = roundMs(median(samples.parseOnlyMs));
@@ -219,12 +212,6 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
 
 const roundMs = (ms: number): number => Math.round(ms * 10) / 10;
 
-const threadNote = (before: ReturnType<typeof threadCpuMs>): string =>
-  threadCpuDelta(before, threadCpuMs())
-    .slice(0, 6)
-    .map(([name, ms]) => `${name} ${(ms / 1000).toFixed(2)} s`)
-    .join(', ');
-
 /** The end of a parse+sort phase from its timeline: last batch taken -> last run written -> workers closed. */
 function closingMs(timeline: readonly { event: string; atMs: number }[]): string {
   const at = (event: string) => [...timeline].reverse().find((m) => m.event === event)?.atMs;
@@ -235,7 +222,12 @@ function closingMs(timeline: readonly { event: string; atMs: number }[]): string
   return `last batch +${written !== undefined && written > last ? (written - last).toFixed(0) : 0} ms runs written, +${(closed - last).toFixed(0)} ms workers closed`;
 }
 
-const cpuNote = (cpuMs: number, mainCpuMs?: number): string => ` (CPU ${(cpuMs / 1000).toFixed(2)} s${mainCpuMs !== undefined ? `, main thread ${(mainCpuMs / 1000).toFixed(2)} s` : ''})`;
+/** A phase's CPU seconds: all, and (Linux) the main thread's, the other live threads' and the rest (the parse workers'). */
+function cpuNote(c: PhaseCpuMs): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  if (c.mainThreadMs === undefined || c.otherThreadsMs === undefined) return ` (CPU ${s(c.processMs)})`;
+  return ` (CPU ${s(c.processMs)}: workers ${s(c.processMs - c.mainThreadMs - c.otherThreadsMs)}, main thread ${s(c.mainThreadMs)}, other threads ${s(c.otherThreadsMs)})`;
+}
 
 export function benchTable(rows: BenchRow[]): string {
   const pipes = Object.keys(rows[0]?.runs ?? {});

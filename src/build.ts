@@ -12,7 +12,7 @@ import { measureBaseline, PAIR_BYTES, planMemory, planMerge, WORKER_YOUNG_GENERA
 import { DocumentTable } from '../indexer/documents.js';
 import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
 import { resolvePipeline } from '../indexer/schedule-choice.js';
-import { mainThreadCpuMs, processCpuMs } from './cpu-time.js';
+import { startPhaseCpu, type PhaseCpuMs } from './cpu-time.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
 import { planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../indexer/jsonl-ranges.js';
@@ -92,9 +92,10 @@ export interface BuildSummary {
   timeline: { event: string; atMs: number; pairs?: number }[];
   /**
    * CPU ms (user + system) of the parse+sort phase: the whole process (workers included) and,
-   * on Linux, the main thread alone.
+   * on Linux, the main thread and the other threads alive at its end (PhaseCpuMs); the parse
+   * workers' share is what the process took beyond those two.
    */
-  cpu: { parseSortMs: number; mainThreadParseSortMs?: number };
+  cpu: PhaseCpuMs;
   /**
    * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
    * rows written into index.sqlite while the parse waited for batches (the merge inserted the rest).
@@ -219,8 +220,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const onDocumentWarning = (w: SkippedItem) => options.onWarning?.(`warning ${w.path}${w.line !== undefined ? `:${w.line}` : ''}: ${w.reason}`);
     const onProgress = (c: ParseCounters) => progress('parse', c);
     const tParse = performance.now();
-    const cpuAtParse = processCpuMs();
-    const mainCpuAtParse = mainThreadCpuMs();
+    const parseCpu = startPhaseCpu();
     let parsed: PipelineResult | WorkerPipelineResult;
     if (root) {
       const listing = await listCorpusFiles(root);
@@ -307,11 +307,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       });
     }
     const parseSortMs = performance.now() - tParse;
-    const mainCpuAfterParse = mainThreadCpuMs();
-    const parseSortCpu = {
-      parseSortMs: round(processCpuMs() - cpuAtParse),
-      ...(mainCpuAtParse !== undefined && mainCpuAfterParse !== undefined ? { mainThreadParseSortMs: round(mainCpuAfterParse - mainCpuAtParse) } : {}),
-    };
+    const parseSortCpu = roundCpu(parseCpu());
     pipeline.sorter.dispose();
     sorterToDispose = undefined;
     const { counters, runPaths } = parsed;
@@ -459,6 +455,12 @@ function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipeline
 }
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+const roundCpu = (c: PhaseCpuMs): PhaseCpuMs => ({
+  processMs: round(c.processMs),
+  ...(c.mainThreadMs !== undefined ? { mainThreadMs: round(c.mainThreadMs) } : {}),
+  ...(c.otherThreadsMs !== undefined ? { otherThreadsMs: round(c.otherThreadsMs) } : {}),
+});
 
 function statOrZero(path: string): { size: number; mtimeMs: number } {
   try {

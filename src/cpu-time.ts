@@ -6,33 +6,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** User + system CPU ms of the whole process so far (every thread, exited ones included). */
-export function processCpuMs(): number {
+function processCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
 
 /**
- * User + system CPU ms of the calling process's main thread so far, from /proc (10 ms ticks);
- * undefined where /proc is not there (not Linux).
+ * User + system CPU ms of each live thread of this process so far, by thread id (Linux /proc,
+ * 10 ms ticks; empty elsewhere). Exited threads (terminated parse workers) are not listed:
+ * their time is in processCpuMs() only.
  */
-export function mainThreadCpuMs(): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    // Fields after the parenthesized command name: utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * User + system CPU ms of each live thread of this process so far, by thread id, with the
- * thread's name ('main' for the main thread; Linux /proc; empty elsewhere). Exited threads (terminated parse workers) are
- * not listed: their time is in processCpuMs() only.
- */
-export function threadCpuMs(): Map<number, { name: string; ms: number }> {
-  const threads = new Map<number, { name: string; ms: number }>();
+function threadCpuMs(): Map<number, number> {
+  const threads = new Map<number, number>();
   let tids: string[];
   try {
     tids = readdirSync('/proc/self/task');
@@ -42,9 +27,9 @@ export function threadCpuMs(): Map<number, { name: string; ms: number }> {
   for (const tid of tids) {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const name = Number(tid) === process.pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // utime and stime are the 12th and 13th fields after the parenthesized thread name.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      threads.set(Number(tid), { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 });
+      threads.set(Number(tid), ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
     } catch {
       // The thread exited while we read.
     }
@@ -52,9 +37,29 @@ export function threadCpuMs(): Map<number, { name: string; ms: number }> {
   return threads;
 }
 
-/** The CPU ms each thread name accrued between two threadCpuMs() snapshots, largest first. */
-export function threadCpuDelta(before: Map<number, { name: string; ms: number }>, after: Map<number, { name: string; ms: number }>): [string, number][] {
-  const byName = new Map<string, number>();
-  for (const [tid, t] of after) byName.set(t.name, (byName.get(t.name) ?? 0) + t.ms - (before.get(tid)?.ms ?? 0));
-  return [...byName].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+/** The CPU ms of a phase: the whole process, and on Linux its main thread and its other threads still alive at the end. */
+export interface PhaseCpuMs {
+  processMs: number;
+  mainThreadMs?: number;
+  /**
+   * Threads other than the main one alive at the end of the phase: V8's platform threads
+   * (garbage collection, compilation), libuv's pool (file writes), the GPU driver's. Threads
+   * that exited during the phase (terminated parse workers) are in processMs only.
+   */
+  otherThreadsMs?: number;
+}
+
+/** Measures a phase's CPU: call the returned function at its end. */
+export function startPhaseCpu(): () => PhaseCpuMs {
+  const process0 = processCpuMs();
+  const threads0 = threadCpuMs();
+  return () => {
+    const processMs = processCpuMs() - process0;
+    const threads1 = threadCpuMs();
+    const main = threads1.get(process.pid);
+    if (main === undefined) return { processMs };
+    let otherThreadsMs = 0;
+    for (const [tid, ms] of threads1) if (tid !== process.pid) otherThreadsMs += ms - (threads0.get(tid) ?? 0);
+    return { processMs, mainThreadMs: main - (threads0.get(process.pid) ?? 0), otherThreadsMs };
+  };
 }

@@ -16,6 +16,8 @@ export class DocumentTable {
   readonly paths: string[] = [];
   private lengths = new Uint32Array(1024);
   totalTokens = 0;
+  /** Documents below this DocId have had their strings dropped (releaseStrings). */
+  private released = 0;
 
   add(externalId: string, path: string, length: number): DocId {
     const id = this.externalIds.length;
@@ -46,8 +48,22 @@ export class DocumentTable {
     return this.lengths[docId]!;
   }
 
+  /**
+   * Drops the external id and path strings of the documents below `end` (their rows are in
+   * index.sqlite already): the main thread's heap then holds only the rows not yet written, so
+   * its collections, which every mapped 128 MB GPU range starts, mark less. Their lengths stay.
+   */
+  releaseStrings(end: number): void {
+    for (let i = this.released; i < end; i++) {
+      this.externalIds[i] = '';
+      this.paths[i] = '';
+    }
+    this.released = Math.max(this.released, end);
+  }
+
   /** The records from DocId `from` on, in DocId order (rows added meanwhile included). */
   *records(from = 0): Generator<DocumentRecord> {
+    if (from < this.released) throw new Error(`document strings below ${this.released} were released; records from ${from} asked for`);
     for (let i = from; i < this.count; i++) {
       yield { docId: asDocId(i), externalId: this.externalIds[i]!, path: this.paths[i]!, length: this.lengths[i]! };
     }

@@ -14,7 +14,11 @@ const ROWS_PER_PIECE = 256;
 export class DocumentRowsAhead {
   private written = 0;
 
-  constructor(readonly store: IndexStoreWriter, private readonly documents: DocumentTable) {}
+  /**
+   * `releaseWritten`: drop the strings of the rows written (DocumentTable.releaseStrings); not
+   * with --resume, whose checkpoints save the documents after the rows ahead write them.
+   */
+  constructor(readonly store: IndexStoreWriter, private readonly documents: DocumentTable, private readonly releaseWritten = false) {}
 
   /** Writes up to ROWS_PER_PIECE more rows; returns whether rows remain. */
   readonly writeSome = (): boolean => {
@@ -22,6 +26,7 @@ export class DocumentRowsAhead {
     const end = Math.min(d.count, this.written + ROWS_PER_PIECE);
     for (let i = this.written; i < end; i++) this.store.addDocument(i, d.externalIds[i]!, d.paths[i]!, d.lengthOf(asDocId(i)));
     this.written = end;
+    if (this.releaseWritten) d.releaseStrings(end);
     return end < d.count;
   };
 

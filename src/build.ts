@@ -256,7 +256,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         if (restored) notice(`resume: reusing ${restored.runPaths.length} completed run(s) holding ${documents.count} document(s)`);
       }
       // The index database opens now: document rows go in while the parse waits for batches.
-      rowsAhead = new DocumentRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents);
+      rowsAhead = new DocumentRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents, !options.resume);
       parsed = await runWorkerPipeline({
         // GPUINDEX_ROWS_AHEAD=0: leave them all to the merge (a benchmark knob).
         whileWaiting: integerFromEnv('GPUINDEX_ROWS_AHEAD', 0, 1) === 0 ? undefined : rowsAhead.writeSome,

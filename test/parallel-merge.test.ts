@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { DocumentTable } from '../indexer/documents.js';
+import { asDocId } from '../src/types.js';
 import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
 import { IndexStoreWriter } from '../merge/index-store.js';
 import { sha256OfFile } from '../merge/manifest.js';
@@ -99,6 +100,28 @@ describe('parallel merge', () => {
       expect(readFileSync(join(out, 'index.sqlite'))).toEqual(readFileSync(join(plain, 'index.sqlite')));
       expect(readFileSync(join(out, 'postings.bin'))).toEqual(readFileSync(join(plain, 'postings.bin')));
     }
+  });
+
+  it('with releaseWritten, drops the strings of the rows it wrote: same index.sqlite bytes, and the released rows cannot be read again', () => {
+    const paths = writeRuns([Array.from({ length: 600 }, (_, d) => [d % 11, d] as [number, number])]);
+    const fill = () => {
+      const table = new DocumentTable();
+      for (let d = 0; d < 600; d++) table.add(`doc-${d}`, `f${d >> 7}.jsonl`, 1 + (d % 3));
+      return table;
+    };
+    const base = (table: DocumentTable): IndexContents => ({ terms: Array.from({ length: 11 }, (_, i) => `t${i}`), documents: table.records(), documentCount: 600, totalTokens: 1200, settings: {} });
+    const plain = freshDir();
+    writeIndex(plain, paths, base(fill()), 1 << 20);
+    const table = fill();
+    const out = freshDir();
+    const ahead = new DocumentRowsAhead(new IndexStoreWriter(join(out, 'index.sqlite')), table, true);
+    ahead.writeSome();
+    expect(table.externalIds.slice(0, 256).every((s) => s === '')).toBe(true);
+    expect(table.externalIds[256]).toBe('doc-256');
+    expect(table.lengthOf(asDocId(5))).toBe(3);
+    expect(() => table.records(100).next()).toThrow('document strings below 256 were released; records from 100 asked for');
+    writeIndex(out, paths, { ...base(table), documents: ahead.rest(), store: ahead.store }, 1 << 20);
+    expect(readFileSync(join(out, 'index.sqlite'))).toEqual(readFileSync(join(plain, 'index.sqlite')));
   });
 
   it('splits terms into ranges of about equal pair counts that partition every run', () => {

@@ -316,9 +316,9 @@ export class GpuSorter implements PairSorter {
     const tSubmitted = performance.now();
     // dawn.node polls the device in a setImmediate loop for as long as any map is pending: a
     // busy core, plus its garbage for V8's helper threads, taken from the parse workers. So the
-    // readback is mapped when the GPU should be nearly done (most of the time the last blocks
-    // took per pair), and the staging buffer only once the readback is mapped (the GPU is then
-    // done with both).
+    // readback is mapped when the GPU should be nearly done (most of the time the earlier large
+    // blocks took per unit of network work), and the staging buffer only once the readback is
+    // mapped (the GPU is then done with both).
     const predicted = count >= PREDICT_MIN_PAIRS;
     const expectedMs = predicted && !this.mapEarly ? Math.min(MAX_MAP_DELAY_MS, this.gpuMsPerWork * sortWork(count) * EXPECTED_GPU_FRACTION) : 0;
     if (expectedMs >= 1) await new Promise((resolve) => setTimeout(resolve, expectedMs));

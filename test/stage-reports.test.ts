@@ -60,6 +60,32 @@ describe('the per-stage report of a build with parse workers', () => {
   });
 });
 
+describe('the parse pool', () => {
+  it('terminates each worker once it has sent its last batch and no task is left; every batch still arrives', async () => {
+    const { ParsePool } = await import('../indexer/parse-pool.js');
+    const { createTokenizer } = await import('../src/tokenizer.js');
+    const root = join(dir, 'pool');
+    mkdirSync(root);
+    // One long file and two short ones: the worker given a short one finishes first.
+    const write = (name: string, docs: number) =>
+      writeFileSync(join(root, name), Array.from({ length: docs }, (_, i) => JSON.stringify({ id: `${name}-${i}`, text: `alpha beta gamma ${i}` })).join('\n') + '\n');
+    write('a.jsonl', 3000);
+    write('b.jsonl', 10);
+    write('c.jsonl', 10);
+    const tasks = ['a.jsonl', 'b.jsonl', 'c.jsonl'].map((path) => ({ path, bytes: 1 }));
+    const pool = new ParsePool(tasks, 2, { root, corpus: {}, tokenizer: createTokenizer().options, batchPairs: 256, credits: 2 }, 1 << 20);
+    let documents = 0;
+    for await (const arrival of pool.batches()) {
+      documents += arrival.batch.externalIds.length;
+      pool.consumed(arrival);
+    }
+    // Both are gone before close(), and their exits (code 1, from terminate) were not taken for failures.
+    expect(documents).toBe(3020);
+    expect(pool.retiredWorkers).toBe(2);
+    await pool.close();
+  });
+});
+
 describe('benchmark knobs of the parse pool', () => {
   it('GPUINDEX_TASKS_AHEAD: 1 by default, an integer from 1 to 8, else a one-line error', async () => {
     const { tasksAheadFromEnv } = await import('../indexer/parse-pool.js');

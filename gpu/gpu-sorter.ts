@@ -12,7 +12,7 @@ import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../src/ty
 import { DocBasePass } from './doc-base-pass.js';
 import { nextPow2, planDispatches, planSort, type Dispatch, type SortPass } from './bitonic-plan.js';
 import { closeGpu, isSoftwareAdapter, type GpuContext } from './device.js';
-import { integerFromEnv } from '../src/env-knobs.js';
+import { MapDelay } from './map-delay.js';
 import { globalKernelSource, localKernelSource, tileBytes } from './kernel-source.js';
 
 export interface GpuSorterOptions {
@@ -48,13 +48,6 @@ const PARAM_BYTES = 16;
 const deviceCache = new WeakMap<GPUDevice, { layout: GPUBindGroupLayout; pipelineLayout: GPUPipelineLayout; pipelines: Map<string, GPUComputePipeline> }>();
 const GLOBAL_GROUP = 256;
 const BYTES_PER_PAIR = 8;
-/** The share of the expected GPU time a sort sleeps before mapping its readback: under 1, so a block faster than the last ones waits a little, not long. */
-const EXPECTED_GPU_FRACTION = 0.85;
-/** Blocks this large predict and are predicted; in smaller ones fixed costs dominate, and their wait is short anyway. */
-const PREDICT_MIN_PAIRS = 1 << 20;
-const MAX_MAP_DELAY_MS = 1000;
-/** The bitonic network's work on n pairs, n log2(n)^2, to which the GPU time is taken as proportional. */
-const sortWork = (n: number): number => n * Math.log2(n) ** 2;
 
 export class GpuSorter implements PairSorter {
   readonly kind = 'gpu' as const;
@@ -74,10 +67,8 @@ export class GpuSorter implements PairSorter {
   private readback?: GPUBuffer;
   private capacity = 0; // bytes of data/upload/readback
   private uploadReady: Promise<void> | undefined; // pending re-map of the staging buffer
-  /** GPU wall ms (submit to readback mapped) per unit of sortWork() of the large blocks so far (a running mean); 0 before the first. */
-  private gpuMsPerWork = 0;
-  /** GPUINDEX_MAP_EARLY=1: map at once after the submit, as before the deferred map (a benchmark knob). */
-  private readonly mapEarly = integerFromEnv('GPUINDEX_MAP_EARLY', 0, 1) === 1;
+  /** When to map the readback after a submit (map-delay.ts). */
+  private readonly mapDelay = new MapDelay();
   private stagingView?: Uint32Array; // handed out by stagingBlock(), not yet sorted
   private querySet?: GPUQuerySet;
   private queryResolve?: GPUBuffer;
@@ -314,21 +305,15 @@ export class GpuSorter implements PairSorter {
     enc.copyBufferToBuffer(this.data!, 0, this.readback!, 0, bytes);
     this.device.queue.submit([enc.finish()]);
     const tSubmitted = performance.now();
-    // dawn.node polls the device in a setImmediate loop for as long as any map is pending: a
-    // busy core, plus its garbage for V8's helper threads, taken from the parse workers. So the
-    // readback is mapped when the GPU should be nearly done (most of the time the earlier large
-    // blocks took per unit of network work), and the staging buffer only once the readback is
-    // mapped (the GPU is then done with both).
-    const predicted = count >= PREDICT_MIN_PAIRS;
-    const expectedMs = predicted && !this.mapEarly ? Math.min(MAX_MAP_DELAY_MS, this.gpuMsPerWork * sortWork(count) * EXPECTED_GPU_FRACTION) : 0;
-    if (expectedMs >= 1) await new Promise((resolve) => setTimeout(resolve, expectedMs));
+    // A pending map keeps dawn.node busy-polling the device (map-delay.ts): the readback is
+    // mapped when the GPU should be nearly done, and the staging buffer only once the readback
+    // is mapped (the GPU is then done with both).
+    const delayMs = this.mapDelay.delayMs(count);
+    if (delayMs >= 1) await new Promise((resolve) => setTimeout(resolve, delayMs));
     await this.withTimeout(this.readback!.mapAsync(GPUMapMode.READ, 0, bytes), count);
     const tMapped = performance.now();
     this.uploadReady = this.remapUpload();
-    if (predicted) {
-      const msPerWork = (tMapped - tSubmitted) / sortWork(count);
-      this.gpuMsPerWork = this.gpuMsPerWork === 0 ? msPerWork : (this.gpuMsPerWork + msPerWork) / 2;
-    }
+    this.mapDelay.learn(count, tMapped - tSubmitted);
     let kernelMs: number | undefined;
     let byKind: GpuSortTiming['byKind'];
     if (queries) {

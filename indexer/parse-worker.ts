@@ -9,7 +9,7 @@ import { readCorpusFile, type ByteRange } from '../src/corpus/index.js';
 import { createTokenizer } from '../src/tokenizer.js';
 import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
-import { DocumentInverter } from './pipeline.js';
+import { DocumentInverter } from './document-inverter.js';
 import { niceThisThread } from './thread-priority.js';
 import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TermDictionary } from '../indexer/dictionary.js';
-import { DocumentInverter } from '../indexer/pipeline.js';
+import { DocumentInverter } from '../indexer/document-inverter.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
 import { createTokenizer } from '../src/tokenizer.js';

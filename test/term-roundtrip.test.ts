@@ -22,7 +22,7 @@ import { verifyIndex } from '../merge/verify.js';
 import { writeIndex } from '../merge/write-index.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { TermDictionary } from '../indexer/dictionary.js';
-import { DocumentInverter } from '../indexer/pipeline.js';
+import { DocumentInverter } from '../indexer/document-inverter.js';
 import { readCiff } from './helpers/ciff-reader.js';
 import { codePointOrder } from './helpers/naive-inversion.js';
 

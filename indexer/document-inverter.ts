@@ -1,0 +1,114 @@
+/**
+ * Document -> TermIds for the parse (a worker's, or the in-process parse of API documents):
+ * the tokenizer's analysis of each distinct raw token, cached, through the WebAssembly scanner
+ * for pure-ASCII text. Its own module so that parse workers load nothing of the sort stage.
+ */
+import type { SourceDocument } from '../src/corpus/index.js';
+import type { Tokenizer } from '../src/tokenizer.js';
+import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
+import type { TermDictionary } from './dictionary.js';
+import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
+
+/** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
+const RAW_CACHE_LIMIT = 1 << 22;
+const STOPWORD = -1;
+const NON_ASCII = /[^\x00-\x7f]/g;
+/** The ASCII character that stands in for a non-ASCII one of normalized text (asciiTokenText). */
+const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
+
+/**
+ * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
+ * analysis of each distinct raw token (stopword test, stemming, dictionary lookup) is cached
+ * as one raw token -> TermId entry: pure-ASCII text goes through scanAscii's in-place table
+ * (no string allocated for a token seen before), other text through the tokenizer and a Map.
+ */
+export class DocumentInverter {
+  private termIds = new Uint32Array(4096);
+  private length = 0;
+  private readonly rawToId = new Map<string, number>();
+  /** Pure-ASCII text: the WebAssembly scanner, unless GPUINDEX_ASCII_SCAN=js. */
+  private readonly wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS) : undefined;
+  /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
+  private readonly asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
+
+  constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
+
+  private readonly analyse = (raw: string): number => {
+    const term = this.tokenizer.analyzeToken(raw);
+    return term === null ? STOPWORD : this.dictionary.idOf(term);
+  };
+
+  private readonly push = (id: number): void => {
+    if (id === STOPWORD) return;
+    if (this.length === this.termIds.length) this.grow(this.length + 1);
+    this.termIds[this.length++] = id;
+  };
+
+  private readonly emitRaw = (raw: string): void => {
+    let id = this.rawToId.get(raw);
+    if (id === undefined) {
+      id = this.analyse(raw);
+      if (this.rawToId.size >= RAW_CACHE_LIMIT) this.rawToId.clear();
+      this.rawToId.set(raw, id);
+    }
+    this.push(id);
+  };
+
+  private readonly pushAll = (ids: Int32Array): void => {
+    const need = this.length + ids.length;
+    if (need > this.termIds.length) this.grow(need);
+    this.termIds.set(ids, this.length);
+    this.length = need;
+  };
+
+  /** Room for `need` TermIds, keeping the first `length`. */
+  private grow(need: number): void {
+    const grown = new Uint32Array(Math.max(need, this.termIds.length * 2));
+    grown.set(this.termIds.subarray(0, this.length));
+    this.termIds = grown;
+  }
+
+  /** Bytes of the WebAssembly scanner's raw-token table, 0 without it. */
+  get scanTableBytes(): number {
+    return this.wasmTable?.tableBytes ?? 0;
+  }
+
+  private add(text: string): void {
+    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
+    const start = this.length;
+    let knownNotAscii = false;
+    if (this.wasmTable !== undefined) {
+      if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+      const result = this.wasmTable.scan(text, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+      if (result === 'scanned') return;
+      // 'uncut' (pure ASCII, a 256 Ki-character token) goes to the JS scan below.
+      knownNotAscii = result === 'not-ascii';
+    }
+    if (!knownNotAscii && scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
+    // Not ASCII: drop what the ASCII scan emitted. Normalized text whose non-ASCII characters
+    // only separate tokens still takes the table; the rest goes the Unicode way.
+    this.length = start;
+    const normalized = this.tokenizer.asciiTokenText(text);
+    if (normalized === undefined) this.tokenizer.tokenizeRaw(text, this.emitRaw);
+    else this.addNormalized(normalized);
+  }
+
+  /**
+   * Normalized text (Tokenizer.asciiTokenText): its non-ASCII characters only separate tokens,
+   * except U+2019, which joins like an apostrophe. Written as ASCII (a space, an apostrophe) it
+   * has the same tokens and takes the WebAssembly scanner too.
+   */
+  private addNormalized(normalized: string): void {
+    const maxLength = this.tokenizer.maxTokenLength;
+    if (this.wasmTable?.scan(normalized.replace(NON_ASCII, asciiStandIn), maxLength, this.analyse, this.pushAll) === 'scanned') return;
+    scanAscii(normalized, this.asciiTable, this.analyse, this.push, maxLength, true);
+  }
+
+  /** Returns a view of the document's TermIds, valid until the next call. */
+  invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
+    this.length = 0;
+    if (doc.title) this.add(doc.title);
+    this.add(doc.text);
+    return this.termIds.subarray(0, this.length);
+  }
+}

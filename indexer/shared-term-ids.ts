@@ -76,7 +76,7 @@ export class SharedTermIds {
     return true;
   }
 
-  /** Bytes of the table (for the memory estimate). */
+  /** Bytes of the shared words as grown so far (the memory estimate counts a constant per term instead). */
   get bytes(): number {
     return this.buffer.byteLength;
   }

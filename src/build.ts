@@ -146,9 +146,10 @@ export function defaultWorkers(): number {
 }
 
 /**
- * A crawl's parse tasks for blocks of `blockSize` pairs. The ranges are sized for the default worker count, not --workers, so that a --resume with
- * another worker count numbers the same tasks; the bound on batches ahead of crawl order they
- * are sized against is one block's pairs (the least the memory plan gives).
+ * A crawl's parse tasks for blocks of `blockSize` pairs. The ranges are sized for the default
+ * worker count, not --workers, so that a --resume with another worker count numbers the same
+ * tasks; the bound on batches ahead of crawl order they are sized against is one block's pairs
+ * (the least the memory plan gives).
  */
 export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number): ParseTask[] {
   const workers = defaultWorkers();

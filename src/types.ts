@@ -34,7 +34,6 @@ export interface SortTiming {
  */
 export type SortedConsumer = (sorted: Uint32Array) => void | Promise<void>;
 
-/** GpuSort(B) or its CPU counterpart: sorts one block and hands the sorted pairs to a consumer. */
 /**
  * A block's document bases, flat: (start, base) per segment, starts ascending from 0; the pairs
  * from one start up to the next hold document indexes that `base` turns into DocIds (a block is
@@ -42,6 +41,7 @@ export type SortedConsumer = (sorted: Uint32Array) => void | Promise<void>;
  */
 export type DocBases = Uint32Array;
 
+/** GpuSort(B) or its CPU counterpart: sorts one block and hands the sorted pairs to a consumer. */
 export interface PairSorter {
   readonly kind: 'cpu' | 'gpu';
   /**

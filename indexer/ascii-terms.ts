@@ -11,6 +11,7 @@
  * the table stores every character of the key (never a prefix).
  */
 import { MAX_TOKEN_LENGTH } from '../src/tokenizer.js';
+import { grown } from './grown.js';
 
 export const APOSTROPHE = 39;
 /** U+2019, an apostrophe too in the tokenizer's ASCII pattern (only met with nonAsciiSeparates). */
@@ -85,11 +86,7 @@ export class AsciiTermTable {
   /** Adds `key` (lowercase ASCII, no apostrophes, hash h); the caller has checked it is absent. */
   set(key: string, h: number, value: number): void {
     if (2 * (this.size + 1) > this.mask + 1) this.grow();
-    if (this.charsUsed + key.length > this.chars.length) {
-      const grown = new Uint8Array(Math.max(2 * this.chars.length, this.charsUsed + key.length));
-      grown.set(this.chars.subarray(0, this.charsUsed));
-      this.chars = grown;
-    }
+    if (this.charsUsed + key.length > this.chars.length) this.chars = grown(this.chars, this.charsUsed + key.length, this.charsUsed);
     const offset = this.charsUsed;
     for (let i = 0; i < key.length; i++) this.chars[offset + i] = key.charCodeAt(i);
     this.charsUsed += key.length;

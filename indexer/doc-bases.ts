@@ -3,6 +3,7 @@
  * work as the GPU's doc-base pass (gpu/kernels/doc-base.wgsl).
  */
 import type { DocBases } from '../src/types.js';
+import { grown } from './grown.js';
 
 /** Adds each segment's base to the docID words of pairs[0 .. count) in place. */
 export function applyDocBases(pairs: Uint32Array, count: number, docBases: DocBases): void {
@@ -22,11 +23,7 @@ export class DocBaseSegments {
   /** Pairs from `start` on (until the next segment) hold documents numbered from `base`. */
   add(start: number, base: number): void {
     if (this.length > 0 && this.flat[this.length - 1] === base) return; // same batch, continued
-    if (this.length === this.flat.length) {
-      const grown = new Uint32Array(2 * this.flat.length);
-      grown.set(this.flat);
-      this.flat = grown;
-    }
+    if (this.length === this.flat.length) this.flat = grown(this.flat, this.length + 2);
     this.flat[this.length++] = start;
     this.flat[this.length++] = base;
   }

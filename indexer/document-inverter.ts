@@ -6,6 +6,7 @@
 import type { SourceDocument } from '../src/corpus/index.js';
 import type { Tokenizer } from '../src/tokenizer.js';
 import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
+import { grown } from './grown.js';
 import type { TermDictionary } from './dictionary.js';
 import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 
@@ -63,9 +64,7 @@ export class DocumentInverter {
 
   /** Room for `need` TermIds, keeping the first `length`. */
   private grow(need: number): void {
-    const grown = new Uint32Array(Math.max(need, this.termIds.length * 2));
-    grown.set(this.termIds.subarray(0, this.length));
-    this.termIds = grown;
+    this.termIds = grown(this.termIds, need, this.length);
   }
 
   /** Bytes of the WebAssembly scanner's raw-token table, 0 without it. */

@@ -3,6 +3,7 @@
  * Columnar arrays keep millions of documents cheap; the merge stage writes them to SQLite.
  */
 import { asDocId, type DocId } from '../src/types.js';
+import { grown } from './grown.js';
 
 export interface DocumentRecord {
   docId: DocId;
@@ -23,11 +24,7 @@ export class DocumentTable {
     const id = this.externalIds.length;
     // Documents of one file share one path string (each batch from a worker brings its own copies).
     if (id > 0 && path === this.paths[id - 1]) path = this.paths[id - 1]!;
-    if (id === this.lengths.length) {
-      const grown = new Uint32Array(this.lengths.length * 2);
-      grown.set(this.lengths);
-      this.lengths = grown;
-    }
+    if (id === this.lengths.length) this.lengths = grown(this.lengths, id + 1);
     this.externalIds.push(externalId);
     this.paths.push(path);
     this.lengths[id] = length;

@@ -10,6 +10,7 @@ import { createTokenizer } from '../src/tokenizer.js';
 import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter } from './document-inverter.js';
+import { grown } from './grown.js';
 import { niceThisThread } from './thread-priority.js';
 import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
 
@@ -75,11 +76,7 @@ class BatchBuilder {
 
   addDocument(termIds: Uint32Array, externalId: string, bytes: number): void {
     const need = 2 * (this.pairCount + termIds.length);
-    if (need > this.pairs.length) {
-      const grown = new Uint32Array(Math.max(need, this.pairs.length * 2));
-      grown.set(this.pairs.subarray(0, 2 * this.pairCount));
-      this.pairs = grown;
-    }
+    if (need > this.pairs.length) this.pairs = grown(this.pairs, need, 2 * this.pairCount);
     const doc = this.externalIds.length;
     const pairs = this.pairs;
     knownIds.refresh();
@@ -104,11 +101,7 @@ class BatchBuilder {
   }
 
   private noteUnresolved(pair: number): void {
-    if (this.unresolvedCount === this.unresolved.length) {
-      const grown = new Uint32Array(this.unresolved.length * 2);
-      grown.set(this.unresolved);
-      this.unresolved = grown;
-    }
+    if (this.unresolvedCount === this.unresolved.length) this.unresolved = grown(this.unresolved, this.unresolvedCount + 1);
     this.unresolved[this.unresolvedCount++] = pair;
   }
 }

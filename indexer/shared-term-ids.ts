@@ -14,6 +14,7 @@
  * prefix into its own array when the watermark moves (KnownTermIds), so its hot loop reads
  * private memory instead of lines the main thread keeps writing.
  */
+import { grown } from './grown.js';
 
 /** Set in a pair's term word when the worker could not resolve it: the rest is the local id. */
 export const UNRESOLVED_BIT = 0x80000000;
@@ -49,11 +50,7 @@ export class SharedTermIds {
 
   /** Records local -> global (growing the table to hold `local`) and publishes the watermark. */
   set(local: number, global: number): void {
-    if (local >= this.ids.length) {
-      const grown = new Int32Array(Math.max(local + 1, 2 * this.ids.length));
-      grown.set(this.ids);
-      this.ids = grown;
-    }
+    if (local >= this.ids.length) this.ids = grown(this.ids, local + 1);
     this.ids[local] = global + 1;
     const words = this.words;
     if (local + 1 >= words.length && !this.growTo(local + 2)) return; // beyond the shared part
@@ -97,11 +94,7 @@ export class KnownTermIds {
   refresh(): void {
     const watermark = Atomics.load(this.shared, 0);
     if (watermark <= this.count) return;
-    if (watermark > this.ids.length) {
-      const grown = new Int32Array(Math.max(watermark, 2 * this.ids.length));
-      grown.set(this.ids.subarray(0, this.count));
-      this.ids = grown;
-    }
+    if (watermark > this.ids.length) this.ids = grown(this.ids, watermark, this.count);
     this.ids.set(this.shared.subarray(1 + this.count, 1 + watermark), this.count);
     this.count = watermark;
   }

@@ -16,6 +16,11 @@ export class StageClock {
     this.marks.push(pairs === undefined ? { event, at: performance.now() } : { event, at: performance.now(), pairs });
   }
 
+  /** The marks as ms after `origin` (a performance.now()), to 0.1 ms: build --json's timeline. */
+  timeline(origin: number): { event: string; atMs: number; pairs?: number }[] {
+    return this.marks.map(({ event, at, pairs }) => ({ event, atMs: Math.round((at - origin) * 10) / 10, ...(pairs === undefined ? {} : { pairs }) }));
+  }
+
   add(stage: string, ms: number): void {
     this.busyMs[stage] = (this.busyMs[stage] ?? 0) + ms;
   }

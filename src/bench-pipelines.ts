@@ -142,7 +142,7 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
       clock,
     });
     const ms = performance.now() - t0;
-    return { ms, cpu: cpu(), closing: closingMs(clock.marks.map((m) => ({ event: m.event, atMs: m.at - t0 }))) };
+    return { ms, cpu: cpu(), closing: closingMs(clock.timeline(t0)) };
   } finally {
     sorter.dispose();
     rmSync(scratch, { recursive: true, force: true });

@@ -380,7 +380,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       },
       stages: stageReports(clock, parsed, tParse, parseSortMs, mergeMs, counters.pairs),
       cpu: parseSortCpu,
-      timeline: clock.marks.map(({ event, at, pairs }) => ({ event, atMs: round(at - tParse), ...(pairs === undefined ? {} : { pairs }) })),
+      timeline: clock.timeline(tParse),
       merge: {
         runs: written.merge.runs,
         segmentPops: written.merge.segmentPops,

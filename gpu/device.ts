@@ -8,6 +8,7 @@
  * a module-level holder for the whole process and is reused by every openGpu(); only devices
  * come and go. A process holding it still exits normally.
  */
+import { labelNewThreads } from '../src/cpu-time.js';
 
 export interface GpuLimits {
   maxStorageBufferBindingSize: number;
@@ -116,6 +117,8 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
     holder.users++;
     return holder.context;
   }
+  // Threads born so far are not the GPU's: charge them before Dawn starts its own.
+  labelNewThreads('runtime');
   if (!holder.gpu) {
     let dawn: typeof import('webgpu');
     try {
@@ -170,6 +173,7 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
     else context.fault ??= 'GPU device destroyed';
   });
   device.onuncapturederror = (e) => fault(`GPU error: ${(e as GPUUncapturedErrorEvent).error.message}`);
+  labelNewThreads('gpu');
   holder.context = context;
   holder.users = 1;
   return context;

@@ -23,6 +23,7 @@
  * The constants were measured on a 2-core x86-64 machine with Node 20 on the 1 GB synthetic
  * crawl (`gen-corpus --size 1GB --seed 7 --file-size 32MB`), see docs/API.md (Memory).
  */
+import { integerFromEnv } from '../src/env-knobs.js';
 import { UserError } from '../src/errors.js';
 import { MAX_BLOCK_PAIRS } from '../src/options.js';
 import { batchArrayWords } from './parse-messages.js';
@@ -40,6 +41,17 @@ const MiB = 2 ** 20;
 export const PARSE_WORKER_BYTES = 56 * MiB;
 /** resourceLimits.maxYoungGenerationSizeMb of each parse worker (the default lets it reach ~48 MiB). */
 export const WORKER_YOUNG_GENERATION_MB = 16;
+
+/**
+ * The parse workers' young generation cap in MiB, for builds and for the bench's parse-alone
+ * runs alike (so that both columns run the same workers): GPUINDEX_WORKER_YOUNG_MB (a benchmark
+ * knob; 0 = V8's default; PARSE_WORKER_BYTES is measured at the default cap, not at others),
+ * else WORKER_YOUNG_GENERATION_MB. undefined: no cap.
+ */
+export function workerYoungGenerationMb(): number | undefined {
+  const mb = integerFromEnv('GPUINDEX_WORKER_YOUNG_MB', 0, 1024) ?? WORKER_YOUNG_GENERATION_MB;
+  return mb === 0 ? undefined : mb;
+}
 /**
  * Main-thread heap growth during parse (young generation, deserialized batches, V8's slack
  * around the growing dictionary) beyond the baseline. 24 MiB held on the CPU path; with a

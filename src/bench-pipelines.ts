@@ -9,7 +9,7 @@ import { join, resolve, dirname } from 'node:path';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { StageClock } from '../indexer/stage-clock.js';
-import { PAIR_BYTES } from '../indexer/memory-plan.js';
+import { PAIR_BYTES, workerYoungGenerationMb } from '../indexer/memory-plan.js';
 import { runWorkerPipeline } from '../indexer/worker-pipeline.js';
 import { buildIndex, defaultWorkers, planParseTasks, type BuildSummary } from './build.js';
 import { listCorpusFiles } from './corpus/index.js';
@@ -18,7 +18,7 @@ import type { PipelineChoice } from './options.js';
 import { createTokenizer } from './tokenizer.js';
 import type { DocBases, PairSorter, SortedConsumer, SortTiming } from './types.js';
 import { chooseSorter } from '../indexer/sorters.js';
-import { startPhaseCpu, type PhaseCpuMs } from './cpu-time.js';
+import { labelLibuvPool, startPhaseCpu, type PhaseCpuMs } from './cpu-time.js';
 
 /** Stands in for the sort stage when measuring parse alone: takes blocks, sorts and writes nothing. */
 class DiscardSorter implements PairSorter {
@@ -133,6 +133,9 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
       corpus: {},
       tokenizer: createTokenizer().options,
       workers,
+      // The builds' young generation cap: a larger young generation alone made parse alone 0.8 s
+      // of scavenges lighter than the builds it is compared with (docs/benchmarks.md).
+      maxYoungGenerationMb: workerYoungGenerationMb(),
       schedule: variant === 'parse' ? 'sequential' : 'overlapped',
       sorter,
       blockSize,
@@ -151,6 +154,7 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
 
 export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
   const log = o.log ?? (() => {});
+  await labelLibuvPool();
   const root = resolve(o.crawl);
   if (!existsSync(root)) throw new UserError(`crawl not found: ${o.crawl}`);
   const { files } = await listCorpusFiles(root);
@@ -226,7 +230,10 @@ function closingMs(timeline: readonly { event: string; atMs: number }[]): string
 function cpuNote(c: PhaseCpuMs): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   if (c.mainThreadMs === undefined || c.otherThreadsMs === undefined) return ` (CPU ${s(c.processMs)})`;
-  return ` (CPU ${s(c.processMs)}: workers ${s(c.processMs - c.mainThreadMs - c.otherThreadsMs)}, main thread ${s(c.mainThreadMs)}, other threads ${s(c.otherThreadsMs)})`;
+  const groups = Object.entries(c.otherThreadsByGroup ?? {})
+    .map(([g, ms]) => `${g} ${s(ms)}`)
+    .join(', ');
+  return ` (CPU ${s(c.processMs)}: workers ${s(c.processMs - c.mainThreadMs - c.otherThreadsMs)}, main thread ${s(c.mainThreadMs)}, other threads ${s(c.otherThreadsMs)}${groups ? `: ${groups}` : ''})`;
 }
 
 export function benchTable(rows: BenchRow[]): string {

@@ -8,7 +8,7 @@ import { join, resolve, sep } from 'node:path';
 import { CheckpointLog, resumeKey, type RestoredState } from '../indexer/checkpoint.js';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { estimateDictionaryBytes } from '../indexer/dictionary-bytes.js';
-import { measureBaseline, PAIR_BYTES, planMemory, planMerge, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
+import { measureBaseline, PAIR_BYTES, planMemory, planMerge, workerYoungGenerationMb } from '../indexer/memory-plan.js';
 import { DocumentTable } from '../indexer/documents.js';
 import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../indexer/pipeline.js';
 import { resolvePipeline } from '../indexer/schedule-choice.js';
@@ -275,7 +275,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         batchPairs: memoryPlan.batchPairs,
         maxBufferedBytes: memoryPlan.aheadBytes,
         credits: memoryPlan.credits,
-        maxYoungGenerationMb: WORKER_YOUNG_GENERATION_MB,
+        maxYoungGenerationMb: workerYoungGenerationMb(),
         runDir: checkpoints?.runDir ?? plan.runDir,
         dictionary,
         documents,
@@ -461,6 +461,7 @@ const roundCpu = (c: PhaseCpuMs): PhaseCpuMs => ({
   processMs: round(c.processMs),
   ...(c.mainThreadMs !== undefined ? { mainThreadMs: round(c.mainThreadMs) } : {}),
   ...(c.otherThreadsMs !== undefined ? { otherThreadsMs: round(c.otherThreadsMs) } : {}),
+  ...(c.otherThreadsByGroup ? { otherThreadsByGroup: Object.fromEntries(Object.entries(c.otherThreadsByGroup).map(([g, ms]) => [g, round(ms)])) } : {}),
 });
 
 function statOrZero(path: string): { size: number; mtimeMs: number } {

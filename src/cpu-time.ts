@@ -4,6 +4,7 @@
  * slows them down: the bench's Parse+GpuSort / parse-alone ratio).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { pbkdf2 } from 'node:crypto';
 
 /** User + system CPU ms of the whole process so far (every thread, exited ones included). */
 function processCpuMs(): number {
@@ -37,6 +38,42 @@ function threadCpuMs(): Map<number, number> {
   return threads;
 }
 
+/**
+ * The group each thread is charged to, by when it appeared: threads are not named in Node 20
+ * (every one is "node"), but they are born at known moments. 'runtime': alive when this module
+ * loaded or before the GPU opened (V8's platform threads: garbage collection and compilation
+ * for every isolate; libuv's pool too unless labelLibuvPool() picked it out); 'libuv': libuv's
+ * pool (file reads and run writes), where labelLibuvPool() ran; 'gpu': born while the GPU opened
+ * (Dawn's and the driver's threads); 'later': any other thread alive at the end of the phase.
+ */
+const threadGroups = new Map<number, string>();
+
+/** Charges every live thread that has no group yet to `group` (Linux; nothing elsewhere). */
+export function labelNewThreads(group: string): void {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return;
+  }
+  for (const tid of tids) if (!threadGroups.has(Number(tid))) threadGroups.set(Number(tid), group);
+}
+
+labelNewThreads('runtime');
+
+/**
+ * Finds libuv's pool threads and charges them to 'libuv' (a benchmark diagnostic: costs about
+ * 30 ms): they are born with the first file operation, often while Node loads the modules, so
+ * their birth does not tell them from V8's threads; instead each is given some hashing that only
+ * the pool runs (pbkdf2), and the threads whose CPU time grew are the pool's.
+ */
+export async function labelLibuvPool(): Promise<void> {
+  const before = threadCpuMs();
+  const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  await Promise.all(Array.from({ length: 2 * pool }, () => new Promise((done) => pbkdf2('probe', 'salt', 30000, 32, 'sha256', done))));
+  for (const [tid, ms] of threadCpuMs()) if (tid !== process.pid && (!threadGroups.has(tid) || ms - (before.get(tid) ?? 0) >= 10)) threadGroups.set(tid, 'libuv');
+}
+
 /** The CPU ms of a phase: the whole process, and on Linux its main thread and its other threads still alive at the end. */
 export interface PhaseCpuMs {
   processMs: number;
@@ -47,6 +84,8 @@ export interface PhaseCpuMs {
    * that exited during the phase (terminated parse workers) are in processMs only.
    */
   otherThreadsMs?: number;
+  /** otherThreadsMs by thread group (runtime, libuv, gpu, later: see labelNewThreads). */
+  otherThreadsByGroup?: Record<string, number>;
 }
 
 /** Measures a phase's CPU: call the returned function at its end. */
@@ -59,7 +98,14 @@ export function startPhaseCpu(): () => PhaseCpuMs {
     const main = threads1.get(process.pid);
     if (main === undefined) return { processMs };
     let otherThreadsMs = 0;
-    for (const [tid, ms] of threads1) if (tid !== process.pid) otherThreadsMs += ms - (threads0.get(tid) ?? 0);
-    return { processMs, mainThreadMs: main - (threads0.get(process.pid) ?? 0), otherThreadsMs };
+    const otherThreadsByGroup: Record<string, number> = {};
+    for (const [tid, ms] of threads1) {
+      if (tid === process.pid) continue;
+      const spent = ms - (threads0.get(tid) ?? 0);
+      otherThreadsMs += spent;
+      const group = threadGroups.get(tid) ?? 'later';
+      otherThreadsByGroup[group] = (otherThreadsByGroup[group] ?? 0) + spent;
+    }
+    return { processMs, mainThreadMs: main - (threads0.get(process.pid) ?? 0), otherThreadsMs, otherThreadsByGroup };
   };
 }

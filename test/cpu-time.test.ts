@@ -1,0 +1,45 @@
+import { pbkdf2 } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { workerYoungGenerationMb, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
+import { labelLibuvPool, startPhaseCpu } from '../src/cpu-time.js';
+
+/** Hashing that only libuv's pool runs: `n` jobs of about `ms` each. */
+function poolWork(n: number, iterations: number): Promise<unknown[]> {
+  return Promise.all(Array.from({ length: n }, () => new Promise((done) => pbkdf2('work', 'salt', iterations, 32, 'sha256', done))));
+}
+
+describe('CPU time of a phase by thread group', () => {
+  it.runIf(process.platform === 'linux')("charges libuv's pool work to 'libuv', and the groups add up to the other threads", async () => {
+    await labelLibuvPool();
+    const end = startPhaseCpu();
+    await poolWork(8, 200_000); // ~0.1 s a job: well over the 10 ms ticks of /proc
+    const cpu = end();
+    expect(cpu.mainThreadMs).toBeDefined();
+    expect(cpu.otherThreadsByGroup).toBeDefined();
+    const groups = cpu.otherThreadsByGroup!;
+    const sum = Object.values(groups).reduce((a, b) => a + b, 0);
+    expect(sum).toBeCloseTo(cpu.otherThreadsMs!, 6);
+    // The pool did the hashing: at least half of it shows in its group, whatever else ran.
+    expect(groups.libuv ?? 0).toBeGreaterThan(0.5 * (cpu.otherThreadsMs ?? 0));
+    expect(groups.libuv ?? 0).toBeGreaterThan(100);
+  });
+});
+
+describe('parse workers young generation cap', () => {
+  it('is the builds cap unless GPUINDEX_WORKER_YOUNG_MB says otherwise (0: no cap), and a bad value is a one-line error', () => {
+    const saved = process.env.GPUINDEX_WORKER_YOUNG_MB;
+    try {
+      delete process.env.GPUINDEX_WORKER_YOUNG_MB;
+      expect(workerYoungGenerationMb()).toBe(WORKER_YOUNG_GENERATION_MB);
+      process.env.GPUINDEX_WORKER_YOUNG_MB = '32';
+      expect(workerYoungGenerationMb()).toBe(32);
+      process.env.GPUINDEX_WORKER_YOUNG_MB = '0';
+      expect(workerYoungGenerationMb()).toBeUndefined();
+      process.env.GPUINDEX_WORKER_YOUNG_MB = 'lots';
+      expect(() => workerYoungGenerationMb()).toThrow('GPUINDEX_WORKER_YOUNG_MB must be an integer from 0 to 1024, got lots');
+    } finally {
+      if (saved === undefined) delete process.env.GPUINDEX_WORKER_YOUNG_MB;
+      else process.env.GPUINDEX_WORKER_YOUNG_MB = saved;
+    }
+  });
+});

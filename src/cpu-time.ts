@@ -65,7 +65,8 @@ labelNewThreads('runtime');
  * Finds libuv's pool threads and charges them to 'libuv' (a benchmark diagnostic: costs about
  * 30 ms): they are born with the first file operation, often while Node loads the modules, so
  * their birth does not tell them from V8's threads; instead each is given some hashing that only
- * the pool runs (pbkdf2), and the threads whose CPU time grew are the pool's.
+ * the pool runs (pbkdf2), and the threads whose CPU time grew are the pool's (a V8 thread busy
+ * for 10 ms meanwhile would be counted with them: a diagnostic, not an accounting).
  */
 export async function labelLibuvPool(): Promise<void> {
   const before = threadCpuMs();

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { withEnv } from './helpers/env.js';
 import { benchPipelines, benchTable, median, writeBenchOutputs } from '../src/bench-pipelines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-bench-'));
@@ -54,10 +55,9 @@ describe('gpuindex bench', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('.gpuindex-bench'))).toEqual([]);
   });
 
-  it('GPUINDEX_BENCH_PARSE_WITH=write: a parse-alone row with the unsorted blocks written as runs, logged beside the reference', async () => {
-    const saved = process.env.GPUINDEX_BENCH_PARSE_WITH;
-    try {
-      process.env.GPUINDEX_BENCH_PARSE_WITH = 'write';
+  it('GPUINDEX_BENCH_PARSE_WITH=write: a parse-alone row with the unsorted blocks written as runs, logged beside the reference', () =>
+    withEnv('GPUINDEX_BENCH_PARSE_WITH', async (set) => {
+      set('write');
       const root = crawl(2, 20);
       const logged: string[] = [];
       const rows = await benchPipelines({ crawl: root, sizes: 1, pipelines: ['cpu'], workers: 1, memory: '256MiB', log: (l) => logged.push(l) });
@@ -66,13 +66,9 @@ describe('gpuindex bench', () => {
       expect(logged.filter((l) => /: parse alone \d/.test(l))).toHaveLength(1);
       expect(logged.filter((l) => /: parse\+write \d/.test(l))).toHaveLength(1);
       expect(logged.find((l) => l.includes('parse+write'))).toMatch(/CPU \d+\.\d\d s.*workers closed/);
-      process.env.GPUINDEX_BENCH_PARSE_WITH = 'sort';
+      set('sort');
       await expect(benchPipelines({ crawl: root, sizes: 1, pipelines: ['cpu'], workers: 1 })).rejects.toThrow('GPUINDEX_BENCH_PARSE_WITH: expected write and/or gpusort, got sort');
-    } finally {
-      if (saved === undefined) delete process.env.GPUINDEX_BENCH_PARSE_WITH;
-      else process.env.GPUINDEX_BENCH_PARSE_WITH = saved;
-    }
-  });
+    }));
 
   it("reports the largest size's Indexgpu+ / parse-alone ratio round by round", () => {
     const cell = (ms: number[]) => ({ parseSortMs: ms, mergeMs: ms, totalMs: ms });

@@ -2,6 +2,7 @@ import { pbkdf2 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { workerYoungGenerationMb, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
 import { labelLibuvPool, startPhaseCpu } from '../src/cpu-time.js';
+import { withEnv } from './helpers/env.js';
 
 /** Hashing that only libuv's pool runs: `n` jobs of about `ms` each. */
 function poolWork(n: number, iterations: number): Promise<unknown[]> {
@@ -26,20 +27,15 @@ describe('CPU time of a phase by thread group', () => {
 });
 
 describe('parse workers young generation cap', () => {
-  it('is the builds cap unless GPUINDEX_WORKER_YOUNG_MB says otherwise (0: no cap), and a bad value is a one-line error', () => {
-    const saved = process.env.GPUINDEX_WORKER_YOUNG_MB;
-    try {
-      delete process.env.GPUINDEX_WORKER_YOUNG_MB;
+  it('is the builds cap unless GPUINDEX_WORKER_YOUNG_MB says otherwise (0: no cap), and a bad value is a one-line error', () =>
+    withEnv('GPUINDEX_WORKER_YOUNG_MB', (set) => {
+      set(undefined);
       expect(workerYoungGenerationMb()).toBe(WORKER_YOUNG_GENERATION_MB);
-      process.env.GPUINDEX_WORKER_YOUNG_MB = '32';
+      set('32');
       expect(workerYoungGenerationMb()).toBe(32);
-      process.env.GPUINDEX_WORKER_YOUNG_MB = '0';
+      set('0');
       expect(workerYoungGenerationMb()).toBeUndefined();
-      process.env.GPUINDEX_WORKER_YOUNG_MB = 'lots';
+      set('lots');
       expect(() => workerYoungGenerationMb()).toThrow('GPUINDEX_WORKER_YOUNG_MB must be an integer from 0 to 1024, got lots');
-    } finally {
-      if (saved === undefined) delete process.env.GPUINDEX_WORKER_YOUNG_MB;
-      else process.env.GPUINDEX_WORKER_YOUNG_MB = saved;
-    }
-  });
+    }));
 });

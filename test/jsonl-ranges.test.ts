@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { withEnv } from './helpers/env.js';
 import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor, tailCutFor } from '../indexer/jsonl-ranges.js';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
@@ -13,17 +14,12 @@ let n = 0;
 
 /** Builds with files cut into ranges of `rangeBytes` (GPUINDEX_RANGE_BYTES), or whole when undefined. */
 async function build(crawl: string, rangeBytes: number | undefined, workers: number) {
-  const saved = process.env.GPUINDEX_RANGE_BYTES;
-  if (rangeBytes === undefined) delete process.env.GPUINDEX_RANGE_BYTES;
-  else process.env.GPUINDEX_RANGE_BYTES = String(rangeBytes);
-  try {
+  return withEnv('GPUINDEX_RANGE_BYTES', async (set) => {
+    set(rangeBytes === undefined ? undefined : String(rangeBytes));
     const output = join(dir, `idx-${n++}`);
     const summary = await buildIndex({ input: crawl, output, workers, sorter: 'cpu', blockSize: 64, stem: 'none', stopwords: 'none' });
     return { summary, content: readIndexContent(output) };
-  } finally {
-    if (saved === undefined) delete process.env.GPUINDEX_RANGE_BYTES;
-    else process.env.GPUINDEX_RANGE_BYTES = saved;
-  }
+  });
 }
 
 // Lines of every kind the JSONL reader tells apart; ids left out on purpose (the id is then path:line).
@@ -75,23 +71,18 @@ describe('large JSONL files cut into line-aligned ranges', () => {
     expect(tailCutFor(15, 4 << 20)).toEqual({ bytes: 2 * 15 * (4 << 20), rangeBytes: MIN_RANGE_BYTES });
   });
 
-  it('sizes ranges so every worker\'s task fits its share of the bound on batches ahead of crawl order', () => {
-    const saved = process.env.GPUINDEX_RANGE_BYTES;
-    delete process.env.GPUINDEX_RANGE_BYTES;
-    try {
+  it('sizes ranges so every worker\'s task fits its share of the bound on batches ahead of crawl order', () =>
+    withEnv('GPUINDEX_RANGE_BYTES', (set) => {
+      set(undefined);
       const MiB = 2 ** 20;
       // The H100 plan: 15 workers, a 16 Mi-pair block bounds 128 MiB ahead: ranges of 128 MiB / 30.
       expect(rangeBytesFor(15, 128 * MiB)).toBe(Math.floor((128 * MiB) / 30));
       expect(rangeBytesFor(2, 1024 * MiB)).toBe(DEFAULT_RANGE_BYTES); // at most the default
       expect(rangeBytesFor(64, 16 * MiB)).toBe(MIN_RANGE_BYTES); // at least 1 MiB
       expect(rangeBytesFor(1, 0)).toBe(DEFAULT_RANGE_BYTES); // one worker: nothing runs ahead
-      process.env.GPUINDEX_RANGE_BYTES = '300';
+      set('300');
       expect(rangeBytesFor(15, 128 * MiB)).toBe(300);
-    } finally {
-      if (saved === undefined) delete process.env.GPUINDEX_RANGE_BYTES;
-      else process.env.GPUINDEX_RANGE_BYTES = saved;
-    }
-  });
+    }));
 
   it('keeps a line that starts exactly where a range starts (and reads it once)', async () => {
     // Ten 16-byte lines; ranges of 32 bytes start exactly on lines 3, 5, 7 and 9.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { withEnv } from './helpers/env.js';
 import { MapDelay, PREDICT_MIN_PAIRS } from '../gpu/map-delay.js';
 
 const M = PREDICT_MIN_PAIRS; // 2^20
@@ -26,18 +27,13 @@ describe('MapDelay (when GpuSort maps its readback after a submit)', () => {
     expect(d.delayMs(16 * M)).toBe(1000);
   });
 
-  it('GPUINDEX_MAP_EARLY=1: maps at once; a bad value is a one-line error', () => {
-    const saved = process.env.GPUINDEX_MAP_EARLY;
-    try {
-      process.env.GPUINDEX_MAP_EARLY = '1';
+  it('GPUINDEX_MAP_EARLY=1: maps at once; a bad value is a one-line error', () =>
+    withEnv('GPUINDEX_MAP_EARLY', (set) => {
+      set('1');
       const early = new MapDelay();
       early.learn(M, 10);
       expect(early.delayMs(16 * M)).toBe(0);
-      process.env.GPUINDEX_MAP_EARLY = '2';
+      set('2');
       expect(() => new MapDelay()).toThrow('GPUINDEX_MAP_EARLY must be an integer from 0 to 1, got 2');
-    } finally {
-      if (saved === undefined) delete process.env.GPUINDEX_MAP_EARLY;
-      else process.env.GPUINDEX_MAP_EARLY = saved;
-    }
-  });
+    }));
 });

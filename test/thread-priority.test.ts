@@ -2,6 +2,7 @@ import { getPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { workerNicenessFromEnv, WORKER_NICENESS } from '../indexer/thread-priority.js';
+import { withEnv } from './helpers/env.js';
 
 describe('parse worker priority', () => {
   it.runIf(process.platform === 'linux')('lowers the calling thread only (Linux)', async () => {
@@ -21,22 +22,17 @@ describe('parse worker priority', () => {
     expect(getPriority()).toBe(mainBefore);
   });
 
-  it('takes GPUINDEX_WORKER_NICE from 0 to 19, and says what is wrong with anything else', () => {
-    const saved = process.env.GPUINDEX_WORKER_NICE;
-    try {
-      delete process.env.GPUINDEX_WORKER_NICE;
+  it('takes GPUINDEX_WORKER_NICE from 0 to 19, and says what is wrong with anything else', () =>
+    withEnv('GPUINDEX_WORKER_NICE', (set) => {
+      set(undefined);
       expect(workerNicenessFromEnv()).toBe(WORKER_NICENESS);
-      process.env.GPUINDEX_WORKER_NICE = '0';
+      set('0');
       expect(workerNicenessFromEnv()).toBe(0);
-      process.env.GPUINDEX_WORKER_NICE = '19';
+      set('19');
       expect(workerNicenessFromEnv()).toBe(19);
       for (const bad of ['20', '-1', '2.5', 'low']) {
-        process.env.GPUINDEX_WORKER_NICE = bad;
+        set(bad);
         expect(() => workerNicenessFromEnv()).toThrow(`GPUINDEX_WORKER_NICE must be an integer from 0 to 19, got ${bad}`);
       }
-    } finally {
-      if (saved === undefined) delete process.env.GPUINDEX_WORKER_NICE;
-      else process.env.GPUINDEX_WORKER_NICE = saved;
-    }
-  });
+    }));
 });

@@ -85,7 +85,7 @@ export class GpuSorter implements PairSorter {
    */
   readonly hostBytesPerPair: number;
 
-  constructor(private readonly ctx: GpuContext, private readonly options: GpuSorterOptions = {}) {
+  constructor(readonly ctx: GpuContext, private readonly options: GpuSorterOptions = {}) {
     this.device = ctx.device;
     this.hostBytesPerPair = BYTES_PER_PAIR * (isSoftwareAdapter(ctx.adapterInfo) ? 3 : 2);
     const l = ctx.limits;
@@ -377,6 +377,16 @@ export class GpuSorter implements PairSorter {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Frees the block-sized buffers (block, staging, readback) now, at the end of a build's parse,
+   * before the merge allocates its own; a later sort allocates them again.
+   */
+  async release(): Promise<void> {
+    if (this.stagingView) throw new Error('cannot release the buffers while a staging block is outstanding');
+    this.destroyBlockBuffers();
+    this.uploadReady = undefined;
   }
 
   private destroyBlockBuffers(): void {

@@ -2,7 +2,6 @@
  * The GPU side as the indexer sees it. Importing this module opens nothing; the device is
  * opened only when a build or benchmark asks for the GPU sorter.
  */
-import type { PairSorter } from '../src/types.js';
 import { closeGpu, openGpu } from './device.js';
 import { GpuSorter, type GpuSorterOptions } from './gpu-sorter.js';
 
@@ -16,7 +15,7 @@ export { planSort, passCount, stepCount } from './bitonic-plan.js';
  * here, not in the background while the build goes on: the memory plan measures the process
  * after this, and compiling them adds to it (85 MiB of RSS on lavapipe).
  */
-export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean } = {}): Promise<PairSorter | string> {
+export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean } = {}): Promise<GpuSorter | string> {
   const ctx = await openGpu({ rejectSoftware: !options.allowSoftware });
   if (typeof ctx === 'string') return ctx;
   let sorter: GpuSorter | undefined;

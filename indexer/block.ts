@@ -11,9 +11,10 @@ export class PairBlockBuilder {
   /** Where pairs hold batch-local document indexes, the bases that make them DocIds (for the sorter). */
   readonly docBases = new DocBaseSegments();
 
-  constructor(readonly capacity: number) {
+  /** `shared`: the block lives in a SharedArrayBuffer, for a sorter on another thread (PairSorter.sharedBlocks). */
+  constructor(readonly capacity: number, shared = false) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`block size must be a positive integer, got ${capacity}`);
-    this.pairs = new Uint32Array(2 * capacity);
+    this.pairs = new Uint32Array(shared ? new SharedArrayBuffer(8 * capacity) : new ArrayBuffer(8 * capacity));
   }
 
   /** Empties the block for reuse. */

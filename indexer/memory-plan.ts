@@ -18,7 +18,9 @@
  * What grows with the crawl (the term dictionaries and the document table) is outside the
  * budget: the summary reports it (dictionaryBytes) and the budget bounds peak RSS minus it.
  * The merge runs after the workers and blocks are gone and gets the budget less the baseline
- * and the main-thread headroom (mergeBytes).
+ * and the main-thread headroom (mergeBytes), and less the host blocks where they are
+ * SharedArrayBuffers (a sorter on another thread: GpuSort on the GPU thread): those cannot be
+ * freed on demand, only dropped, so they may still be resident while the merge runs.
  *
  * The constants were measured on a 2-core x86-64 machine with Node 20 on the 1 GB synthetic
  * crawl (`gen-corpus --size 1GB --seed 7 --file-size 32MB`), see docs/API.md (Memory).
@@ -96,6 +98,8 @@ export interface MemoryPlanRequest {
   hostBlocks: 1 | 2;
   /** Host bytes the sorter holds per pair of block capacity (PairSorter.hostBytesPerPair). */
   sorterBytesPerPair: number;
+  /** Host blocks are SharedArrayBuffers (PairSorter.sharedBlocks): the merge's share leaves room for them. */
+  sharedBlocks?: boolean;
   /** The largest block the sorter takes (GPU binding limit); default MAX_BLOCK_PAIRS. */
   maxBlockPairs?: number;
   /** An explicit --block-size (pairs). */
@@ -212,7 +216,7 @@ export function planMemory(req: MemoryPlanRequest): MemoryPlan {
     credits,
     inflightBytes: q.inflight,
     aheadBytes: q.ahead,
-    mergeBytes: Math.max(0, budget - baseline - mainHeap),
+    mergeBytes: Math.max(0, budget - baseline - mainHeap - (req.sharedBlocks ? PAIR_BYTES * req.hostBlocks * blockPairs : 0)),
   };
 }
 

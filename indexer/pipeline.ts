@@ -75,7 +75,7 @@ export const MAX_LISTED_SKIPS = 1000;
 export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
   const { clock, sorter, signal } = input;
   const counters: ParseCounters = newCounters();
-  const block = new PairBlockBuilder(input.blockSize);
+  const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true);
   const inverter = new DocumentInverter(input.tokenizer, input.dictionary);
 
   const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeRunFileAsync } from '../merge/runs.js';
-import type { DocBases, PairSorter } from '../src/types.js';
+import { RunWriteError, type DocBases, type PairSorter, type RunWritten } from '../src/types.js';
 import { CpuSorter } from './cpu-sorter.js';
 import type { StageClock } from './stage-clock.js';
 
@@ -54,24 +54,12 @@ export class RunSink {
     this.clock.mark('sort', count);
     const path = join(this.runDir, `run-${String(index).padStart(6, '0')}.bin`);
     this.runPaths.push(path);
-    let writeMs = 0;
-    let runBytes = 0;
-    let sha256: string | undefined;
-    const consume = async (sorted: Uint32Array) => {
-      const t0 = performance.now();
-      this.clock.mark('write', count);
-      // A fresh hash per attempt: after a GPU fault the run is written again, whole.
-      const hash = this.hashRuns ? createHash('sha256') : undefined;
-      runBytes = await writeRunFileAsync(path, sorted, count, hash);
-      sha256 = hash?.digest('hex');
-      writeMs = performance.now() - t0;
-      this.clock.mark('written', count);
-    };
-    let timing;
+    let written: RunWritten;
     try {
-      timing = await this.sorter.sortBlock(pairs, count, consume, docBases);
+      written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, path);
     } catch (err) {
-      if (this.sorter.kind !== 'gpu') throw err;
+      // A run that could not be written is the disk's fault: no other sorter would do better.
+      if (this.sorter.kind !== 'gpu' || err instanceof RunWriteError) throw err;
       // A GPU fault (device lost, readback timeout, ...): finish the build on the CPU sorter.
       // GpuSort never writes into `pairs`, so the block is intact (document bases not yet
       // added); the run file is rewritten whole.
@@ -83,15 +71,38 @@ export class RunSink {
         /* the device may already be gone */
       }
       this.sorter = new CpuSorter();
-      timing = await this.sorter.sortBlock(pairs, count, consume, docBases);
+      written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, path);
     }
-    this.runBytes += runBytes;
-    if (sha256 !== undefined) this.runSha256s[index] = sha256;
-    this.clock.add('writeRuns', writeMs);
+    const { timing } = written;
+    if (written.writeAt !== undefined) this.clock.markAt('write', written.writeAt, count);
+    if (written.writtenAt !== undefined) this.clock.markAt('written', written.writtenAt, count);
+    this.runBytes += written.runBytes;
+    if (written.sha256 !== undefined) this.runSha256s[index] = written.sha256;
+    if (written.writeAt !== undefined && written.writtenAt !== undefined) this.clock.add('writeRuns', written.writtenAt - written.writeAt);
     this.clock.add('sort', timing.totalMs);
     if (timing.kernelMs !== undefined) this.clock.add('gpuKernel', timing.kernelMs);
     if (timing.uploadMs !== undefined) this.clock.add('gpuUpload', timing.uploadMs);
     if (timing.readbackMs !== undefined) this.clock.add('gpuReadback', timing.readbackMs);
     this.pairs += count;
+  }
+
+  /**
+   * One attempt: a sorter that writes runs itself (GpuSort on its thread) is asked to; any other
+   * hands the sorted pairs to a write from this thread (for GpuSort in-process: its mapped range).
+   */
+  private async sortAndWriteWith(sorter: PairSorter, pairs: Uint32Array, count: number, docBases: DocBases | undefined, path: string): Promise<RunWritten> {
+    const run = { path, hash: this.hashRuns };
+    if (sorter.sortToRun) return sorter.sortToRun(pairs, count, docBases, run);
+    const written: Omit<RunWritten, 'timing'> = { runBytes: 0 };
+    const consume = async (sorted: Uint32Array) => {
+      written.writeAt = performance.now();
+      // A fresh hash per attempt: after a GPU fault the run is written again, whole.
+      const hash = run.hash ? createHash('sha256') : undefined;
+      written.runBytes = await writeRunFileAsync(path, sorted, count, hash);
+      written.sha256 = hash?.digest('hex');
+      written.writtenAt = performance.now();
+    };
+    const timing = await sorter.sortBlock(pairs, count, consume, docBases);
+    return { ...written, timing };
   }
 }

@@ -16,8 +16,9 @@ export interface ChosenSorter {
 
 export async function chooseSorter(choice: SorterChoice): Promise<ChosenSorter> {
   if (choice === 'cpu') return { sorter: new CpuSorter() };
-  const gpu = await import('../gpu/index.js');
-  const opened = await gpu.openGpuSorter({ allowSoftware: choice === 'gpu' });
+  // GpuSort on the GPU thread (gpu/sort-thread.ts): builds keep the device off the main thread.
+  const gpu = await import('../gpu/sort-thread.js');
+  const opened = await gpu.openGpuSortThread({ allowSoftware: choice === 'gpu' });
   if (typeof opened !== 'string') return { sorter: opened };
   if (choice === 'gpu') throw new UserError(`--sorter gpu: no usable GPU (${opened})`);
   return { sorter: new CpuSorter(), notice: `no GPU (${opened}); sorting on the CPU` };

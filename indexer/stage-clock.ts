@@ -13,12 +13,17 @@ export class StageClock {
   readonly marks: StageMark[] = [];
 
   mark(event: string, pairs?: number): void {
-    this.marks.push(pairs === undefined ? { event, at: performance.now() } : { event, at: performance.now(), pairs });
+    this.markAt(event, performance.now(), pairs);
   }
 
-  /** The marks as ms after `origin` (a performance.now()), to 0.1 ms: build --json's timeline. */
+  /** A moment that happened at `at` (a performance.now()), e.g. on the GPU thread, reported later. */
+  markAt(event: string, at: number, pairs?: number): void {
+    this.marks.push(pairs === undefined ? { event, at } : { event, at, pairs });
+  }
+
+  /** The marks in time order as ms after `origin` (a performance.now()), to 0.1 ms: build --json's timeline. */
   timeline(origin: number): { event: string; atMs: number; pairs?: number }[] {
-    return this.marks.map(({ event, at, pairs }) => ({ event, atMs: Math.round((at - origin) * 10) / 10, ...(pairs === undefined ? {} : { pairs }) }));
+    return [...this.marks].sort((a, b) => a.at - b.at).map(({ event, at, pairs }) => ({ event, atMs: Math.round((at - origin) * 10) / 10, ...(pairs === undefined ? {} : { pairs }) }));
   }
 
   add(stage: string, ms: number): void {

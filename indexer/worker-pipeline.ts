@@ -108,8 +108,9 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   /** Until the stream passes it: where the completed runs of a resumed build end. */
   let resumeAt: ResumePoint | undefined = input.restored?.resumeAt;
   const remapper = new BatchRemapper(input.dictionary, input.documents, pool.termIds);
-  let current = new PairBlockBuilder(input.blockSize);
-  let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize) : undefined;
+  const shared = input.sorter.sharedBlocks === true;
+  let current = new PairBlockBuilder(input.blockSize, shared);
+  let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize, shared) : undefined;
   let inflight: Promise<void> | undefined;
   /** Overlapped schedule: the last blocks are handed over early, shorter (tail-split.ts). */
   const tail = spare ? new TailSplit(counters.fileBytesTotal, tailMinPairsFromEnv()) : undefined;

@@ -27,14 +27,23 @@ function runHeader(count: number): Buffer {
   return header;
 }
 
-/** Writes one sorted run; `sorted` holds 2*count u32 values. Returns bytes written. */
-export function writeRunFile(path: string, sorted: Uint32Array, count: number): number {
+/**
+ * Writes one sorted run; `sorted` holds 2*count u32 values. Returns bytes written. `hash`, when
+ * given, is fed the file's bytes as they are written.
+ */
+export function writeRunFile(path: string, sorted: Uint32Array, count: number, hash?: Hash): number {
   const fd = openSync(path, 'w');
   try {
-    writeSync(fd, runHeader(count));
+    const header = runHeader(count);
+    writeSync(fd, header);
+    hash?.update(header);
     const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
     let off = 0;
-    while (off < body.length) off += writeSync(fd, body, off, Math.min(body.length - off, 1 << 30));
+    while (off < body.length) {
+      const n = writeSync(fd, body, off, Math.min(body.length - off, 1 << 30));
+      hash?.update(body.subarray(off, off + n));
+      off += n;
+    }
     return RUN_HEADER_BYTES + body.length;
   } finally {
     closeSync(fd);

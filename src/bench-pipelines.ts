@@ -42,7 +42,13 @@ class WriteUnsortedSorter implements PairSorter {
 /** A diagnostic parse-alone variant: GpuSort of every block, no run written (the cost of the GPU stage). */
 class SortWithoutWriteSorter implements PairSorter {
   readonly kind = 'gpu' as const;
-  constructor(private readonly inner: PairSorter) {}
+  readonly sharedBlocks: boolean;
+  /** GpuSort on its thread: sorted there and dropped (no run, no copy back). */
+  readonly sortToRun?: PairSorter['sortToRun'];
+  constructor(private readonly inner: PairSorter) {
+    this.sharedBlocks = inner.sharedBlocks === true;
+    if (inner.sortToRun) this.sortToRun = (pairs, count, docBases) => inner.sortToRun!(pairs, count, docBases, undefined);
+  }
   sortBlock(pairs: Uint32Array, count: number, _consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming> {
     return this.inner.sortBlock(pairs, count, async () => {}, docBases);
   }

@@ -206,6 +206,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       workersExplicit: options.workers !== undefined,
       hostBlocks: root && pipeline.schedule === 'overlapped' ? 2 : 1,
       sorterBytesPerPair: pipeline.sorter.hostBytesPerPair ?? 0,
+      sharedBlocks: pipeline.sorter.sharedBlocks,
       maxBlockPairs: pipeline.sorter.maxPairs,
       blockSize: explicitBlockSize,
       credits: creditsFromEnv(),

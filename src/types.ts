@@ -57,8 +57,50 @@ export interface PairSorter {
    * the docIDs are first made whole: each segment's base is added to its pairs' docID words.
    */
   sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming>;
+  /**
+   * The sorter reads blocks from another thread: the pipeline allocates them in
+   * SharedArrayBuffers (which cannot be freed on demand: the memory plan keeps them in the merge's share).
+   */
+  readonly sharedBlocks?: boolean;
+  /**
+   * Sorts a block and writes its run file itself, from its own output (GpuSort on its thread:
+   * the mapped readback range), without handing the sorted pairs to this thread. `run`
+   * undefined: the sorted pairs are dropped (a benchmark's sort without writes). Never writes
+   * into `pairs`, so after a failure the block is intact for another sorter.
+   */
+  sortToRun?(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined): Promise<RunWritten>;
   /** Frees host buffers now (a later sort allocates them again); optional. */
   release?(): Promise<void>;
   /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */
   dispose(): void;
+}
+
+/** The run file PairSorter.sortToRun writes. */
+export interface RunRequest {
+  path: string;
+  /** Compute the run's SHA-256 while writing it (--resume checkpoints). */
+  hash: boolean;
+}
+
+/** What PairSorter.sortToRun did. */
+export interface RunWritten {
+  timing: SortTiming;
+  /** Bytes of the run file (0 when no run was asked for). */
+  runBytes: number;
+  sha256?: string;
+  /** When the run write began and ended, as performance.now() of the calling thread. */
+  writeAt?: number;
+  writtenAt?: number;
+}
+
+/**
+ * A failure of PairSorter.sortToRun while writing the run (the sort itself succeeded): the
+ * disk's fault, not the sorter's, so it is not a reason to fall back to another sorter.
+ * `code` is the system error code (ENOSPC, ...) when there is one.
+ */
+export class RunWriteError extends Error {
+  constructor(message: string, readonly code?: string) {
+    super(message);
+    this.name = 'RunWriteError';
+  }
 }

@@ -17,6 +17,17 @@ function planned(p: ReturnType<typeof planMemory>): number {
 }
 
 describe('planMemory splits --memory', () => {
+  it('leaves the merge room for host blocks in SharedArrayBuffers (they may still be resident), not for ordinary ones', () => {
+    const budgetBytes = 1024 * MiB;
+    const ordinary = planMemory({ ...base, budgetBytes });
+    const shared = planMemory({ ...base, budgetBytes, sharedBlocks: true });
+    expect(shared.blockPairs).toBe(ordinary.blockPairs);
+    expect(ordinary.mergeBytes).toBe(budgetBytes - ordinary.baselineBytes - ordinary.mainHeapBytes);
+    expect(shared.mergeBytes).toBe(ordinary.mergeBytes - 2 * 8 * shared.blockPairs);
+    const oneBlock = planMemory({ ...base, budgetBytes, hostBlocks: 1, sharedBlocks: true });
+    expect(oneBlock.mergeBytes).toBe(budgetBytes - oneBlock.baselineBytes - oneBlock.mainHeapBytes - 8 * oneBlock.blockPairs);
+  });
+
   it('fills the budget with the largest block: its parts add up to at most the budget, one more block quantum would not fit', () => {
     for (const mib of [256, 384, 1024, 4096]) {
       const p = planMemory({ ...base, budgetBytes: mib * MiB });

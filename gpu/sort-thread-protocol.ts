@@ -1,0 +1,58 @@
+/**
+ * The messages between the main thread and the GPU thread (gpu/sort-thread.ts and
+ * gpu/sort-thread-worker.ts). Every request carries an id; the thread answers each request once,
+ * in the order it took them.
+ */
+import type { GpuSorterOptions, GpuSortTiming } from './gpu-sorter.js';
+
+/** GpuSorterOptions that can cross threads (no functions: transformKernel stays in-process). */
+export type ThreadSorterOptions = Omit<GpuSorterOptions, 'transformKernel'>;
+
+export type SortThreadRequest =
+  | { type: 'open'; id: number; allowSoftware: boolean; options: ThreadSorterOptions }
+  | {
+      type: 'sort';
+      id: number;
+      /** A view of a SharedArrayBuffer: the thread reads the block where the main thread filled it. */
+      pairs: Uint32Array;
+      count: number;
+      docBases?: Uint32Array;
+      /** The run file to write from the mapped readback range. */
+      run?: { path: string; hash: boolean };
+      /** Copy the sorted pairs back into `pairs` (PairSorter.sortBlock); with neither, they are dropped. */
+      copyBack?: boolean;
+    }
+  | { type: 'release'; id: number }
+  | { type: 'close'; id: number }
+  /** Tests: destroys the device, as a driver reset would. */
+  | { type: 'lose-device'; id: number };
+
+/** What the main thread needs of the opened sorter (for the memory plan and the summary). */
+export interface OpenedSorter {
+  maxPairs: number;
+  hostBytesPerPair: number;
+  adapter: { vendor: string; architecture: string; device: string; description: string };
+}
+
+export type SortThreadReply =
+  | { type: 'opened'; id: number; sorter: OpenedSorter }
+  | { type: 'refused'; id: number; reason: string }
+  | {
+      type: 'sorted';
+      id: number;
+      timing: GpuSortTiming;
+      runBytes: number;
+      sha256?: string;
+      /** performance.timeOrigin + performance.now() on the thread: comparable across threads. */
+      writeAtEpochMs?: number;
+      writtenAtEpochMs?: number;
+    }
+  | {
+      type: 'failed';
+      id: number;
+      message: string;
+      /** 'write': the run write failed after a good sort (the disk's fault); 'sort': the GPU's. */
+      during: 'sort' | 'write';
+      code?: string;
+    }
+  | { type: 'done'; id: number };

@@ -1,0 +1,92 @@
+/**
+ * The GPU thread (gpu/sort-thread.ts says why there is one): opens the device, compiles the
+ * kernels, and for each block uploads it from the SharedArrayBuffer the main thread filled,
+ * sorts it with GpuSort and writes its run file straight from the mapped readback range. One
+ * request at a time, in arrival order. The device and Dawn's instance live in this thread's
+ * modules (gpu/device.ts keeps the instance in a module-level holder for the thread's life).
+ */
+import { createHash } from 'node:crypto';
+import { parentPort } from 'node:worker_threads';
+import { writeRunFile } from '../merge/runs.js';
+import type { GpuSorter } from './gpu-sorter.js';
+import { openGpuSorter } from './index.js';
+import type { SortThreadReply, SortThreadRequest } from './sort-thread-protocol.js';
+
+if (!parentPort) throw new Error('gpu/sort-thread-worker.js runs as a worker thread');
+const port = parentPort;
+
+let sorter: GpuSorter | undefined;
+
+/** Wall clock in ms that the main thread can compare with its own (performance.now() differs per thread). */
+const epochNow = (): number => performance.timeOrigin + performance.now();
+
+const errorCode = (err: unknown): string | undefined => {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
+async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
+  const { id } = req;
+  switch (req.type) {
+    case 'open': {
+      sorter?.dispose();
+      sorter = undefined;
+      const opened = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware });
+      if (typeof opened === 'string') return { type: 'refused', id, reason: opened };
+      sorter = opened;
+      return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair, adapter: opened.ctx.adapterInfo } };
+    }
+    case 'sort': {
+      if (!sorter) return { type: 'failed', id, during: 'sort', message: 'the GPU sorter is closed' };
+      const { pairs, count, run, copyBack } = req;
+      let runBytes = 0;
+      let sha256: string | undefined;
+      let writeAtEpochMs: number | undefined;
+      let writtenAtEpochMs: number | undefined;
+      let writeError: unknown;
+      const timing = await sorter.sortBlock(
+        pairs,
+        count,
+        (sorted) => {
+          if (copyBack) pairs.set(sorted.subarray(0, 2 * count));
+          if (!run) return;
+          writeAtEpochMs = epochNow();
+          // A failed write is the disk's fault, not the GPU's: reported apart, not thrown through the sort.
+          try {
+            const hash = run.hash ? createHash('sha256') : undefined;
+            runBytes = writeRunFile(run.path, sorted, count, hash);
+            sha256 = hash?.digest('hex');
+          } catch (err) {
+            writeError = err;
+          }
+          writtenAtEpochMs = epochNow();
+        },
+        req.docBases,
+      );
+      if (writeError !== undefined) return { type: 'failed', id, during: 'write', message: (writeError as Error)?.message ?? String(writeError), code: errorCode(writeError) };
+      return { type: 'sorted', id, timing, runBytes, sha256, writeAtEpochMs, writtenAtEpochMs };
+    }
+    case 'release':
+      await sorter?.release();
+      return { type: 'done', id };
+    case 'close':
+      sorter?.dispose();
+      sorter = undefined;
+      return { type: 'done', id };
+    case 'lose-device':
+      sorter?.ctx.device.destroy();
+      // Let the device's lost promise settle (it marks the context faulty) before the next request.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { type: 'done', id };
+  }
+}
+
+let queue: Promise<void> = Promise.resolve();
+port.on('message', (req: SortThreadRequest) => {
+  queue = queue.then(() =>
+    handle(req).then(
+      (reply) => port.postMessage(reply),
+      (err: unknown) => port.postMessage({ type: 'failed', id: req.id, during: 'sort', message: (err as Error)?.message ?? String(err), code: errorCode(err) } satisfies SortThreadReply),
+    ),
+  );
+});

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { settleMeanwhile } from '../indexer/worker-pipeline.js';
 import { buildIndex } from '../src/build.js';
+import { withEnv } from './helpers/env.js';
+import Database from 'better-sqlite3';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -101,6 +103,46 @@ describe('benchmark knobs of the parse pool', () => {
       if (saved === undefined) delete process.env.GPUINDEX_TASKS_AHEAD;
       else process.env.GPUINDEX_TASKS_AHEAD = saved;
     }
+  });
+});
+
+describe('document rows written while the parse waits', () => {
+  it('only where the workers leave a core spare beside the main thread; GPUINDEX_ROWS_AHEAD decides instead', async () => {
+    const { writeRowsAhead } = await import('../src/build.js');
+    await withEnv('GPUINDEX_ROWS_AHEAD', (set) => {
+      set(undefined);
+      expect(writeRowsAhead(15, 16)).toBe(false); // the default: a worker a core
+      expect(writeRowsAhead(1, 2)).toBe(false);
+      expect(writeRowsAhead(14, 16)).toBe(true);
+      expect(writeRowsAhead(9, 16)).toBe(true);
+      set('1');
+      expect(writeRowsAhead(15, 16)).toBe(true);
+      set('0');
+      expect(writeRowsAhead(9, 16)).toBe(false);
+      set('2');
+      expect(() => writeRowsAhead(9, 16)).toThrow('GPUINDEX_ROWS_AHEAD must be an integer from 0 to 1, got 2');
+    });
+  });
+
+  it('give the same index.sqlite tables as rows left to the merge', async () => {
+    const crawl = join(dir, 'crawl');
+    const rows = await withEnv('GPUINDEX_ROWS_AHEAD', async (set) => {
+      const out: Record<string, { ahead: number; docs: unknown[]; terms: unknown[] }> = {};
+      for (const knob of ['1', '0']) {
+        set(knob);
+        const output = join(dir, `idx-rows-${knob}`);
+        const s = await buildIndex({ input: crawl, output, workers: 1, sorter: 'cpu', blockSize: 500 });
+        const db = new Database(join(output, 'index.sqlite'), { readonly: true });
+        out[knob] = { ahead: s.merge.documentRowsAhead, docs: db.prepare('SELECT * FROM docs ORDER BY doc_id').all(), terms: db.prepare('SELECT * FROM terms ORDER BY term_id').all() };
+        db.close();
+      }
+      return out;
+    });
+    expect(rows['1']!.ahead).toBeGreaterThan(0);
+    expect(rows['0']!.ahead).toBe(0);
+    expect(rows['1']!.docs).toHaveLength(1200);
+    expect(rows['1']!.docs).toEqual(rows['0']!.docs);
+    expect(rows['1']!.terms).toEqual(rows['0']!.terms);
   });
 });
 

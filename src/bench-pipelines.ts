@@ -87,7 +87,8 @@ export interface BenchOptions {
   blockSize?: number;
   scratch?: string;
   /**
-   * Builds of each cell, in alternating rounds (parse alone, then each pipeline, per round);
+   * Builds of each cell, in alternating rounds (parse alone, then each pipeline, per round; even
+   * rounds in reverse order);
    * the table reports each cell's median. Default 1. On a noisy machine single builds of the
    * same thing differ by up to 25 % (docs/benchmarks.md), more than some of the ratios measured.
    */
@@ -188,12 +189,12 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
       const samples: BenchSamples = { parseOnlyMs: [], runs: {} };
       const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: 0, runs: {}, samples };
       for (let round = 1; round <= repeat; round++) {
-        for (const variant of variants) {
+        const parseAlone = variants.map((variant) => async () => {
           const alone = await parseOnly(subset, subsetFiles, workers, blockSize, variant);
           if (variant === 'parse') samples.parseOnlyMs.push(roundMs(alone.ms));
           log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: ${variant === 'parse' ? 'parse alone' : variant} ${roundMs(alone.ms)} ms${cpuNote(alone.cpu)}; ${alone.closing}`);
-        }
-        for (const p of pipelines) {
+        });
+        const builds = pipelines.map((p) => async () => {
           const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
           const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
           row.documents = s.documents;
@@ -205,7 +206,11 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
           row.runs[p] = { parseSortMs: 0, mergeMs: 0, totalMs: 0, pipeline: s.pipeline, sortBusyMs: s.stages.sort?.busyMs ?? 0 };
           rmSync(out, { recursive: true, force: true });
           log(`${count} files, ${(bytes / 1e6).toFixed(0)} MB${repeat > 1 ? `, round ${round}` : ''}: ${p} parse+sort ${s.timings.parseSortMs} ms${cpuNote(s.cpu)}, merge ${s.timings.mergeMs} ms (ran as ${s.pipeline}); ${closingMs(s.timeline)}`);
-        }
+        });
+        // Even rounds run the steps in reverse order, so that no measurement always comes first
+        // or last in its round (order effects on these hosts: clock boost, caches, the previous build's memory).
+        const steps = [...parseAlone, ...builds];
+        for (const step of round % 2 === 1 ? steps : steps.reverse()) await step();
       }
       row.parseOnlyMs = roundMs(median(samples.parseOnlyMs));
       for (const p of pipelines) {

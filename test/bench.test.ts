@@ -45,6 +45,9 @@ describe('gpuindex bench', () => {
       expect(r.pairs).toBeGreaterThan(0);
     }
     expect(logged.filter((l) => / round \d/.test(l))).toHaveLength(2 * 3 * 2); // per size: 3 rounds of parse alone + cpu
+    // Odd rounds parse alone first, even rounds the builds first (no measurement always first).
+    const order = logged.filter((l) => l.startsWith('4 files')).map((l) => `${/round (\d)/.exec(l)![1]} ${l.includes('parse alone') ? 'alone' : 'cpu'}`);
+    expect(order).toEqual(['1 alone', '1 cpu', '2 cpu', '2 alone', '3 alone', '3 cpu']);
     const table = benchTable(rows).split('\n');
     expect(table[0]).toBe('| MB | docs | pairs | parse alone s | Indexcpu Parse+Sort s | Indexcpu Merge s |');
     expect(table).toHaveLength(4);

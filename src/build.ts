@@ -260,7 +260,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
       // The index database opens now: document rows go in while the parse waits for batches.
       rowsAhead = new DocumentRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents, !options.resume);
       parsed = await runWorkerPipeline({
-        whileWaiting: writeRowsAhead(workers) ? rowsAhead.writeSome : undefined,
+        whileWaiting: writeRowsAhead(pipeline.schedule, workers) ? rowsAhead.writeSome : undefined,
         checkpoints,
         restored,
         onDocumentWarning,
@@ -414,17 +414,19 @@ function creditsFromEnv(): number | undefined {
 
 /**
  * Whether document rows go into index.sqlite while the parse waits for batches (else the merge
- * writes them all, beside its threads). Only where the parse workers leave a core spare beside
- * the main thread: with a worker a core (the default) the main thread's waits are no idle CPU,
- * the workers' collections use it, and on the H100 (15 workers, 16 cores, 2 GB crawl) writing
- * 797 K rows during the parse slowed Indexgpu+'s Parse+Sort against parse alone from a median
- * ratio of 0.980 to 1.054, while the merge took 0.4 s longer with them (docs/benchmarks.md).
- * GPUINDEX_ROWS_AHEAD=0|1 (a benchmark knob) decides instead.
+ * writes them all, beside its threads). In the sequential schedules (Indexcpu, Indexgpu) the
+ * workers pause while a block is sorted, so the main thread's waits are spare CPU: on a 2-core
+ * machine (1 GB synthetic crawl) rows ahead shortened the merge by 0.2-0.8 s at no measured cost
+ * to the parse. In the overlapped schedule (Indexgpu+) the workers never pause, and with a worker
+ * a core the waits are no spare CPU (the workers' collections use it): on the H100 (15 workers,
+ * 16 cores, 2 GB crawl) writing 797 K rows during the parse took Indexgpu+'s Parse+Sort against
+ * parse alone from a median ratio of 0.980 to 1.054, while the merge took 0.4 s longer without
+ * them (docs/benchmarks.md). GPUINDEX_ROWS_AHEAD=0|1 (a benchmark knob) decides instead.
  */
-export function writeRowsAhead(workers: number, cores = availableParallelism()): boolean {
+export function writeRowsAhead(schedule: 'sequential' | 'overlapped', workers: number, cores = availableParallelism()): boolean {
   const knob = integerFromEnv('GPUINDEX_ROWS_AHEAD', 0, 1);
   if (knob !== undefined) return knob === 1;
-  return workers < cores - 1;
+  return schedule === 'sequential' || workers < cores - 1;
 }
 
 /** Below this many pairs the merge takes well under a second: starting threads would cost more. */

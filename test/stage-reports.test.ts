@@ -107,20 +107,21 @@ describe('benchmark knobs of the parse pool', () => {
 });
 
 describe('document rows written while the parse waits', () => {
-  it('only where the workers leave a core spare beside the main thread; GPUINDEX_ROWS_AHEAD decides instead', async () => {
+  it('in the sequential schedules, and in the overlapped one where the workers leave a core spare; GPUINDEX_ROWS_AHEAD decides instead', async () => {
     const { writeRowsAhead } = await import('../src/build.js');
     await withEnv('GPUINDEX_ROWS_AHEAD', (set) => {
       set(undefined);
-      expect(writeRowsAhead(15, 16)).toBe(false); // the default: a worker a core
-      expect(writeRowsAhead(1, 2)).toBe(false);
-      expect(writeRowsAhead(14, 16)).toBe(true);
-      expect(writeRowsAhead(9, 16)).toBe(true);
+      expect(writeRowsAhead('overlapped', 15, 16)).toBe(false); // Indexgpu+ with the default workers
+      expect(writeRowsAhead('overlapped', 14, 16)).toBe(true);
+      expect(writeRowsAhead('overlapped', 9, 16)).toBe(true);
+      expect(writeRowsAhead('sequential', 15, 16)).toBe(true);
+      expect(writeRowsAhead('sequential', 1, 2)).toBe(true);
       set('1');
-      expect(writeRowsAhead(15, 16)).toBe(true);
+      expect(writeRowsAhead('overlapped', 15, 16)).toBe(true);
       set('0');
-      expect(writeRowsAhead(9, 16)).toBe(false);
+      expect(writeRowsAhead('sequential', 1, 2)).toBe(false);
       set('2');
-      expect(() => writeRowsAhead(9, 16)).toThrow('GPUINDEX_ROWS_AHEAD must be an integer from 0 to 1, got 2');
+      expect(() => writeRowsAhead('sequential', 1, 2)).toThrow('GPUINDEX_ROWS_AHEAD must be an integer from 0 to 1, got 2');
     });
   });
 

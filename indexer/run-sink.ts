@@ -98,7 +98,12 @@ export class RunSink {
       written.writeAt = performance.now();
       // A fresh hash per attempt: after a GPU fault the run is written again, whole.
       const hash = run.hash ? createHash('sha256') : undefined;
-      written.runBytes = await writeRunFileAsync(path, sorted, count, hash);
+      try {
+        written.runBytes = await writeRunFileAsync(path, sorted, count, hash);
+      } catch (err) {
+        const code = (err as { code?: unknown })?.code;
+        throw new RunWriteError((err as Error)?.message ?? String(err), typeof code === 'string' ? code : undefined);
+      }
       written.sha256 = hash?.digest('hex');
       written.writtenAt = performance.now();
     };

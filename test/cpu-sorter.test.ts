@@ -49,3 +49,22 @@ describe('radixSortPairs', () => {
     expect(() => radixSortPairs(new Uint32Array(8), 4, new Uint32Array(2))).toThrow(/scratch holds 1 pairs, need 4/);
   });
 });
+
+describe('RunSink with the CPU sorter', () => {
+  it('a run that cannot be written ends the build with a RunWriteError carrying the system code (ENOSPC becomes the one-line storage message)', async () => {
+    const { RunSink } = await import('../indexer/run-sink.js');
+    const { CpuSorter } = await import('../indexer/cpu-sorter.js');
+    const { StageClock } = await import('../indexer/stage-clock.js');
+    const { RunWriteError } = await import('../src/types.js');
+    const { storageFailure } = await import('../src/errors.js');
+    const sink = new RunSink(new CpuSorter(), '/nonexistent-gpuindex-dir/runs', new StageClock());
+    const err = await sink.sortAndWrite(Uint32Array.from([3, 1, 1, 2]), 2).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RunWriteError);
+    expect((err as InstanceType<typeof RunWriteError>).code).toBe('ENOENT');
+    expect((err as Error).message).toBe("ENOENT: no such file or directory, open '/nonexistent-gpuindex-dir/runs/run-000000.bin'");
+    expect(storageFailure(new RunWriteError('ENOSPC: no space left on device, write', 'ENOSPC'), '/tmp/idx')).toBe('no space left on the device for /tmp/idx (ENOSPC: no space left on device, write)');
+  });
+});

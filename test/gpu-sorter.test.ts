@@ -13,6 +13,7 @@ import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { hasGpu } from './helpers/gpu-available.js';
 import { pairsDiffer } from './helpers/gpu.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
+import { RunWriteError } from '../src/types.js';
 
 describe('the bitonic pass plan', () => {
   it('covers every network step exactly once, tiles first, flips first in each stage', () => {
@@ -207,6 +208,25 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
     const chosen = await chooseSorter('auto');
     expect(chosen.sorter.kind).toBe('cpu');
     expect(chosen.notice).toMatch(/^no GPU \(.+\); sorting on the CPU$/);
+  });
+
+  it('a run that cannot be written (in-process GpuSort): the disk\'s fault, with its code; no CPU fallback', async () => {
+    const opened = await openGpu();
+    if (typeof opened === 'string') throw new Error(opened);
+    const warnings: string[] = [];
+    const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2 }), join(tmpdir(), 'gpuindex-no-such-folder', 'runs'), new StageClock(), (w) => warnings.push(w));
+    try {
+      const err = await sink.sortAndWrite(makePairs('zipf', 2000, 4), 2000).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(RunWriteError);
+      expect((err as RunWriteError).code).toBe('ENOENT');
+      expect(warnings).toEqual([]);
+      expect(sink.sorterKind).toBe('gpu');
+    } finally {
+      closeGpu();
+    }
   });
 
   it('a readback that never resolves in time: the block is sorted on the CPU with one warning', async () => {

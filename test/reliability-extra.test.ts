@@ -250,7 +250,7 @@ describe('a full disk', () => {
   }
 
   /** Builds onto a tmpfs mounted with `opts`; undefined (a visible skip) where mounting is not allowed. */
-  function buildOnto(opts: string, skip: () => void) {
+  function buildOnto(opts: string, skip: () => void, args: string[] = ['--sorter', 'cpu']) {
     const dir = tmpfs(opts);
     if (typeof dir !== 'string') {
       console.warn(`gpuindex tests: cannot mount a tmpfs (${dir.reason}); the disk-full test is skipped`);
@@ -258,7 +258,7 @@ describe('a full disk', () => {
       throw new Error('unreachable');
     }
     const out = join(dir, 'index');
-    return { dir, out, r: gpuindex(['build', crawl, '-o', out, '--sorter', 'cpu', '--json']) };
+    return { dir, out, r: gpuindex(['build', crawl, '-o', out, ...args, '--json']) };
   }
 
   /** Exit 1, the one line `line`, no stack, and nothing left on the device: no index, no temporary sibling. */
@@ -279,6 +279,14 @@ describe('a full disk', () => {
     expect(reference.runBytes).toBeGreaterThan(2 * MiB);
     expect(r.stderr).toBe(`gpuindex: no space left on the device for ${out} (ENOSPC: no space left on device, write)\n`);
     expectCleanFailure(dir, r, /^gpuindex: no space left/);
+  });
+
+  it.runIf(hasGpu())('a device too small for the runs that GpuSort writes on its thread (Indexgpu+): the same one line, no CPU fallback, nothing left', ({ skip }) => {
+    const { dir, out, r } = buildOnto('size=2m', skip, ['--pipeline', 'gpu+', '--block-size', '20000']);
+    expect(r.stderr).not.toMatch(/GPU failed/);
+    expect(r.stderr.split('\n').filter((l) => !l.startsWith('Warning: ')).join('\n')).toBe(`gpuindex: no space left on the device for ${out} (ENOSPC: no space left on device, write)\n`);
+    expect(r.code).toBe(1);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('room for the runs and postings but not the SQLite tables: the same one line (SQLITE_FULL), nothing left', ({ skip }) => {

@@ -65,6 +65,12 @@ class SortThread {
     });
   }
 
+  /** Ends the thread (with it Dawn's instance and the thread's heap); it is replaced at the next open. */
+  async end(): Promise<void> {
+    this.dead ??= 'GPU thread ended';
+    await this.worker.terminate();
+  }
+
   /** A request whose reply nobody awaits (closing the device when a build ends). */
   send(req: Request): void {
     if (!this.dead) this.worker.postMessage({ ...req, id: 0 } as SortThreadRequest);
@@ -99,8 +105,11 @@ export async function openGpuSortThread(options: ThreadSorterOptions & { allowSo
   } catch (err) {
     return (err as Error).message;
   }
-  if (reply.type === 'refused') return reply.reason;
-  if (reply.type !== 'opened') return reply.type === 'failed' ? reply.message : `unexpected reply ${reply.type}`;
+  if (reply.type !== 'opened') {
+    // No GPU for this build: the thread holds nothing a CPU build needs (its heap, Dawn's instance).
+    await thread.end();
+    return reply.type === 'refused' ? reply.reason : reply.type === 'failed' ? reply.message : `unexpected reply ${reply.type}`;
+  }
   // Dawn's and the driver's threads, and the GPU thread itself.
   labelNewThreads('gpu');
   return new GpuSortThread(thread, reply.sorter);

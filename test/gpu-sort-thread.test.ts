@@ -98,6 +98,21 @@ describe.runIf(hasGpu())('GpuSort on the GPU thread', () => {
     }
   });
 
+  it('an open the adapter refuses (lavapipe for --sorter auto) ends the thread; the next open starts a fresh one', async () => {
+    const declined = await openGpuSortThread({ tile: 64, maxSteps: 2 });
+    if (typeof declined === 'string') expect(declined).toMatch(/^only a software adapter \(.+\), slower than the CPU sorter$/);
+    else declined.dispose(); // a hardware adapter: nothing to decline
+    const sorter = await open();
+    try {
+      const pairs = makePairs('zipf', 2000, 5);
+      const block = sharedCopy(pairs);
+      await sorter.sortBlock(block, 2000, () => {});
+      expect(pairsDiffer(block, cpuSorted(pairs, 2000))).toBeUndefined();
+    } finally {
+      sorter.dispose();
+    }
+  });
+
   it('refuses a block that is not in a SharedArrayBuffer, with the reason', async () => {
     const sorter = await open();
     try {

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { writeRunFile } from '../merge/runs.js';
+import { errorCode } from '../src/errors.js';
 import type { GpuSorter } from './gpu-sorter.js';
 import { openGpuSorter } from './index.js';
 import type { SortThreadReply, SortThreadRequest } from './sort-thread-protocol.js';
@@ -19,11 +20,6 @@ let sorter: GpuSorter | undefined;
 
 /** Wall clock in ms that the main thread can compare with its own (performance.now() differs per thread). */
 const epochNow = (): number => performance.timeOrigin + performance.now();
-
-const errorCode = (err: unknown): string | undefined => {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' ? code : undefined;
-};
 
 async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
   const { id } = req;

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeRunFileAsync } from '../merge/runs.js';
+import { errorCode } from '../src/errors.js';
 import { RunWriteError, type DocBases, type PairSorter, type RunWritten } from '../src/types.js';
 import { CpuSorter } from './cpu-sorter.js';
 import type { StageClock } from './stage-clock.js';
@@ -101,8 +102,7 @@ export class RunSink {
       try {
         written.runBytes = await writeRunFileAsync(path, sorted, count, hash);
       } catch (err) {
-        const code = (err as { code?: unknown })?.code;
-        throw new RunWriteError((err as Error)?.message ?? String(err), typeof code === 'string' ? code : undefined);
+        throw new RunWriteError((err as Error)?.message ?? String(err), errorCode(err));
       }
       written.sha256 = hash?.digest('hex');
       written.writtenAt = performance.now();

@@ -31,7 +31,6 @@ export type SortThreadRequest =
 export interface OpenedSorter {
   maxPairs: number;
   hostBytesPerPair: number;
-  adapter: { vendor: string; architecture: string; device: string; description: string };
 }
 
 export type SortThreadReply =

@@ -30,7 +30,7 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
       const opened = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware });
       if (typeof opened === 'string') return { type: 'refused', id, reason: opened };
       sorter = opened;
-      return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair, adapter: opened.ctx.adapterInfo } };
+      return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair } };
     }
     case 'sort': {
       if (!sorter) return { type: 'failed', id, during: 'sort', message: 'the GPU sorter is closed' };

@@ -121,13 +121,11 @@ export class GpuSortThread implements PairSorter {
   readonly sharedBlocks = true;
   readonly maxPairs: number;
   readonly hostBytesPerPair: number;
-  readonly adapter: OpenedSorter['adapter'];
   private disposed = false;
 
   constructor(private readonly thread: SortThread, opened: OpenedSorter) {
     this.maxPairs = opened.maxPairs;
     this.hostBytesPerPair = opened.hostBytesPerPair;
-    this.adapter = opened.adapter;
   }
 
   private async sort(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined, copyBack: boolean): Promise<RunWritten> {

@@ -8,16 +8,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { radixSortPairs } from '../indexer/cpu-sorter.js';
-import { applyDocBases } from '../indexer/doc-bases.js';
 import { RunSink } from '../indexer/run-sink.js';
 import { StageClock } from '../indexer/stage-clock.js';
-import { RunCursor } from '../merge/runs.js';
 import { makePairs } from '../gpu/distributions.js';
 import { openGpuSortThread, type GpuSortThread } from '../gpu/sort-thread.js';
 import { RunWriteError } from '../src/types.js';
 import { hasGpu } from './helpers/gpu-available.js';
-import { pairsDiffer } from './helpers/gpu.js';
+import { cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-thread-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -27,20 +24,6 @@ function sharedCopy(pairs: Uint32Array): Uint32Array {
   const out = new Uint32Array(new SharedArrayBuffer(pairs.byteLength));
   out.set(pairs);
   return out;
-}
-
-/** The CPU sorter's output for `count` pairs with document bases applied first. */
-function cpuSorted(pairs: Uint32Array, count: number, docBases?: Uint32Array): Uint32Array {
-  const whole = pairs.slice(0, 2 * count);
-  if (docBases) applyDocBases(whole, count, docBases);
-  return radixSortPairs(whole, count, new Uint32Array(2 * count)).slice(0, 2 * count);
-}
-
-function readRun(path: string): Uint32Array {
-  const c = new RunCursor(path, 1 << 12);
-  const out: number[] = [];
-  for (; !c.done; c.advance()) out.push(c.termId, c.docId);
-  return Uint32Array.from(out);
 }
 
 async function open(options: Parameters<typeof openGpuSortThread>[0] = {}): Promise<GpuSortThread> {
@@ -81,7 +64,7 @@ describe.runIf(hasGpu())('GpuSort on the GPU thread', () => {
       const path = join(work, 'run-a.bin');
       const before = performance.now();
       const done = await sorter.sortToRun(block, 30000, docBases, { path, hash: true });
-      expect(readRun(path)).toEqual(cpuSorted(pairs, 30000, docBases));
+      expect(readRunPairs(path)).toEqual(cpuSorted(pairs, 30000, docBases));
       expect(done.runBytes).toBe(readFileSync(path).length);
       expect(done.sha256).toBe(createHash('sha256').update(readFileSync(path)).digest('hex'));
       // The thread's times come back on this thread's clock.
@@ -135,7 +118,7 @@ describe.runIf(hasGpu())('GpuSort on the GPU thread', () => {
     const second = await open();
     try {
       await second.sortToRun(sharedCopy(pairs), 3000, undefined, { path: join(work, 'run-d.bin'), hash: false });
-      for (const run of ['run-b.bin', 'run-c.bin', 'run-d.bin']) expect(readRun(join(work, run))).toEqual(cpuSorted(pairs, 3000));
+      for (const run of ['run-b.bin', 'run-c.bin', 'run-d.bin']) expect(readRunPairs(join(work, run))).toEqual(cpuSorted(pairs, 3000));
     } finally {
       second.dispose();
     }
@@ -158,7 +141,7 @@ describe.runIf(hasGpu())('GPU thread faults during a build', () => {
     expect(sink.sorterKind).toBe('cpu');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^GPU failed \(GPU device (lost|destroyed).*\); sorting the remaining blocks on the CPU$/);
-    sink.runPaths.forEach((p, i) => expect(readRun(p)).toEqual(cpuSorted(blocks[i]!, 3000, docBases)));
+    sink.runPaths.forEach((p, i) => expect(readRunPairs(p)).toEqual(cpuSorted(blocks[i]!, 3000, docBases)));
     // The thread opens a fresh device for the next build.
     const again = await open();
     again.dispose();
@@ -173,7 +156,7 @@ describe.runIf(hasGpu())('GPU thread faults during a build', () => {
     await sink.sortAndWrite(sharedCopy(block), 5000);
     expect(sink.sorterKind).toBe('cpu');
     expect(warnings).toEqual(['GPU failed (GPU readback did not finish within 0 ms); sorting the remaining blocks on the CPU']);
-    expect(readRun(sink.runPaths[0]!)).toEqual(cpuSorted(block, 5000));
+    expect(readRunPairs(sink.runPaths[0]!)).toEqual(cpuSorted(block, 5000));
   });
 
   it('a run that cannot be written is the disk\'s fault: the error (with its code) ends the build, no CPU fallback', async () => {

@@ -4,14 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunSink } from '../indexer/run-sink.js';
 import { StageClock } from '../indexer/stage-clock.js';
-import { RunCursor } from '../merge/runs.js';
-import { radixSortPairs } from '../indexer/cpu-sorter.js';
 import { applyDocBases } from '../indexer/doc-bases.js';
 import { planSort, stepCount } from '../gpu/bitonic-plan.js';
 import { GpuSorter, type GpuSorterOptions } from '../gpu/gpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { hasGpu } from './helpers/gpu-available.js';
-import { pairsDiffer } from './helpers/gpu.js';
+import { cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { RunWriteError } from '../src/types.js';
 
@@ -58,7 +56,6 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     expect(pairsDiffer(input, pairs)).toBeUndefined(); // the host block is never written
     return out;
   }
-  const cpuSort = (pairs: Uint32Array, count: number) => radixSortPairs(pairs.slice(), count, new Uint32Array(2 * count)).slice(0, 2 * count);
 
   it('adds document bases on the GPU before sorting (a block filled batch by batch), leaving the host block as it was', async () => {
     const sorter = new GpuSorter(ctx, { tile: 64, maxSteps: 2 });
@@ -78,7 +75,7 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
       expect(pairsDiffer(input, pairs)).toBeUndefined();
       const whole = pairs.slice();
       applyDocBases(whole, n, docBases);
-      expect(pairsDiffer(out, cpuSort(whole, n)), `n=${n}`).toBeUndefined();
+      expect(pairsDiffer(out, cpuSorted(whole, n)), `n=${n}`).toBeUndefined();
     }
   });
 
@@ -89,7 +86,7 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     for (const dist of DISTRIBUTIONS) {
       for (const n of [4096, 4095, 4097, 3001]) {
         const pairs = makePairs(dist, n, n + dist.length);
-        expect(pairsDiffer(await gpuSort(sorter, pairs, n), cpuSort(pairs, n)), `${dist} n=${n}`).toBeUndefined();
+        expect(pairsDiffer(await gpuSort(sorter, pairs, n), cpuSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
       }
     }
   });
@@ -100,12 +97,12 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     const sizes = [0, 1, 2, 3, 5, 255, 256, 257, 4095, 4096, 4097, 12345, 65535, 65536, 65537, 2 ** 17 + 1, 1000, 7];
     for (const n of sizes) {
       const pairs = makePairs('uniform', n, n);
-      expect(pairsDiffer(await gpuSort(sorter, pairs, n), cpuSort(pairs, n)), `n=${n}`).toBeUndefined();
+      expect(pairsDiffer(await gpuSort(sorter, pairs, n), cpuSorted(pairs, n)), `n=${n}`).toBeUndefined();
     }
     const bytesAfterGrowth = sorter.gpuBytes;
     for (let i = 0; i < 20; i++) {
       const pairs = makePairs(i % 2 ? 'zipf' : 'few-terms', 5000 + i, i);
-      expect(pairsDiffer(await gpuSort(sorter, pairs, 5000 + i), cpuSort(pairs, 5000 + i))).toBeUndefined();
+      expect(pairsDiffer(await gpuSort(sorter, pairs, 5000 + i), cpuSorted(pairs, 5000 + i))).toBeUndefined();
     }
     expect(sorter.gpuBytes).toBe(bytesAfterGrowth); // no new buffers for smaller blocks
   });
@@ -120,13 +117,13 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
       await sorter.sortBlock(view, n, (sorted) => {
         out = sorted.slice();
       });
-      expect(out).toEqual(cpuSort(pairs, n));
+      expect(out).toEqual(cpuSorted(pairs, n));
     }
     const view = await sorter.stagingBlock(10);
     await expect(sorter.sortBlock(new Uint32Array(20), 10, () => {})).rejects.toThrow(/a staging block is outstanding/);
     await sorter.sortBlock(view, 0, () => {}); // gives the staging block back
     const pairs = makePairs('uniform', 300, 3);
-    expect(await gpuSort(sorter, pairs, 300)).toEqual(cpuSort(pairs, 300));
+    expect(await gpuSort(sorter, pairs, 300)).toEqual(cpuSorted(pairs, 300));
   });
 
   it('sorts 2^20 zipfian pairs (a block larger than the tile at every level)', async () => {
@@ -135,7 +132,7 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     const n = 2 ** 20;
     const pairs = makePairs('zipf', n, 99);
     const timing = await sorter.sortBlock(pairs.slice(), n, (sorted) => {
-      expect(pairsDiffer(sorted, cpuSort(pairs, n))).toBeUndefined();
+      expect(pairsDiffer(sorted, cpuSorted(pairs, n))).toBeUndefined();
     });
     expect(timing.passes).toBe(planSort(n, sorter.tile, sorter.maxSteps).length);
   });
@@ -149,14 +146,6 @@ async function faultSink(options: GpuSorterOptions = {}) {
   const warnings: string[] = [];
   const sink = new RunSink(new GpuSorter(opened, { tile: 64, maxSteps: 2, ...options }), dir, new StageClock(), (w) => warnings.push(w));
   return { opened, dir, warnings, sink };
-}
-
-/** Every pair of a run file, in file order. */
-function readRun(path: string): Uint32Array {
-  const c = new RunCursor(path, 1 << 12);
-  const out: number[] = [];
-  for (; !c.done; c.advance()) out.push(c.termId, c.docId);
-  return Uint32Array.from(out);
 }
 
 describe.runIf(gpuOk)('GPU faults during a build', () => {
@@ -180,7 +169,7 @@ describe.runIf(gpuOk)('GPU faults during a build', () => {
       expect(sink.sorterKind).toBe('cpu');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/^GPU failed \(.+\); sorting the remaining blocks on the CPU$/);
-      sink.runPaths.forEach((p, i) => expect(readRun(p)).toEqual(cpuSortOf(whole[i]!, 3000)));
+      sink.runPaths.forEach((p, i) => expect(readRunPairs(p)).toEqual(cpuSorted(whole[i]!, 3000)));
       // The lost device is never handed out again: the next open gets a fresh one.
       const again = await openGpu();
       if (typeof again === 'string') throw new Error(again);
@@ -191,10 +180,6 @@ describe.runIf(gpuOk)('GPU faults during a build', () => {
     }
   });
 });
-
-function cpuSortOf(pairs: Uint32Array, count: number): Uint32Array {
-  return radixSortPairs(pairs.slice(), count, new Uint32Array(2 * count)).slice(0, 2 * count);
-}
 
 describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
   it('a kernel the driver rejects: no GPU sorter, with the reason (the build then sorts on the CPU)', async () => {
@@ -236,7 +221,7 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
       await sink.sortAndWrite(block.slice(), 5000);
       expect(sink.sorterKind).toBe('cpu');
       expect(warnings).toEqual(['GPU failed (GPU readback did not finish within 0 ms); sorting the remaining blocks on the CPU']);
-      expect(readRun(sink.runPaths[0]!)).toEqual(cpuSortOf(block, 5000));
+      expect(readRunPairs(sink.runPaths[0]!)).toEqual(cpuSorted(block, 5000));
     } finally {
       closeGpu();
       rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,9 @@
  * u32 arithmetic is emulated by JS numbers: fine below 2^31 pairs, far above test sizes.
  */
 import { planDispatches, type DispatchShape } from '../../gpu/bitonic-plan.js';
+import { radixSortPairs } from '../../indexer/cpu-sorter.js';
+import { applyDocBases } from '../../indexer/doc-bases.js';
+import { RunCursor } from '../../merge/runs.js';
 import { globalKernelSource, localKernelSource } from '../../gpu/kernel-source.js';
 
 interface Pair {
@@ -150,4 +153,19 @@ export function pairsDiffer(actual: Uint32Array, expected: Uint32Array): string 
     }
   }
   return undefined;
+}
+
+/** The reference the GPU's output is checked against: the CPU sorter's output for `count` pairs (document bases applied first), as a fresh array. */
+export function cpuSorted(pairs: Uint32Array, count: number, docBases?: Uint32Array): Uint32Array {
+  const whole = pairs.slice(0, 2 * count);
+  if (docBases) applyDocBases(whole, count, docBases);
+  return radixSortPairs(whole, count, new Uint32Array(2 * count)).slice(0, 2 * count);
+}
+
+/** Every pair of a run file, in file order. */
+export function readRunPairs(path: string): Uint32Array {
+  const c = new RunCursor(path, 1 << 12);
+  const out: number[] = [];
+  for (; !c.done; c.advance()) out.push(c.termId, c.docId);
+  return Uint32Array.from(out);
 }

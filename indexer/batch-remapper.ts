@@ -1,7 +1,8 @@
 /**
  * Turns a worker's batch into global (termID, docID) pairs as it copies them into a block:
- * local term ids become global TermIds (assigned on first sight, in crawl order) and document
- * indexes become DocIds (appended to the document table in crawl order).
+ * local term ids (a worker's raw tokens) become global TermIds (the raw token analysed here,
+ * stemmed, its term numbered on first sight, in crawl order) and document indexes become DocIds
+ * (appended to the document table in crawl order).
  *
  * The worker has already written the global id into every pair whose term this thread had
  * mapped when the worker built the batch (shared-term-ids.ts), so a copy is one memcpy and a
@@ -14,6 +15,7 @@ import type { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import type { ParsedBatch } from './parse-messages.js';
+import type { Tokenizer } from '../src/tokenizer.js';
 import { UNRESOLVED_BIT, type SharedTermIds } from './shared-term-ids.js';
 
 const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
@@ -32,8 +34,23 @@ export interface RemapState {
 export class BatchRemapper {
   private readonly localTerms: string[][] = [];
 
-  /** `termIds[w]`: worker w's shared local -> global table (ParsePool.termIds). */
-  constructor(private readonly dictionary: TermDictionary, private readonly documents: DocumentTable, private readonly termIds: readonly SharedTermIds[]) {}
+  /**
+   * `termIds[w]`: worker w's shared local -> global table (ParsePool.termIds); `tokenizer`
+   * analyses the workers' raw tokens (it must be made from the workers' tokenizer options).
+   */
+  constructor(
+    private readonly dictionary: TermDictionary,
+    private readonly documents: DocumentTable,
+    private readonly termIds: readonly SharedTermIds[],
+    private readonly tokenizer: Pick<Tokenizer, 'analyzeToken'>,
+  ) {}
+
+  /** The global TermId of a worker's raw token (never a stopword: the worker dropped those). */
+  private termIdOf(raw: string): number {
+    const term = this.tokenizer.analyzeToken(raw);
+    if (term === null) throw new Error(`worker sent the stopword ${JSON.stringify(raw)} as a term`);
+    return this.dictionary.idOf(term);
+  }
 
   /**
    * Starts on batch b: learns its new terms and adds its documents to the table; copy() then
@@ -66,7 +83,7 @@ export class BatchRemapper {
       const local = pairs[2 * i]! & LOCAL_ID;
       let g = termIds.get(local);
       if (g < 0) {
-        g = this.dictionary.idOf(terms[local]!);
+        g = this.termIdOf(terms[local]!);
         termIds.set(local, g);
       }
       out[2 * (i - from)] = g;

@@ -12,7 +12,31 @@ import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
-const STOPWORD = -1;
+export const STOPWORD = -1;
+
+/**
+ * The id a raw token (not yet seen by this inverter's caches) stands for in the TermIds it
+ * emits, or STOPWORD. Called once per distinct raw token, in order of first occurrence.
+ */
+export type RawTokenNumbering = (raw: string) => number;
+
+/** Raw token -> its term's TermId in `dictionary` (stopword test, stemming, lookup): the in-process parse. */
+export function analysedTermIds(tokenizer: Tokenizer, dictionary: TermDictionary): RawTokenNumbering {
+  return (raw) => {
+    const term = tokenizer.analyzeToken(raw);
+    return term === null ? STOPWORD : dictionary.idOf(term);
+  };
+}
+
+/**
+ * Raw token -> a new local id, its index in `rawTokens` (stopwords dropped): a parse worker's
+ * numbering. The worker's caches see each raw token once, so no lookup is needed; stemming
+ * and the term dictionary are left to the main thread (BatchRemapper), which does them once
+ * for all workers instead of once in each (and off the worker, which bounds the build).
+ */
+export function rawTokenIds(tokenizer: Tokenizer, rawTokens: string[]): RawTokenNumbering {
+  return (raw) => (tokenizer.isStopword(raw) ? STOPWORD : rawTokens.push(raw) - 1);
+}
 const NON_ASCII = /[^\x00-\x7f]/g;
 /** The ASCII character that stands in for a non-ASCII one of normalized text (asciiTokenText). */
 const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
@@ -32,12 +56,10 @@ export class DocumentInverter {
   /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
   private readonly asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
 
-  constructor(private readonly tokenizer: Tokenizer, private readonly dictionary: TermDictionary) {}
-
-  private readonly analyse = (raw: string): number => {
-    const term = this.tokenizer.analyzeToken(raw);
-    return term === null ? STOPWORD : this.dictionary.idOf(term);
-  };
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    private readonly analyse: RawTokenNumbering,
+  ) {}
 
   private readonly push = (id: number): void => {
     if (id === STOPWORD) return;

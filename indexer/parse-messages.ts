@@ -47,7 +47,7 @@ export interface ParsedBatch {
   seq: number;
   part: number;
   last: boolean;
-  /** Strings of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... */
+  /** The raw tokens of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... (never stopwords; not yet stemmed). */
   firstNewTerm: number;
   newTerms: string[];
   /**

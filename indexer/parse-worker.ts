@@ -1,15 +1,15 @@
 /**
- * A parse worker: reads the files it is given, tokenizes each document, numbers terms in its
- * own dictionary and posts batches of (termID, document-in-batch) pairs (the global termID where
- * the main thread has mapped the local one already, shared-term-ids.ts), waiting for a
+ * A parse worker: reads the files it is given, tokenizes each document, numbers its distinct
+ * raw tokens (stopwords dropped; stemming and the term dictionary are the main thread's, see
+ * BatchRemapper) and posts batches of (termID, document-in-batch) pairs (the global termID
+ * where the main thread has mapped the local one already, shared-term-ids.ts), waiting for a
  * credit whenever `credits` batches are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, type ByteRange } from '../src/corpus/index.js';
 import { createTokenizer } from '../src/tokenizer.js';
-import { TermDictionary } from './dictionary.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
-import { DocumentInverter } from './document-inverter.js';
+import { DocumentInverter, rawTokenIds } from './document-inverter.js';
 import { grown } from './grown.js';
 import { niceThisThread } from './thread-priority.js';
 import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
@@ -20,8 +20,10 @@ let firstBatchSent = false;
 const init = workerData as ParseWorkerInit;
 if (init.niceness) niceThisThread(init.niceness);
 const port = parentPort!;
-const dictionary = new TermDictionary();
-const inverter = new DocumentInverter(createTokenizer(init.tokenizer), dictionary);
+/** Local id -> raw token: the worker's local terms, sent to the main thread with each batch. */
+const rawTokens: string[] = [];
+const tokenizer = createTokenizer(init.tokenizer);
+const inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens));
 /** Local -> global ids the main thread has assigned so far (shared-term-ids.ts). */
 const knownIds = new KnownTermIds(init.globalTermIds);
 
@@ -120,7 +122,7 @@ async function takeCredit(): Promise<number> {
 
 async function send(b: BatchBuilder, seq: number, part: number, last: boolean, busyMs: number): Promise<void> {
   const idleMs = await takeCredit();
-  const newTerms = dictionary.terms.slice(sentTerms);
+  const newTerms = rawTokens.slice(sentTerms);
   const msg: ParsedBatch = {
     type: 'batch',
     seq,
@@ -145,7 +147,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     ...(firstBatchSent ? {} : { workerStartedAt: startedAt }),
   };
   firstBatchSent = true;
-  sentTerms = dictionary.terms.length;
+  sentTerms = rawTokens.length;
   if (4 * b.pairCount < init.batchPairs && b.pairs.length === BATCH_WORDS) {
     // A small batch (the end of a file): send a trimmed copy, so batches queued on the main
     // thread hold what they count, and keep the full-size array for the next batch.

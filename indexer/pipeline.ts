@@ -13,7 +13,7 @@ import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import { releaseBuffers } from './release-buffers.js';
 import { RunSink } from './run-sink.js';
-import { DocumentInverter } from './document-inverter.js';
+import { analysedTermIds, DocumentInverter } from './document-inverter.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -76,7 +76,7 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   const { clock, sorter, signal } = input;
   const counters: ParseCounters = newCounters();
   const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true);
-  const inverter = new DocumentInverter(input.tokenizer, input.dictionary);
+  const inverter = new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
 
   const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
   const flushBlock = async (): Promise<void> => {

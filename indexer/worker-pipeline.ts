@@ -14,7 +14,7 @@
  */
 import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import { AbortError } from '../src/errors.js';
-import type { TokenizerOptions } from '../src/tokenizer.js';
+import { createTokenizer, type TokenizerOptions } from '../src/tokenizer.js';
 import type { PairSorter } from '../src/types.js';
 import { workerNicenessFromEnv } from './thread-priority.js';
 import { BatchRemapper, type RemapState } from './batch-remapper.js';
@@ -107,7 +107,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   const { checkpoints, dictionary, documents } = input;
   /** Until the stream passes it: where the completed runs of a resumed build end. */
   let resumeAt: ResumePoint | undefined = input.restored?.resumeAt;
-  const remapper = new BatchRemapper(input.dictionary, input.documents, pool.termIds);
+  const remapper = new BatchRemapper(input.dictionary, input.documents, pool.termIds, createTokenizer(input.tokenizer));
   const shared = input.sorter.sharedBlocks === true;
   let current = new PairBlockBuilder(input.blockSize, shared);
   let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize, shared) : undefined;

@@ -73,6 +73,8 @@ export interface Tokenizer {
   asciiTokenText(text: string): string | undefined;
   /** The second half: the term of a raw token, or null for a stopword. Uncached. */
   analyzeToken(raw: string): string | null;
+  /** Whether analyzeToken(raw) is null: the parse workers drop stopwords and leave stemming to the main thread. */
+  isStopword(raw: string): boolean;
   readonly options: ResolvedTokenizerOptions;
   /** The resolved token length limit (options.maxTokenLength, or MAX_TOKEN_LENGTH). */
   readonly maxTokenLength: number;
@@ -279,6 +281,9 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
       // The same normalization and the same test as scan(), which then takes its ASCII pattern.
       const s = normalizeNonAscii(text);
       return needsUnicodeScan(s) ? undefined : s;
+    },
+    isStopword(raw: string): boolean {
+      return stop.has(raw);
     },
     analyzeToken(raw: string): string | null {
       if (stop.has(raw)) return null;

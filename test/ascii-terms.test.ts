@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TermDictionary } from '../indexer/dictionary.js';
-import { DocumentInverter } from '../indexer/document-inverter.js';
+import { analysedTermIds, DocumentInverter } from '../indexer/document-inverter.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
 import { createTokenizer } from '../src/tokenizer.js';
@@ -41,7 +41,7 @@ describe('the ASCII fast path of the parser', () => {
     fc.assert(
       fc.property(fc.array(asciiText, { minLength: 1, maxLength: 8 }), (docs) => {
         const tokenizer = createTokenizer();
-        const inverter = new DocumentInverter(tokenizer, new TermDictionary());
+        const inverter = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
         const dict = new TermDictionary();
         for (const text of docs) {
           const expected: number[] = [];
@@ -70,7 +70,7 @@ describe('the ASCII fast path of the parser', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(piece, unicodePiece), { maxLength: 20 }), fc.array(asciiText, { maxLength: 3 }), (pieces, before) => {
         const tokenizer = createTokenizer();
-        const inverter = new DocumentInverter(tokenizer, new TermDictionary());
+        const inverter = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
         const dict = new TermDictionary();
         for (const text of [...before, pieces.join('')]) {
           const expected: number[] = [];
@@ -192,7 +192,7 @@ describe('the WebAssembly ASCII scanner', () => {
   it('is what the inverter uses, and the JS scan (GPUINDEX_ASCII_SCAN=js) gives the same TermIds', () => {
     const docs = ["The cat's whiskers", 'naïve café and the cat', 'CATS cat Cat', 'x'.repeat(300) + ' whisker'];
     const invert = () => {
-      const inverter = new DocumentInverter(createTokenizer(), new TermDictionary());
+      const inverter = new DocumentInverter(createTokenizer(), analysedTermIds(createTokenizer(), new TermDictionary()));
       return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'Title', text }))), wasm: inverter.scanTableBytes > 0 };
     };
     const wasm = invert();

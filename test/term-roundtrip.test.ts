@@ -22,7 +22,7 @@ import { verifyIndex } from '../merge/verify.js';
 import { writeIndex } from '../merge/write-index.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { TermDictionary } from '../indexer/dictionary.js';
-import { DocumentInverter } from '../indexer/document-inverter.js';
+import { analysedTermIds, DocumentInverter } from '../indexer/document-inverter.js';
 import { readCiff } from './helpers/ciff-reader.js';
 import { codePointOrder } from './helpers/naive-inversion.js';
 
@@ -330,7 +330,7 @@ describe('maxTokenLength in the tokenizer and the ASCII fast path', () => {
   it('the parser (fast path and table) keeps a long ASCII token whole, once per distinct token', () => {
     const tokenizer = createTokenizer({ stem: 'none', stopwords: 'none', maxTokenLength: 20_000 });
     const dictionary = new TermDictionary();
-    const inverter = new DocumentInverter(tokenizer, dictionary);
+    const inverter = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, dictionary));
     const a = 'q'.repeat(10_000);
     const b = 'q'.repeat(9_999) + 'r'; // same length, same prefix: must not share a table slot
     const ids = Array.from(inverter.invert({ text: `${a} ${b} ${a.toUpperCase()} ${'q'.repeat(20_001)} ${b}` }));

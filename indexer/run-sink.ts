@@ -43,6 +43,11 @@ export class RunSink {
     return this.sorter.kind;
   }
 
+  /** The block being filled holds `pairs` pairs: see PairSorter.prepareFor. */
+  prepareFor(pairs: number, capacity: number): void {
+    this.sorter.prepareFor?.(pairs, capacity);
+  }
+
   /** Frees the sorter's host buffers now (end of the parse: before the merge allocates its own). */
   async release(): Promise<void> {
     await this.sorter.release?.();

@@ -204,6 +204,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         from += take;
         if (current.full) await flushAfter(from);
       }
+      sink.prepareFor(current.count, current.capacity);
       tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
       if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) await flushAfter(batch.pairCount);
       // 'fill': main-thread time to remap and copy batches into blocks (flushes excluded).

@@ -69,6 +69,13 @@ export interface PairSorter {
    * into `pairs`, so after a failure the block is intact for another sorter.
    */
   sortToRun?(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined): Promise<RunWritten>;
+  /**
+   * The block being filled now holds `pairs` pairs (of at most `capacity`): the sorter may ready
+   * its buffers for them while the parse goes on (the CPU sorter touches its scratch pages
+   * here, not in the sort after the last batch). Must not touch memory a sort or write in
+   * flight is using. Optional.
+   */
+  prepareFor?(pairs: number, capacity: number): void;
   /** Frees host buffers now (a later sort allocates them again); optional. */
   release?(): Promise<void>;
   /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */

@@ -68,3 +68,36 @@ describe('RunSink with the CPU sorter', () => {
     expect(storageFailure(new RunWriteError('ENOSPC: no space left on device, write', 'ENOSPC'), '/tmp/idx')).toBe('no space left on the device for /tmp/idx (ENOSPC: no space left on device, write)');
   });
 });
+
+describe('CpuSorter.prepareFor (scratch touched while the block fills)', () => {
+  it('sorts exactly as without it, and never writes into a sorted view a consumer still holds', async () => {
+    const { CpuSorter } = await import('../indexer/cpu-sorter.js');
+    const next = lcg(7);
+    const capacity = 50_000;
+    const block = (count: number) => {
+      const pairs = new Uint32Array(2 * count);
+      // docIDs ascend (as in BSBI) so the sort is by termID alone and its output may be the scratch.
+      for (let i = 0; i < count; i++) {
+        pairs[2 * i] = next() % 2000; // 11 bits: one pass, so the sorted pairs are in the scratch
+        pairs[2 * i + 1] = i >> 3;
+      }
+      return pairs;
+    };
+    const sorter = new CpuSorter();
+    for (const count of [10_000, 30_000, 50_000]) {
+      for (let filled = 0; filled <= count; filled += 4096) sorter.prepareFor(filled, capacity);
+      const pairs = block(count);
+      const expected = referenceSort(pairs, count);
+      let held: Uint32Array | undefined;
+      let copyAtConsume: Uint32Array | undefined;
+      await sorter.sortBlock(pairs, count, async (sorted) => {
+        held = sorted;
+        copyAtConsume = sorted.slice();
+        // The next block fills while this run is written: preparing for it must leave the view alone.
+        sorter.prepareFor(capacity, capacity);
+      });
+      expect(copyAtConsume).toEqual(expected);
+      expect(held).toEqual(expected);
+    }
+  });
+});

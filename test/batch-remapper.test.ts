@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { BatchRemapper } from '../indexer/batch-remapper.js';
+import { PairBlockBuilder } from '../indexer/block.js';
+import { TermDictionary } from '../indexer/dictionary.js';
+import { DocumentTable } from '../indexer/documents.js';
+import type { ParsedBatch } from '../indexer/parse-messages.js';
+import { newSharedTermIds, SharedTermIds, UNRESOLVED_BIT } from '../indexer/shared-term-ids.js';
+import { createTokenizer } from '../src/tokenizer.js';
+
+/** A worker's batch of one document whose pairs are all local ids (nothing mapped yet). */
+function batch(newTerms: string[], firstNewTerm: number, locals: number[]): ParsedBatch {
+  const pairs = new Uint32Array(2 * locals.length);
+  locals.forEach((l, i) => {
+    pairs[2 * i] = l | UNRESOLVED_BIT;
+    pairs[2 * i + 1] = 0;
+  });
+  return {
+    type: 'batch',
+    seq: 0,
+    part: 0,
+    last: true,
+    firstNewTerm,
+    newTerms,
+    pairs,
+    pairCount: locals.length,
+    unresolved: Uint32Array.from(locals.keys()),
+    externalIds: ['d'],
+    path: 'f.jsonl',
+    lengths: Uint32Array.from([locals.length]),
+    bytes: 1,
+    skips: [],
+    warnings: [],
+    busyMs: 0,
+    idleMs: 0,
+    scanTableBytes: 0,
+  } as ParsedBatch;
+}
+
+describe('BatchRemapper: workers send raw tokens, the main thread stems them once', () => {
+  it('raw tokens of two workers with one stem get one TermId, numbered in the order pairs are copied', () => {
+    const dictionary = new TermDictionary();
+    const remapper = new BatchRemapper(dictionary, new DocumentTable(), [new SharedTermIds(newSharedTermIds()), new SharedTermIds(newSharedTermIds())], createTokenizer());
+    const block = new PairBlockBuilder(16);
+    const copyAll = (worker: number, b: ParsedBatch) => {
+      const state = remapper.begin(worker, b);
+      remapper.copy(state, 0, b.pairCount, block);
+      block.count += b.pairCount;
+    };
+    copyAll(0, batch(['running', 'whale', 'runs'], 0, [0, 1, 2, 0]));
+    copyAll(1, batch(['whales', 'run', 'ship'], 0, [0, 1, 2]));
+    expect(dictionary.terms).toEqual(['run', 'whale', 'ship']);
+    expect(Array.from(block.pairs.subarray(0, 2 * block.count)).filter((_, i) => i % 2 === 0)).toEqual([0, 1, 0, 0, 1, 0, 2]);
+  });
+
+  it('a stopword sent as a term is an error, not a term', () => {
+    const remapper = new BatchRemapper(new TermDictionary(), new DocumentTable(), [new SharedTermIds(newSharedTermIds())], createTokenizer());
+    const b = batch(['the'], 0, [0]);
+    const state = remapper.begin(0, b);
+    expect(() => remapper.copy(state, 0, 1, new PairBlockBuilder(4))).toThrow('worker sent the stopword "the" as a term');
+  });
+});

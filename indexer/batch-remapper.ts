@@ -45,11 +45,22 @@ export class BatchRemapper {
     private readonly tokenizer: Pick<Tokenizer, 'analyzeToken'>,
   ) {}
 
+  /**
+   * Raw token -> global TermId, shared by all workers: each worker sends every raw token it
+   * meets, so with 15 workers the same token would otherwise be stemmed 15 times (the H100's
+   * 2 GB crawl: parse alone 3.9 -> 4.2 s, medians of 6 rounds, without this cache).
+   */
+  private readonly rawIds = new Map<string, number>();
+
   /** The global TermId of a worker's raw token (never a stopword: the worker dropped those). */
   private termIdOf(raw: string): number {
+    let id = this.rawIds.get(raw);
+    if (id !== undefined) return id;
     const term = this.tokenizer.analyzeToken(raw);
     if (term === null) throw new Error(`worker sent the stopword ${JSON.stringify(raw)} as a term`);
-    return this.dictionary.idOf(term);
+    id = this.dictionary.idOf(term);
+    this.rawIds.set(raw, id);
+    return id;
   }
 
   /**

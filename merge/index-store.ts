@@ -72,30 +72,22 @@ class RowBatcher {
     const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
     this.one = db.prepare(insert + row);
     this.many = db.prepare(insert + Array(rowsPerCall).fill(row).join(', '));
+    if (columns.length !== 4 && columns.length !== 6) throw new Error(`RowBatcher: ${columns.length} columns (4 or 6 supported)`);
     this.pending = new Array<unknown>(columns.length * rowsPerCall).fill(null);
   }
 
-  /** Queues one row of 4 values (in column order); rows go in in call order. */
-  add4(a: unknown, b: unknown, c: unknown, d: unknown): void {
+  /** Queues one row (its 4 or 6 values in column order, as the table has); rows go in in call order. */
+  add(a: unknown, b: unknown, c: unknown, d: unknown, e?: unknown, f?: unknown): void {
     const p = this.pending;
     let i = this.used;
     p[i++] = a;
     p[i++] = b;
     p[i++] = c;
     p[i++] = d;
-    this.advance(i);
-  }
-
-  /** Queues one row of 6 values (in column order); rows go in in call order. */
-  add6(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown): void {
-    const p = this.pending;
-    let i = this.used;
-    p[i++] = a;
-    p[i++] = b;
-    p[i++] = c;
-    p[i++] = d;
-    p[i++] = e;
-    p[i++] = f;
+    if (this.columns.length === 6) {
+      p[i++] = e;
+      p[i++] = f;
+    }
     this.advance(i);
   }
 
@@ -134,12 +126,12 @@ export class IndexStoreWriter {
 
   /** Queues one lexicon row; rows must come in increasing termId order (the merge's order). */
   addTerm(e: LexiconEntry): void {
-    this.terms.add6(e.termId, e.term, e.df, e.cf, e.offset, e.length);
+    this.terms.add(e.termId, e.term, e.df, e.cf, e.offset, e.length);
   }
 
   /** Queues one document row; rows go in in call order (flushDocuments() ends the run of them). */
   addDocument(docId: number, externalId: string, path: string, length: number): void {
-    this.docs.add4(docId, externalId, path, length);
+    this.docs.add(docId, externalId, path, length);
   }
 
   flushDocuments(): void {

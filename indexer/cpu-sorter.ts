@@ -168,10 +168,7 @@ export class CpuSorter implements PairSorter {
   async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming> {
     const t0 = performance.now();
     if (docBases) applyDocBases(pairs, count, docBases);
-    if (this.scratch.length < 2 * count) {
-      this.scratch = new Uint32Array(2 * count);
-      this.scratchUsed = 0;
-    }
+    if (this.scratch.length < 2 * count) this.scratch = new Uint32Array(2 * count);
     this.scratchUsed = Math.max(this.scratchUsed, 2 * count);
     const sorted = radixSortPairs(pairs, count, this.scratch);
     const totalMs = performance.now() - t0;

@@ -12,10 +12,6 @@
  *  - a document: its external id and path strings + 23 bytes (two array slots and the u32 length,
  *    with growth slack): measured 87 B for 14- and 16-character strings; consecutive documents
  *    of one file share the path string (DocumentTable.add), counted once;
- *    Since workers send raw tokens (stemming is the main thread's), a worker keeps each local
- *    term's string in an array only (about 47 bytes less than the figure below) and the main
- *    thread keeps a raw token -> TermId Map (about 55 bytes a distinct raw token): left
- *    uncalibrated, the two roughly cancel (one worker: ~8 bytes a term under).
  *  - a worker-local term: in the worker its string + 55 (local dictionary) and the raw token's
  *    string + ~33 (raw-token cache slots), on the main thread a copy of the string + 12 (array
  *    slot, local-to-global id): measured 136 B per term in the worker for 8.5-character terms;
@@ -24,6 +20,10 @@
  *    A worker whose pure-ASCII text goes through the WebAssembly scanner (the default) keeps
  *    its raw tokens there instead: its table's bytes (reported by the worker, exact) replace the
  *    raw token's string and the ~33 bytes of cache slots.
+ *    Since workers send raw tokens (stemming is the main thread's), a worker keeps each local
+ *    term's string in an array only (about 47 bytes less than the figures above) and the main
+ *    thread keeps a raw token -> TermId Map (about 55 bytes a distinct raw token): left
+ *    uncalibrated, the two roughly cancel (one worker: ~8 bytes a term under).
  *    The main dictionary keeps the first worker's copy of each term's string (not counted twice).
  * Not counted: V8's heap slack (free space the heaps keep beyond their live data), so the
  * estimate is low rather than high and peak RSS minus it overstates the working set.

@@ -12,7 +12,7 @@ import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
-export const STOPWORD = -1;
+const STOPWORD = -1;
 
 /**
  * The id a raw token (not yet seen by this inverter's caches) stands for in the TermIds it

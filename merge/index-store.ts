@@ -88,15 +88,11 @@ class RowBatcher {
       p[i++] = e;
       p[i++] = f;
     }
-    this.advance(i);
-  }
-
-  private advance(used: number): void {
-    if (used === this.pending.length) {
-      this.many.run(this.pending);
-      used = 0;
+    if (i === p.length) {
+      this.many.run(p);
+      i = 0;
     }
-    this.used = used;
+    this.used = i;
   }
 
   flush(): void {

@@ -80,7 +80,10 @@ describe('crawl files that change while the build runs', () => {
   it('a file deleted, one made unreadable, one turned into a dangling link and a folder removed mid-build are skipped with a reason; every other document is indexed', async () => {
     const crawl = join(work, 'changing');
     mkdirSync(join(crawl, 'sub'), { recursive: true });
-    const FILES = 120;
+    // The workers read ahead of the main thread; under a loaded full suite on 2 cores the first
+    // progress event once came after ~72 files had been taken (files 80 and 90 were read before the
+    // mutation), so the mutated files sit far beyond that.
+    const FILES = 420;
     const DOCS = 3;
     const name = (i: number) => `f-${String(i).padStart(3, '0')}.jsonl`;
     const idsOf = (i: number) => Array.from({ length: DOCS }, (_, d) => `f${i}d${d}`);
@@ -91,9 +94,9 @@ describe('crawl files that change while the build runs', () => {
     for (let i = 0; i < 3; i++) writeFileSync(join(crawl, 'sub', `s-${i}.jsonl`), JSON.stringify({ id: `s${i}`, text: 'zzmarker in the folder' }) + '\n');
 
     const root = process.getuid?.() === 0;
-    const deleted = 80;
-    const unreadable = 90;
-    const dangling = 100;
+    const deleted = 380;
+    const unreadable = 390;
+    const dangling = 400;
     let mutatedAt: number | undefined;
     const mutate = () => {
       unlinkSync(join(crawl, name(deleted)));

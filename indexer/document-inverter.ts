@@ -94,12 +94,13 @@ export class DocumentInverter {
     return this.wasmTable?.tableBytes ?? 0;
   }
 
-  private add(text: string): void {
+  /** `mayClear`: false while a JSON line sits in the scanner (clear() would drop it). */
+  private add(text: string, mayClear = true): void {
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
     const start = this.length;
     let knownNotAscii = false;
     if (this.wasmTable !== undefined) {
-      if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+      if (mayClear && this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
       const result = this.wasmTable.scan(text, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
       if (result === 'scanned') return;
       // 'uncut' (pure ASCII, a 256 Ki-character token) goes to the JS scan below.
@@ -123,6 +124,32 @@ export class DocumentInverter {
     const maxLength = this.tokenizer.maxTokenLength;
     if (this.wasmTable?.scan(normalized.replace(NON_ASCII, asciiStandIn), maxLength, this.analyse, this.pushAll) === 'scanned') return;
     scanAscii(normalized, this.asciiTable, this.analyse, this.push, maxLength, true);
+  }
+
+  /**
+   * The JSONL fast path (jsonl-fast-path.ts) inverts a document piece by piece, straight from
+   * the line in the WebAssembly scanner: begin() (the scanner, or undefined without it), then
+   * addLineSpan() / addText() for the title and text pieces in order, then pieces().
+   */
+  begin(): WasmAsciiTable | undefined {
+    this.length = 0;
+    if (this.wasmTable !== undefined && this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+    return this.wasmTable;
+  }
+
+  /** A pure-ASCII string of the line begin()'s scanner holds (escaped: with two-byte escapes). */
+  addLineSpan(start: number, end: number, escaped: boolean): void {
+    this.wasmTable!.scanLineSpan(start, end, escaped, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+  }
+
+  /** A decoded piece (non-ASCII text, or one with \u escapes): the ordinary analysis. */
+  addText(text: string): void {
+    this.add(text, false);
+  }
+
+  /** The TermIds of the pieces added since begin(): a view valid until the next document. */
+  pieces(): Uint32Array {
+    return this.termIds.subarray(0, this.length);
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */

@@ -39,7 +39,12 @@ export interface ParseWorkerInit {
  * the worker's next batch: batch arrays circulate instead of becoming garbage (see ParsePool).
  */
 /** A task: a whole file, or with start/end the lines of a JSONL file starting in that byte range (indexer/jsonl-ranges.ts). */
-export type ToWorker = { type: 'task'; seq: number; path: string; start?: number; end?: number } | { type: 'credit'; buffer?: ArrayBuffer } | { type: 'stop' };
+export type ToWorker =
+  | { type: 'task'; seq: number; path: string; start?: number; end?: number }
+  | { type: 'credit'; buffer?: ArrayBuffer }
+  | { type: 'stop' }
+  /** The set-up of a worker started ahead of the build (parse-worker-spares.ts); its first message. */
+  | { type: 'init'; init: ParseWorkerInit };
 
 /** One batch of parsed documents of one file: the stream element between parse and block fill. */
 export interface ParsedBatch {

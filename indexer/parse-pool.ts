@@ -11,6 +11,7 @@ import type { ParseTask } from './jsonl-ranges.js';
 import { releaseBuffers } from './release-buffers.js';
 import { integerFromEnv } from '../src/env-knobs.js';
 import { newSharedTermIds, SharedTermIds } from './shared-term-ids.js';
+import { takeSpareWorker } from './parse-worker-spares.js';
 
 /**
  * Files a worker holds (the one it parses included). One: a second queued file would sit behind
@@ -83,7 +84,10 @@ export class ParsePool {
       const termIds = new SharedTermIds(newSharedTermIds());
       this.termIds.push(termIds);
       const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer };
-      const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData, resourceLimits });
+      // A worker started ahead of the build (the CLI's) gets its set-up as its first message.
+      const spare = takeSpareWorker(init.maxYoungGenerationMb);
+      const worker = spare ?? new Worker(workerScript('indexer/parse-worker.js'), { workerData, resourceLimits });
+      if (spare) spare.postMessage({ type: 'init', init: workerData } satisfies ToWorker);
       worker.on('message', (m: FromWorker) => this.onMessage(w, m));
       worker.on('error', (err: unknown) => this.fail(err instanceof Error ? err : new Error(String(err))));
       worker.on('exit', (code) => {

@@ -6,10 +6,11 @@
  * credit whenever `credits` batches are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { readCorpusFile, type ByteRange } from '../src/corpus/index.js';
-import { createTokenizer } from '../src/tokenizer.js';
+import { readCorpusFile, resolveFields, type ByteRange, type JsonlLineHandler } from '../src/corpus/index.js';
+import { createTokenizer, type Tokenizer } from '../src/tokenizer.js';
 import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter, rawTokenIds } from './document-inverter.js';
+import { jsonlFastPath } from './jsonl-fast-path.js';
 import { grown } from './grown.js';
 import { niceThisThread } from './thread-priority.js';
 import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
@@ -17,24 +18,44 @@ import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
 let firstBatchSent = false;
-const init = workerData as ParseWorkerInit;
-if (init.niceness) niceThisThread(init.niceness);
 const port = parentPort!;
 /** Local id -> raw token: the worker's local terms, sent to the main thread with each batch. */
 const rawTokens: string[] = [];
-const tokenizer = createTokenizer(init.tokenizer);
-const inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens));
+let init!: ParseWorkerInit;
+let tokenizer!: Tokenizer;
+let inverter!: DocumentInverter;
+/** JSONL lines straight into the scanner (jsonl-fast-path.ts), where it applies. */
+let jsonlLines: JsonlLineHandler | undefined;
 /** Local -> global ids the main thread has assigned so far (shared-term-ids.ts). */
-const knownIds = new KnownTermIds(init.globalTermIds);
+let knownIds!: KnownTermIds;
+let BATCH_WORDS = 0;
+let credits = 0;
 
-let credits = init.credits;
+/**
+ * Sets the worker up for its build: from workerData, or from the 'init' message when it was
+ * started ahead of the build (parse-worker-spares.ts) and has loaded its modules meanwhile.
+ */
+function setUp(i: ParseWorkerInit): void {
+  init = i;
+  if (init.niceness) niceThisThread(init.niceness);
+  tokenizer = createTokenizer(init.tokenizer);
+  inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens));
+  jsonlLines = jsonlFastPath(resolveFields(init.corpus), inverter);
+  knownIds = new KnownTermIds(init.globalTermIds);
+  BATCH_WORDS = batchArrayWords(init.batchPairs);
+  credits = init.credits;
+  main().catch((err: unknown) => {
+    port.postMessage({ type: 'error', message: (err as Error)?.stack ?? String(err) });
+  });
+}
 let creditWaiter: (() => void) | undefined;
 const tasks: { seq: number; path: string; range?: ByteRange }[] = [];
 let taskWaiter: (() => void) | undefined;
 let stopping = false;
 
 port.on('message', (m: ToWorker) => {
-  if (m.type === 'credit') {
+  if (m.type === 'init') setUp(m.init);
+  else if (m.type === 'credit') {
     credits++;
     if (m.buffer) free.push(m.buffer);
     creditWaiter?.();
@@ -50,7 +71,6 @@ port.on('message', (m: ToWorker) => {
 
 let sentTerms = 0;
 
-const BATCH_WORDS = batchArrayWords(init.batchPairs);
 /**
  * Pairs arrays that came back with credits (batches the main thread consumed): reused for the
  * next batches, so batch arrays are a fixed set in circulation rather than a stream of garbage
@@ -165,7 +185,7 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
   const range = lineRange && { ...lineRange, onEnd: (c: { lines: number; items: number }) => (counts = c) };
   // Only a range after a file's first has line numbers the main thread must renumber.
   const renumbered = range !== undefined && range.start > 0;
-  for await (const item of readCorpusFile(init.root, path, init.corpus, range)) {
+  for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines)) {
     if (item.kind === 'skip') {
       batch.skips.push(item.skip);
       continue;
@@ -173,7 +193,7 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
     const d = item.doc;
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
     if (renumbered && d.idFromLine) batch.lineIds.push(batch.externalIds.length, d.line!);
-    batch.addDocument(inverter.invert(d), d.externalId, d.bytes);
+    batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
     if (batch.pairCount >= init.batchPairs) {
       const busy = performance.now() - t0;
       await send(batch, seq, part++, false, busy);
@@ -199,6 +219,5 @@ async function main(): Promise<void> {
   port.close();
 }
 
-main().catch((err: unknown) => {
-  port.postMessage({ type: 'error', message: (err as Error)?.stack ?? String(err) });
-});
+const data = workerData as ParseWorkerInit | { deferred: true };
+if (!('deferred' in data)) setUp(data);

@@ -17,6 +17,10 @@ import { APOSTROPHE, isWordChar } from './ascii-terms.js';
 
 /** Must equal CHUNK in indexer/wasm/ascii-scan.ts. */
 export const CHUNK = 256 * 1024;
+/** Must equal LINE_CAP, KEY_BYTES and MAX_KEYS in indexer/wasm/ascii-scan.ts. */
+export const LINE_CAP = CHUNK;
+const KEY_BYTES = 1024;
+const MAX_KEYS = 32;
 const PENDING = 0x80000000;
 const STOPWORD = -1;
 
@@ -31,6 +35,11 @@ interface ScanExports {
   memory: { buffer: ArrayBuffer };
   init(slots: number): void;
   scan(n: number, maxLen: number): number;
+  jsonLine(n: number, keyCount: number): number;
+  scanSpan(start: number, end: number, escaped: number, maxLen: number): number;
+  lineInput(): number;
+  keyInput(): number;
+  spans(): number;
   setValue(slot: number, value: number): void;
   input(): number;
   outputs(): number;
@@ -116,6 +125,56 @@ export class WasmAsciiTable {
   clear(): void {
     this.x.init(this.initialSlots);
     this.views();
+    if (this.jsonKeys) this.setJsonKeys(this.jsonKeys);
+  }
+
+  private jsonKeys?: readonly string[];
+
+  /**
+   * The JSON keys whose values parseJsonLine() locates (kept across clear()). False, with
+   * nothing set, if they do not fit (more than 32 keys or 1 KiB of key bytes).
+   */
+  setJsonKeys(keys: readonly string[]): boolean {
+    if (keys.length > MAX_KEYS) return false;
+    if (this.x.memory.buffer !== this.buffer) this.views();
+    const at = this.x.keyInput();
+    let p = at;
+    for (const k of keys) {
+      const len = Buffer.byteLength(k, 'utf8');
+      if (p + 4 + len - at > KEY_BYTES) return false;
+      this.words[p >> 2] = len;
+      this.bytes.write(k, p + 4, 'utf8');
+      p += 4 + ((len + 3) & ~3);
+    }
+    this.jsonKeys = keys;
+    return true;
+  }
+
+  /**
+   * The JSONL fast path (indexer/jsonl-fast-path.ts): copies `line` in and validates it as a
+   * JSON object; returns the spans of the keys set with setJsonKeys (kind, start, end per key;
+   * indexer/wasm/json-line.ts), a view valid until the next call, or undefined where the line
+   * must go the ordinary way (longer than LINE_CAP, not an object, anything unusual or invalid).
+   */
+  parseJsonLine(line: Uint8Array): Int32Array | undefined {
+    const keys = this.jsonKeys;
+    if (keys === undefined || line.length > LINE_CAP) return undefined;
+    const x = this.x;
+    if (x.memory.buffer !== this.buffer) this.views();
+    this.bytes.set(line, x.lineInput());
+    if (x.jsonLine(line.length, keys.length) !== 0) return undefined;
+    const at = x.spans() >> 2;
+    return this.words.subarray(at, at + 3 * keys.length);
+  }
+
+  /**
+   * Scans the string content [start, end) of the line parseJsonLine() took last (ASCII; with
+   * `escaped`, two-byte escapes in it), as scan() scans a text.
+   */
+  scanLineSpan(start: number, end: number, escaped: boolean, maxLength: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): void {
+    const x = this.x;
+    const n = x.scanSpan(start, end, escaped ? 1 : 0, maxLength);
+    this.emitScanned(n, analyse, emit);
   }
 
   private views(): void {
@@ -149,7 +208,12 @@ export class WasmAsciiTable {
     const at = x.input();
     // Latin-1 writes the string's bytes as they are (ASCII here).
     this.bytes.write(start === 0 && end === text.length ? text : text.slice(start, end), at, 'latin1');
-    const n = x.scan(end - start, maxLength);
+    this.emitScanned(x.scan(end - start, maxLength), analyse, emit);
+  }
+
+  /** Completes the n values the last scan wrote (analysing its misses) and emits them. */
+  private emitScanned(n: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): void {
+    const x = this.x;
     if (x.memory.buffer !== this.buffer) this.views();
     const words = this.words;
     const out = x.outputs() >> 2;

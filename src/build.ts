@@ -21,6 +21,7 @@ import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/wri
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
+import { endSpareWorkers } from '../indexer/parse-worker-spares.js';
 import { integerFromEnv } from './env-knobs.js';
 import { AbortError, storageFailure, UserError } from './errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions, type InputDocument } from './options.js';
@@ -401,6 +402,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     throw storage ? new UserError(storage) : err;
   } finally {
     sorterToDispose?.dispose();
+    // Parse workers the CLI started ahead and the build did not take (src/cli-prestart.ts).
+    void endSpareWorkers();
   }
 }
 

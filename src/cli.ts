@@ -3,6 +3,8 @@
  * The gpuindex command line: a thin layer over the library API (buildIndex, openIndex).
  * User mistakes print one line and exit 1; no stack traces unless GPUINDEX_DEBUG is set.
  */
+// First: starts a build's parse workers while the rest loads.
+import './cli-prestart.js';
 import { Command, InvalidArgumentError } from 'commander';
 import type { BuildSummary } from './build.js';
 import { AbortError, UserError } from './errors.js';

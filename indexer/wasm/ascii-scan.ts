@@ -29,8 +29,20 @@ const POOL_BYTES_PER_SLOT: u32 = 8;
 /** Bytes read past a key or the input's end by 64-bit loads. */
 const PAD: u32 = 16;
 
+import { copyUnescaped, jsonObjectSpans } from './json-line';
+
+/** Longest JSONL line the fast path takes (json-line.ts); longer lines go the ordinary way. */
+export const LINE_CAP: u32 = CHUNK;
+/** Room for the configured JSON keys (per key: u32 length, bytes padded to 4). */
+export const KEY_BYTES: u32 = 1024;
+export const MAX_KEYS: u32 = 32;
+
 let lut: usize = 0;
 let inPtr: usize = 0;
+let linePtr: usize = 0;
+let keysPtr: usize = 0;
+let spansPtr: usize = 0;
+let stackPtr: usize = 0;
 let outPtr: usize = 0;
 let missPtr: usize = 0;
 let missCount: u32 = 0;
@@ -78,6 +90,10 @@ export function init(slots: u32): void {
   // At most one token per two bytes (a token and a separator), plus one.
   outPtr = alloc(((CHUNK >> 1) + 1) << 2);
   missPtr = alloc(((CHUNK >> 1) + 1) << 2);
+  linePtr = alloc(LINE_CAP + PAD);
+  keysPtr = alloc(KEY_BYTES);
+  spansPtr = alloc(MAX_KEYS * 12);
+  stackPtr = alloc(64);
   missCount = 0;
   tableStart = top;
   newRegion(slots);
@@ -271,6 +287,32 @@ export function setValue(slot: u32, value: i32): void {
   store<i32>(slotsPtr + (<usize>slot << 4), value, 12);
 }
 
+/**
+ * The JSONL fast path: validates the n bytes written at lineInput() as a JSON object and writes
+ * the spans of the keyCount keys written at keyInput() at spans() (json-line.ts). OK (0) or
+ * FALLBACK (1).
+ */
+export function jsonLine(n: u32, keyCount: u32): u32 {
+  memory.fill(linePtr + n, 0, PAD);
+  return jsonObjectSpans(linePtr, n, keysPtr, keyCount, spansPtr, stackPtr);
+}
+
+/** Scans the string content lineInput()[start, end) as scan() does (escapes, never \u, as spaces). */
+export function scanSpan(start: u32, end: u32, escaped: bool, maxLen: u32): u32 {
+  if (escaped) copyUnescaped(linePtr, start, end, inPtr);
+  else memory.copy(inPtr, linePtr + start, end - start);
+  return scan(end - start, maxLen);
+}
+
+export function lineInput(): usize {
+  return linePtr;
+}
+export function keyInput(): usize {
+  return keysPtr;
+}
+export function spans(): usize {
+  return spansPtr;
+}
 export function input(): usize {
   return inPtr;
 }

@@ -27,7 +27,7 @@ import { decodeFile, hasNulByte, sniffHtmlCharset } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
 import { htmlToText } from './html.js';
-import type { CorpusItem, CorpusOptions, SourceDocument } from './types.js';
+import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument } from './types.js';
 
 /** Longest JSONL line, and largest whole-file document (.html, .txt, .md, single .json), in bytes. */
 export const MAX_LINE_BYTES = 256 * 2 ** 20;
@@ -41,9 +41,12 @@ const READ_CHUNK_BYTES = 1 << 20;
  */
 const SMALL_FILE_BYTES = 4 << 20;
 
-/** Reads the file `relPath` ('/'-separated, relative to `root`). */
-export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}, range?: LineRange): AsyncGenerator<CorpusItem> {
-  yield* readFileWith(root, relPath, resolveFields(options), range);
+/**
+ * Reads the file `relPath` ('/'-separated, relative to `root`). `lineHandler` may take JSONL
+ * lines instead of JSON.parse (see JsonlLineHandler).
+ */
+export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
+  yield* readFileWith(root, relPath, resolveFields(options), range, lineHandler);
 }
 
 /** Byte offsets [start, end) of a file (end may be Infinity: to the end). */
@@ -63,7 +66,7 @@ export interface LineRange extends ByteRange {
 }
 
 /** readCorpusFile with the field lists already resolved. */
-export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields, range?: LineRange): AsyncGenerator<CorpusItem> {
+export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
   const path = relPath;
   const skip = (reason: string): CorpusItem => ({ kind: 'skip', skip: { path, reason } });
   const fmt = formatOf(relPath);
@@ -86,7 +89,7 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
   if (!st.isFile()) return yield skip('not a regular file');
   if (st.size === 0) return yield skip('empty file');
   try {
-    if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size, range);
+    if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size, range, lineHandler);
     else if (fmt.format === 'json') yield* readJson(full, path, fmt.gzip, fields, st.size);
     else yield* readWholeDocument(full, path, fmt.gzip, fmt.format, st.size);
   } catch (err) {
@@ -137,7 +140,7 @@ const doc = (d: SourceDocument): CorpusItem =>
 // ---------------------------------------------------------------------------------------------
 // JSONL
 
-async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number, range?: LineRange): AsyncGenerator<CorpusItem> {
+async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let lineNo = 0;
@@ -164,6 +167,12 @@ async function* readJsonl(full: string, path: string, gzip: boolean, fields: Res
     if (i === end) return undefined; // blank line
     const line = raw.subarray(start, end);
     const valid = isUtf8(line);
+    const fast = valid && lineHandler !== undefined ? lineHandler(line) : undefined;
+    if (fast !== undefined) {
+      const d: SourceDocument = { externalId: fast.externalId ?? `${path}:${lineNo}`, path, line: lineNo, title: '', text: '', bytes: raw.length, termIds: fast.termIds };
+      if (fast.externalId === undefined) d.idFromLine = true;
+      return { kind: 'doc', doc: d };
+    }
     let value: unknown;
     try {
       value = JSON.parse(line.toString('utf8'));

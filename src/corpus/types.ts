@@ -21,7 +21,20 @@ export interface SourceDocument {
    * 'invalid UTF-8 (2 replacement characters removed)'. One line, like a skip reason.
    */
   warning?: string;
+  /**
+   * Set for a JSONL line a JsonlLineHandler took: the document's TermIds (title, then text),
+   * already inverted, a view valid until the reader's next item; title and text are then ''.
+   */
+  termIds?: Uint32Array;
 }
+
+/**
+ * Stands in for JSON.parse and the field lookup of a JSONL line (the parse's WebAssembly fast
+ * path, indexer/jsonl-fast-path.ts): the document's id (undefined: none, the reader's path:line
+ * fallback) and TermIds, or undefined to have the reader take the line the ordinary way.
+ * `line` is valid UTF-8 JSON text without its line end, BOM or blank lines.
+ */
+export type JsonlLineHandler = (line: Buffer) => { externalId: string | undefined; termIds: Uint32Array } | undefined;
 
 /** A file or document that was not indexed, with the reason (shown to the user as one line). */
 export interface SkippedItem {

@@ -1,0 +1,60 @@
+/**
+ * Parse workers started ahead of a build. A worker thread takes about 80 ms on the 2-core
+ * development machine before its code runs (Node's own bootstrap in a fresh isolate, then its
+ * modules); the CLI starts the build's workers as it begins loading (src/cli-prestart.ts), so that
+ * time passes beside the main thread's own module loading instead of before the first batch.
+ * A spare waits, unreferenced (it never keeps the process alive), for the 'init' message that
+ * ParsePool sends with the build's settings.
+ */
+import { Worker } from 'node:worker_threads';
+import { workerScript } from '../src/worker-script.js';
+
+interface Spare {
+  worker: Worker;
+  maxYoungGenerationMb: number | undefined;
+}
+
+const spares: Spare[] = [];
+
+/** Starts `count` parse workers with these resource limits (as ParsePool would make them). */
+export function prestartParseWorkers(count: number, maxYoungGenerationMb: number | undefined): void {
+  for (let i = 0; i < count; i++) {
+    const resourceLimits = maxYoungGenerationMb ? { maxYoungGenerationSizeMb: maxYoungGenerationMb } : undefined;
+    const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData: { deferred: true }, resourceLimits });
+    worker.unref();
+    // A spare that fails to start is simply not used (ParsePool starts a fresh worker instead).
+    const spare: Spare = { worker, maxYoungGenerationMb };
+    worker.once('error', () => drop(spare));
+    worker.once('exit', () => drop(spare));
+    spares.push(spare);
+  }
+}
+
+function drop(spare: Spare): void {
+  const i = spares.indexOf(spare);
+  if (i >= 0) spares.splice(i, 1);
+}
+
+/**
+ * A started worker made with the same young-generation limit, now referenced and no longer a
+ * spare; undefined if there is none. The caller sends it { type: 'init' } first.
+ */
+export function takeSpareWorker(maxYoungGenerationMb: number | undefined): Worker | undefined {
+  const i = spares.findIndex((s) => s.maxYoungGenerationMb === maxYoungGenerationMb);
+  if (i < 0) return undefined;
+  const [spare] = spares.splice(i, 1);
+  spare!.worker.removeAllListeners('error').removeAllListeners('exit');
+  spare!.worker.ref();
+  return spare!.worker;
+}
+
+/** Ends the spares nobody took (a build that needed fewer workers, or none). */
+export async function endSpareWorkers(): Promise<void> {
+  const left = spares.splice(0);
+  await Promise.all(left.map((s) => s.worker.terminate()));
+}
+
+/** Spares waiting (for tests). */
+export function spareWorkerCount(): number {
+  return spares.length;
+}

@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TermDictionary } from '../indexer/dictionary.js';
+import { analysedTermIds, DocumentInverter } from '../indexer/document-inverter.js';
+import { jsonlFastPath } from '../indexer/jsonl-fast-path.js';
+import { readCorpusFile, resolveFields, type CorpusItem, type FieldNames } from '../src/corpus/index.js';
+import { createTokenizer } from '../src/tokenizer.js';
+
+/** A parser's inverter with its own dictionary (TermIds are numbered in order of first sight). */
+function inverterWithDictionary(): { inverter: DocumentInverter; dictionary: TermDictionary } {
+  const tokenizer = createTokenizer();
+  const dictionary = new TermDictionary();
+  return { inverter: new DocumentInverter(tokenizer, analysedTermIds(tokenizer, dictionary)), dictionary };
+}
+
+/** What the ordinary way (JSON.parse, documentFromJson, inverter) makes of a file, doc by doc, as terms. */
+async function documents(path: string, fast: boolean, fields?: FieldNames): Promise<{ items: unknown[]; fastLines: number }> {
+  const { inverter, dictionary } = inverterWithDictionary();
+  const handler = fast ? jsonlFastPath(resolveFields({ fields }), inverter) : undefined;
+  if (fast) expect(handler).toBeDefined();
+  const items: unknown[] = [];
+  let fastLines = 0;
+  for await (const item of readCorpusFile(dir, path, { fields }, undefined, handler) as AsyncIterable<CorpusItem>) {
+    if (item.kind === 'skip') {
+      items.push(item);
+      continue;
+    }
+    const d = item.doc;
+    if (d.termIds) fastLines++;
+    const termIds = d.termIds ?? inverter.invert(d);
+    items.push({ externalId: d.externalId, line: d.line, idFromLine: d.idFromLine ?? false, warning: d.warning, bytes: d.bytes, terms: Array.from(termIds, (id) => dictionary.terms[id]), ids: Array.from(termIds) });
+  }
+  return { items, fastLines };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'gpuindex-jsonl-fast-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fileNo = 0;
+function file(lines: readonly string[]): string {
+  const name = `f${fileNo++}.jsonl`;
+  writeFileSync(join(dir, name), lines.join('\n') + '\n');
+  return name;
+}
+
+async function expectSameAsOrdinary(lines: readonly string[], fields?: FieldNames): Promise<number> {
+  const path = file(lines);
+  const slow = await documents(path, false, fields);
+  const fast = await documents(path, true, fields);
+  expect(fast.items).toEqual(slow.items);
+  return fast.fastLines;
+}
+
+// Values that exercise the scanner: ASCII prose, escapes of every kind, \u escapes, non-ASCII,
+// apostrophes next to escapes, control characters (escaped by JSON.stringify).
+const textPiece = fc.oneof(
+  fc.constantFrom("don't", "rock'\"n", 'the WHALE', 'a\\b', 'tab\there', 'line\nbreak', 'q"uote', 'sl/ash', '\u0001\u001f', 'café', 'naïve’s', '東京', '\u2019tis', 'x'.repeat(300), '\ud800', '½', 'Ａ', "end'", '\r\n', '42', '4.5e3'),
+  fc.stringMatching(/^[a-zA-Z0-9' .,;:!?\\"\-\t\n]{0,16}$/),
+  fc.string({ maxLength: 6 }),
+);
+const text = fc.array(textPiece, { maxLength: 12 }).map((p) => p.join(''));
+const scalar = fc.oneof(text, fc.integer(), fc.double(), fc.constantFrom(true, false, null));
+const value = fc.oneof({ depthSize: 'small' }, scalar, fc.array(scalar, { maxLength: 3 }), fc.dictionary(fc.constantFrom('a', 'text', 'id'), scalar, { maxKeys: 3 }));
+const key = fc.constantFrom('id', 'docid', '_id', 'url', 'title', 'text', 'body', 'contents', 'other', 'téxt', '');
+/** A JSON object line with repeated keys allowed (JSON.parse keeps the last), in random spacing. */
+const objectLine = fc
+  .tuple(fc.array(fc.tuple(key, value), { maxLength: 6 }), fc.constantFrom('', ' ', '\t', '  '))
+  .map(([members, ws]) => `${ws}{${ws}${members.map(([k, v]) => `${JSON.stringify(k)}${ws}:${ws}${JSON.stringify(v)}`).join(`${ws},${ws}`)}${ws}}${ws}`);
+
+describe('the JSONL fast path (WebAssembly validation and scan of the line)', () => {
+  it('gives the documents, ids and TermIds of JSON.parse and the ordinary analysis, line after line', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(objectLine, { minLength: 1, maxLength: 8 }), async (lines) => {
+        await expectSameAsOrdinary(lines);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses every line JSON.parse refuses, so the reader words the error', async () => {
+    const mutated = fc.tuple(objectLine, fc.nat(), fc.constantFrom('', '"', '}', '{', ',', ':', '\\', '\u0000', 'x', '01', '-', '.', 'tru', ']', '\\u12', '\\x')).map(([line, at, s]) => {
+      const i = line.length === 0 ? 0 : at % line.length;
+      return line.slice(0, i) + s + line.slice(i + 1);
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(mutated, { minLength: 1, maxLength: 6 }), async (lines) => {
+        // Lines with a raw newline would be two lines: keep them one line each.
+        await expectSameAsOrdinary(lines.map((l) => l.replace(/[\n\r]/g, ' ')));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('takes the ordinary mail-like lines itself', async () => {
+    const lines = [
+      JSON.stringify({ id: 'm/1', title: 'Re: New Sequences', text: "Date: Wed, 21 Aug 2002\nFrom: Chris <cwg@deepeddy.com>\n\n| I can't reproduce this \"error\".\\n" }),
+      JSON.stringify({ id: 'm/2', title: '', text: 'plain' }),
+      JSON.stringify({ id: 3, title: 'numbered id', text: 'seven whales' }),
+      JSON.stringify({ title: 'no id', text: 'falls back to path:line', extra: { nested: [1, { deep: 'x' }] } }),
+      JSON.stringify({ id: 'm/5', text: 'first', body: 'and second text fields, joined' }),
+      JSON.stringify({ id: 'dup', text: 'overwritten', title: 't', text2: 1, ...{ text: 'last one wins' } }).replace('"text":"last one wins"', '"text":"overwritten","text":"last one wins"'),
+    ];
+    expect(await expectSameAsOrdinary(lines)).toBe(lines.length);
+  });
+
+  it('leaves to the ordinary way what it cannot vouch for, and still agrees', async () => {
+    const lines = [
+      '{"t\\u0065xt": "an escaped key"}',
+      '{"id": "n", "title": 12, "text": "a number as title"}',
+      '{"id": "a", "text": ["an", "array", 3]}',
+      '{"id": "x", "title": "no text field"}',
+      '[1, 2]',
+      '"a string"',
+      '{"id": "deep", "text": "ok", "x": ' + '['.repeat(80) + ']'.repeat(80) + '}',
+      '{"id": "bad" "text": "missing comma"}',
+      '{"id": "y", "text": "trailing"} x',
+    ];
+    expect(await expectSameAsOrdinary(lines)).toBe(0);
+  });
+
+  it('decodes \\u escapes and non-ASCII pieces alone, with the same TermIds', async () => {
+    const lines = [
+      JSON.stringify({ id: 'u1', title: 'Caf\u00e9 society', text: 'plain ASCII text after a non-ASCII title' }),
+      '{"id": "u2", "title": "ascii title", "text": "escaped \\u0041BC and \\u00e9t\\u00e9"}',
+      JSON.stringify({ id: 'u3', text: 'Straße über 東京 and the whale’s tail' }),
+    ];
+    expect(await expectSameAsOrdinary(lines)).toBe(lines.length);
+  });
+
+  it('reads the fields --fields names', async () => {
+    const fields = { id: ['docno'], title: ['headline'], text: ['abstract', 'body'] };
+    const lines = [
+      JSON.stringify({ docno: 'd1', headline: 'Moby Dick', abstract: 'a whale', body: 'of a tale', text: 'not read' }),
+      JSON.stringify({ docno: 7, headline: null, abstract: true, body: 'literal fields are skipped' }),
+    ];
+    expect(await expectSameAsOrdinary(lines, fields)).toBe(lines.length);
+  });
+
+  it('is off with GPUINDEX_JSONL_FAST=0', () => {
+    const saved = process.env.GPUINDEX_JSONL_FAST;
+    process.env.GPUINDEX_JSONL_FAST = '0';
+    try {
+      expect(jsonlFastPath(resolveFields({}), inverterWithDictionary().inverter)).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.GPUINDEX_JSONL_FAST;
+      else process.env.GPUINDEX_JSONL_FAST = saved;
+    }
+  });
+});

@@ -176,6 +176,13 @@ export class CpuSorter implements PairSorter {
     return { totalMs };
   }
 
+  handOverScratch(): ArrayBuffer | undefined {
+    const scratch = this.scratch;
+    this.scratch = new Uint32Array(0);
+    this.scratchUsed = 0;
+    return scratch.length > 0 ? (scratch.buffer as ArrayBuffer) : undefined;
+  }
+
   async release(): Promise<void> {
     const scratch = this.scratch;
     this.scratch = new Uint32Array(0);

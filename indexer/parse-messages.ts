@@ -11,6 +11,7 @@
  */
 import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
+import type { SortedBlockPostings } from '../merge/sorted-block-postings.js';
 
 /** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
 export function batchArrayWords(batchPairs: number): number {
@@ -44,7 +45,29 @@ export type ToWorker =
   | { type: 'credit'; buffer?: ArrayBuffer }
   | { type: 'stop' }
   /** The set-up of a worker started ahead of the build (parse-worker-spares.ts); its first message. */
-  | { type: 'init'; init: ParseWorkerInit };
+  | { type: 'init'; init: ParseWorkerInit }
+  | BlockPostingsRequest;
+
+/**
+ * After its last batch, a worker may be handed the build's one block (the whole crawl fitted in
+ * it): it sorts it (CPU sorter) and writes postings.bin at `path` while the main thread writes
+ * the lexicon (worker-pipeline.ts). `pairs` and `scratch` are transferred; `docBases` as in
+ * PairSorter.sortBlock.
+ */
+export interface BlockPostingsRequest {
+  type: 'postings';
+  pairs: ArrayBuffer;
+  count: number;
+  docBases: Uint32Array;
+  /** The CPU sorter's scratch, already touched during the fill (a first page touch is slow here). */
+  scratch?: ArrayBuffer;
+  path: string;
+}
+
+/** The answer to a BlockPostingsRequest: merge/sorted-block-postings.ts's figures, or the error (with its system code). */
+export type BlockPostingsReply =
+  | ({ type: 'postings'; sortMs: number; writeMs: number } & SortedBlockPostings)
+  | { type: 'postings-error'; message: string; code?: string };
 
 /** One batch of parsed documents of one file: the stream element between parse and block fill. */
 export interface ParsedBatch {
@@ -89,4 +112,4 @@ export interface ParsedBatch {
   workerStartedAt?: number;
 }
 
-export type FromWorker = ParsedBatch | { type: 'error'; message: string };
+export type FromWorker = ParsedBatch | { type: 'error'; message: string } | BlockPostingsReply;

@@ -5,7 +5,7 @@
  * returns its credit (SyncSend).
  */
 import { Worker } from 'node:worker_threads';
-import { batchArrayWords, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { workerScript } from '../src/worker-script.js';
 import type { ParseTask } from './jsonl-ranges.js';
 import { releaseBuffers } from './release-buffers.js';
@@ -72,7 +72,18 @@ export class ParsePool {
    * it, credits come back only as batches are consumed. Parsing starts at file `firstFile`
    * (a resumed build); batches keep their crawl-wide sequence numbers.
    */
-  constructor(private readonly tasks: readonly ParseTask[], count: number, init: Omit<ParseWorkerInit, 'globalTermIds'>, private readonly maxBufferedBytes: number, firstFile = 0) {
+  /**
+   * `keepFirstWorker`: worker 0 is not retired when its tasks are done, so that it can be handed
+   * the build's one block (writeBlockPostings).
+   */
+  constructor(
+    private readonly tasks: readonly ParseTask[],
+    count: number,
+    init: Omit<ParseWorkerInit, 'globalTermIds'>,
+    private readonly maxBufferedBytes: number,
+    firstFile = 0,
+    private readonly keepFirstWorker = false,
+  ) {
     this.nextFile = firstFile;
     this.batchArrayBytes = 4 * batchArrayWords(init.batchPairs);
     this.expected = { seq: firstFile, part: 0 };
@@ -122,11 +133,36 @@ export class ParsePool {
   private fail(err: Error): void {
     this.failure ??= err;
     this.wake?.();
+    this.postingsReply?.({ type: 'postings-error', message: err.message });
+  }
+
+  private postingsReply?: (m: BlockPostingsReply) => void;
+
+  /**
+   * Hands the build's one block to worker 0 (kept with keepFirstWorker, its tasks done) to sort
+   * and write as postings.bin; `pairs` and `scratch` are transferred. Rejects with the worker's
+   * error (its system code kept, so a full disk reads as one).
+   */
+  writeBlockPostings(request: Omit<BlockPostingsRequest, 'type'>): Promise<Extract<BlockPostingsReply, { type: 'postings' }>> {
+    return new Promise((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
+      this.postingsReply = (m) => {
+        this.postingsReply = undefined;
+        if (m.type === 'postings') resolve(m);
+        else reject(Object.assign(new Error(m.message), m.code !== undefined ? { code: m.code } : {}));
+      };
+      const transfer = [request.pairs, ...(request.scratch ? [request.scratch] : [])];
+      this.post(0, { type: 'postings', ...request } satisfies ToWorker, transfer);
+    });
   }
 
   private onMessage(w: number, m: FromWorker): void {
     if (m.type === 'error') {
       this.fail(new Error(`parse worker ${w}: ${m.message}`));
+      return;
+    }
+    if (m.type === 'postings' || m.type === 'postings-error') {
+      this.postingsReply?.(m);
       return;
     }
     const t = this.times[w]!;
@@ -140,7 +176,7 @@ export class ParsePool {
     if (m.last) {
       this.pendingTasks[w]!--;
       this.dispatch(w);
-      if (this.pendingTasks[w] === 0) this.retired[w] ??= this.workers[w]!.terminate();
+      if (this.pendingTasks[w] === 0 && !(w === 0 && this.keepFirstWorker)) this.retired[w] ??= this.workers[w]!.terminate();
     }
     const buffered = !(m.seq === this.expected.seq && m.part === this.expected.part);
     const bytes = buffered ? queuedBatchBytes(m) : 0;

@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, resolveFields, type ByteRange, type JsonlLineHandler } from '../src/corpus/index.js';
 import { createTokenizer, type Tokenizer } from '../src/tokenizer.js';
-import { batchArrayWords, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter, rawTokenIds } from './document-inverter.js';
 import { jsonlFastPath } from './jsonl-fast-path.js';
 import { grown } from './grown.js';
@@ -55,6 +55,7 @@ let stopping = false;
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'init') setUp(m.init);
+  else if (m.type === 'postings') void writeBlockPostings(m);
   else if (m.type === 'credit') {
     credits++;
     if (m.buffer) free.push(m.buffer);
@@ -206,6 +207,33 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
     batch.items = counts.items;
   }
   await send(batch, seq, part, true, performance.now() - t0);
+}
+
+/**
+ * The crawl fitted in one block: sorts it and writes postings.bin here, the worker being idle
+ * after its last batch, while the main thread writes the lexicon (worker-pipeline.ts). The sort
+ * and postings modules load only now: a parse needs none of them.
+ */
+async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
+  let reply: BlockPostingsReply;
+  try {
+    const [{ radixSortPairs }, { applyDocBases }, { writeSortedBlockPostings }] = await Promise.all([
+      import('./cpu-sorter.js'),
+      import('./doc-bases.js'),
+      import('../merge/sorted-block-postings.js'),
+    ]);
+    const t0 = performance.now();
+    const pairs = new Uint32Array(m.pairs, 0, 2 * m.count);
+    applyDocBases(pairs, m.count, m.docBases);
+    const scratch = m.scratch !== undefined && m.scratch.byteLength >= 8 * m.count ? new Uint32Array(m.scratch) : new Uint32Array(2 * m.count);
+    const sorted = radixSortPairs(pairs, m.count, scratch);
+    const t1 = performance.now();
+    const written = writeSortedBlockPostings(sorted, m.count, m.path);
+    reply = { type: 'postings', sortMs: t1 - t0, writeMs: performance.now() - t1, ...written };
+  } catch (err) {
+    reply = { type: 'postings-error', message: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code };
+  }
+  port.postMessage(reply, reply.type === 'postings' ? [reply.lengths.buffer as ArrayBuffer] : []);
 }
 
 async function main(): Promise<void> {

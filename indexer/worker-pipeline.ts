@@ -32,6 +32,8 @@ import { CREDITS } from './memory-plan.js';
 import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
 import { TailSplit, tailMinPairsFromEnv } from './tail-split.js';
+import { PostingsTally, type TalliedLexicon } from '../merge/postings-tally.js';
+import type { SortedBlockPostings } from '../merge/sorted-block-postings.js';
 
 export type Schedule = 'sequential' | 'overlapped';
 
@@ -70,6 +72,12 @@ export interface WorkerPipelineInput {
    * call; returns whether more remains (buildIndex writes document rows ahead of the merge with it).
    */
   whileWaiting?: () => boolean;
+  /**
+   * Where postings.bin goes if the whole crawl fits in one block (sequential schedule, CPU
+   * sorter, no --resume): the parse worker then sorts the block and writes the postings while
+   * the caller writes the lexicon from a PostingsTally kept during the fill (result.blockPostings).
+   */
+  blockPostingsPath?: string;
   /** --resume: records a checkpoint after each run (and `restored`, what earlier runs hold). */
   checkpoints?: CheckpointLog;
   restored?: RestoredState;
@@ -85,11 +93,25 @@ export interface WorkerPipelineResult extends PipelineResult {
   workerTerms: number[];
   /** Each worker's WebAssembly raw-token table in bytes (0 where it used the JS scan). */
   workerScanBytes: number[];
+  /** The crawl fitted in one block, handed to a parse worker (input.blockPostingsPath); no runs then. */
+  blockPostings?: BlockPostings;
+}
+
+/** The lexicon's figures, known now, and the postings.bin the parse worker is writing meanwhile. */
+export interface BlockPostings {
+  lexicon: TalliedLexicon;
+  /** Settles once postings.bin is written and the parse workers are closed. */
+  written: Promise<SortedBlockPostings>;
 }
 
 export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
   const { clock, signal } = input;
   const batchPairs = input.batchPairs ?? Math.max(1, Math.min(1 << 16, input.blockSize));
+  // One block for the whole crawl may go to a parse worker (see blockPostingsPath): tallied
+  // until a block fills up before the end.
+  const blockMode = input.blockPostingsPath !== undefined && input.schedule === 'sequential' && input.sorter.kind === 'cpu' && !input.sorter.sortToRun && !input.checkpoints && !input.restored;
+  let tally = blockMode ? new PostingsTally() : undefined;
+  let blockPostings: BlockPostings | undefined;
   const pool = new ParsePool(input.tasks, Math.max(1, input.workers), {
     root: input.root,
     corpus: input.corpus,
@@ -98,7 +120,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     credits: input.credits ?? CREDITS,
     maxYoungGenerationMb: input.maxYoungGenerationMb,
     niceness: workerNicenessFromEnv(),
-  }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0);
+  }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0, blockMode);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
   const numbering = new LineNumbering(input.tasks, input.restored?.resumeAt.lines);
@@ -200,9 +222,13 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       while (from < batch.pairCount) {
         const take = Math.min(batch.pairCount - from, current.capacity - current.count);
         remapper.copy(remap, from, take, current);
+        tally?.add(current.pairs, current.count, take, remap.docBase);
         current.count += take;
         from += take;
-        if (current.full) await flushAfter(from);
+        if (current.full) {
+          tally = undefined; // more than one block: the runs are merged as usual
+          await flushAfter(from);
+        }
       }
       sink.prepareFor(current.count, current.capacity);
       tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
@@ -213,7 +239,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
-    await flush({ seq: input.tasks.length, part: 0, taken: 0, inBatch: false });
+    if (tally && sink.blocks === 0 && current.count > 0) blockPostings = handOverBlock(pool, current, tally.finish(), input, counters);
+    else await flush({ seq: input.tasks.length, part: 0, taken: 0, inBatch: false });
     if (inflight) {
       const t0 = performance.now();
       await settleMeanwhile(inflight, input.whileWaiting);
@@ -221,7 +248,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     }
   } finally {
     if (inflight) await inflight.catch(() => {});
-    await pool.close();
+    // A block in a worker's hands: the workers close once it is written (BlockPostings.written).
+    if (!blockPostings) await pool.close();
     clock.mark('workers closed');
     // Blocks and sort scratch go now, not at some later collection: the merge comes next.
     await releaseBuffers([current.pairs.buffer, spare?.pairs.buffer]);
@@ -231,7 +259,53 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   for (const t of pool.times) {
     clock.add('parseWorkers', t.busyMs);
   }
-  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind, workerTimes: pool.times, sortWaitMs, batchWaitMs, workerTerms: remapper.localTermCounts(), workerScanBytes: pool.scanTableBytes };
+  return {
+    runPaths: sink.runPaths,
+    counters,
+    sorterKind: sink.sorterKind,
+    workerTimes: pool.times,
+    sortWaitMs,
+    batchWaitMs,
+    workerTerms: remapper.localTermCounts(),
+    workerScanBytes: pool.scanTableBytes,
+    ...(blockPostings ? { blockPostings } : {}),
+  };
+}
+
+/**
+ * The whole crawl is in `block`: parse worker 0 sorts it and writes postings.bin (with the CPU
+ * sorter's scratch, touched during the fill), while the caller writes the lexicon from
+ * `lexicon`. The lengths the worker wrote are checked against the tally.
+ */
+function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, input: WorkerPipelineInput, counters: ParseCounters): BlockPostings {
+  const { clock } = input;
+  const count = block.count;
+  clock.mark('sort', count);
+  const job = pool.writeBlockPostings({
+    pairs: block.pairs.buffer as ArrayBuffer,
+    count,
+    docBases: block.docBases.bases.slice(),
+    scratch: input.sorter.handOverScratch?.(),
+    path: input.blockPostingsPath!,
+  });
+  const written = job.then(
+    async (r) => {
+      await pool.close();
+      clock.add('sort', r.sortMs);
+      clock.add('writeRuns', r.writeMs);
+      counters.blocks = 1;
+      if (r.terms !== lexicon.terms || r.postings !== lexicon.postings || r.bytes !== lexicon.postingsBytes || r.lengths.some((n, t) => n !== lexicon.lengths[t]))
+        throw new Error(`the postings written (${r.terms} terms, ${r.postings} postings, ${r.bytes} bytes) differ from the tally (${lexicon.terms}, ${lexicon.postings}, ${lexicon.postingsBytes})`);
+      const { type: _, sortMs: _s, writeMs: _w, ...figures } = r;
+      return figures;
+    },
+    async (err: unknown) => {
+      await pool.close();
+      throw err;
+    },
+  );
+  written.catch(() => {}); // observed by the caller; no unhandled rejection meanwhile
+  return { lexicon, written };
 }
 
 /** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */

@@ -7,6 +7,7 @@ import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
+import type { BlockPostings } from '../indexer/worker-pipeline.js';
 
 export interface IndexContents {
   /** terms[termId] is the term string. */
@@ -97,15 +98,49 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
   }
 }
 
+/**
+ * merge_batches for a crawl that fitted in one block (worker-pipeline.ts BlockPostings): no runs
+ * to merge; the lexicon rows come from the tally kept during the fill and go in while the parse
+ * worker sorts the block and writes postings.bin. Same bytes as writeIndex.
+ */
+export async function writeIndexFromTally(dir: string, contents: IndexContents, block: BlockPostings, pairs: number, onFraction?: (f: number) => void): Promise<WriteIndexResult> {
+  const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
+  try {
+    addDocuments(store, contents);
+    const { lexicon } = block;
+    if (lexicon.terms !== contents.terms.length) throw new Error(`the tally holds ${lexicon.terms} terms, the dictionary ${contents.terms.length}`);
+    for (let t = 0; t < lexicon.terms; t++) {
+      store.addTerm({ term: contents.terms[t]!, termId: t, df: lexicon.df[t]!, cf: lexicon.cf[t]!, offset: lexicon.offsets[t]!, length: lexicon.lengths[t]! });
+    }
+    // Everything but the postings file's size and hash is known: the database is finished
+    // while the worker may still be writing.
+    const stats = finishStore(store, contents, lexicon.terms, lexicon.postings);
+    const written = await block.written;
+    onFraction?.(1);
+    return { merge: { runs: 1, pairs, terms: written.terms, segmentPops: written.terms, threads: 1 }, stats, postingsBytes: written.bytes, postingsSha256: written.sha256 };
+  } catch (err) {
+    store.abort();
+    // The worker may still be writing postings.bin: the caller removes the folder once it is done.
+    await block.written.catch(() => {});
+    throw err;
+  }
+}
+
 function addDocuments(store: IndexStoreWriter, contents: IndexContents): void {
   for (const d of contents.documents) store.addDocument(d.docId, d.externalId, d.path, d.length);
   store.flushDocuments();
 }
 
 function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIndexResult['merge'], postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {
+  const stats = finishStore(store, contents, merge.terms, postingsCount);
+  return { merge, stats, postingsBytes, postingsSha256 };
+}
+
+/** Writes the collection statistics and build settings and commits index.sqlite. */
+function finishStore(store: IndexStoreWriter, contents: IndexContents, terms: number, postingsCount: number): CollectionStats {
   const stats: CollectionStats = {
     documents: contents.documentCount,
-    terms: merge.terms,
+    terms,
     totalTokens: contents.totalTokens,
     averageLength: contents.documentCount ? contents.totalTokens / contents.documentCount : 0,
     postings: postingsCount,
@@ -114,5 +149,5 @@ function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIn
   store.setStats(stats);
   store.setSettings(contents.settings);
   store.commitAndClose();
-  return { merge, stats, postingsBytes, postingsSha256 };
+  return stats;
 }

@@ -17,7 +17,7 @@ import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
 import { planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../indexer/jsonl-ranges.js';
 import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
-import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
+import { writeIndex, writeIndexFromTally, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
@@ -278,6 +278,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         credits: memoryPlan.credits,
         maxYoungGenerationMb: workerYoungGenerationMb(),
         runDir: checkpoints?.runDir ?? plan.runDir,
+        blockPostingsPath: join(plan.temp, POSTINGS_FILE),
         dictionary,
         documents,
         clock,
@@ -317,10 +318,13 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const mergeStart = performance.now();
     const documentRowsAhead = rowsAhead?.count ?? 0;
     const { threads, cursorBytes } = planMerge(memoryPlan.mergeBytes, mergeThreadsFor(options, root ? workers : 1, counters.pairs), options.mergeThreads !== undefined);
+    const blockPostings = 'blockPostings' in parsed ? parsed.blockPostings : undefined;
     const merge = (contents: IndexContents, onFraction: (f: number) => void) =>
-      threads > 1
-        ? writeIndexParallel(plan.temp, runPaths, contents, cursorBytes, threads, onFraction)
-        : writeIndex(plan.temp, runPaths, contents, cursorBytes, onFraction);
+      blockPostings
+        ? writeIndexFromTally(plan.temp, contents, blockPostings, counters.pairs, onFraction)
+        : threads > 1
+          ? writeIndexParallel(plan.temp, runPaths, contents, cursorBytes, threads, onFraction)
+          : writeIndex(plan.temp, runPaths, contents, cursorBytes, onFraction);
     const written = await merge(
       {
         terms: dictionary.terms,

@@ -76,6 +76,11 @@ export interface PairSorter {
    * flight is using. Optional.
    */
   prepareFor?(pairs: number, capacity: number): void;
+  /**
+   * Gives up the scratch prepareFor readied (the CPU sorter's), for a sort of the block on
+   * another thread (worker-pipeline.ts: the crawl fitted in one block); optional.
+   */
+  handOverScratch?(): ArrayBuffer | undefined;
   /** Frees host buffers now (a later sort allocates them again); optional. */
   release?(): Promise<void>;
   /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */

@@ -45,6 +45,16 @@ describe('schedules and workers', () => {
     expect(three.content).toEqual(one.content);
   });
 
+  it('the crawl in one block: the parse worker sorts it and writes postings.bin, the lexicon comes from the tally, and the index is the same as from many runs', async () => {
+    const runs = await build({ pipeline: 'cpu', workers: 1 });
+    for (const workers of [1, 2]) {
+      const one = await build({ pipeline: 'cpu', workers, blockSize: 1 << 20 });
+      expect(one.summary.blocks).toBe(1);
+      expect(one.summary.runBytes).toBe(0);
+      expect(one.content).toEqual(runs.content);
+    }
+  });
+
   it('gives the same index as the in-process parse of the same documents', async () => {
     const viaWorkers = await build({ pipeline: 'cpu', workers: 2 });
     const { readCorpus } = await import('../src/corpus/index.js');

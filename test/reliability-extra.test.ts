@@ -230,16 +230,26 @@ describe('huge inputs with bounded memory', () => {
 
 describe('a full disk', () => {
   const crawl = join(work, 'disk-crawl');
+  /** Blocks small enough for several runs (the whole 6 MB crawl fits one block by default). */
+  const RUNS = ['--sorter', 'cpu', '--block-size', '200000'];
   let reference: { runBytes: number; postingsBytes: number; sqliteBytes: number };
+  /** The default build: one block, sorted and written as postings.bin by the parse worker. */
+  let oneBlock: { runBytes: number; blocks: number; postingsBytes: number; sqliteBytes: number };
   let n = 0;
+
+  const figures = (out: string, stdout: string) => ({ runBytes: JSON.parse(stdout).runBytes, blocks: JSON.parse(stdout).blocks, postingsBytes: statSync(join(out, 'postings.bin')).size, sqliteBytes: statSync(join(out, 'index.sqlite')).size });
 
   beforeAll(() => {
     const g = gpuindex(['gen-corpus', '--size', '6MB', '--seed', '3', '--files', '3', '-o', crawl]);
     expect(g.code).toBe(0);
     const out = join(work, 'disk-reference');
-    const r = gpuindex(['build', crawl, '-o', out, '--sorter', 'cpu', '--json']);
+    const r = gpuindex(['build', crawl, '-o', out, ...RUNS, '--json']);
     expect(r.code).toBe(0);
-    reference = { runBytes: JSON.parse(r.stdout).runBytes, postingsBytes: statSync(join(out, 'postings.bin')).size, sqliteBytes: statSync(join(out, 'index.sqlite')).size };
+    reference = figures(out, r.stdout);
+    const one = join(work, 'disk-reference-one-block');
+    const r1 = gpuindex(['build', crawl, '-o', one, '--sorter', 'cpu', '--json']);
+    expect(r1.code).toBe(0);
+    oneBlock = figures(one, r1.stdout);
   });
 
   /** A fresh tmpfs with mount options `opts`, or the reason there is none. */
@@ -253,7 +263,7 @@ describe('a full disk', () => {
   }
 
   /** Builds onto a tmpfs mounted with `opts`; undefined (a visible skip) where mounting is not allowed. */
-  function buildOnto(opts: string, skip: () => void, args: string[] = ['--sorter', 'cpu']) {
+  function buildOnto(opts: string, skip: () => void, args: string[] = RUNS) {
     const dir = tmpfs(opts);
     if (typeof dir !== 'string') {
       console.warn(`gpuindex tests: cannot mount a tmpfs (${dir.reason}); the disk-full test is skipped`);
@@ -292,6 +302,13 @@ describe('a full disk', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('the crawl in one block, whose postings.bin the parse worker writes while this thread writes the lexicon: one line (ENOSPC or SQLITE_FULL, whichever fills the device first), nothing left', ({ skip }) => {
+    expect(oneBlock).toMatchObject({ runBytes: 0, blocks: 1 });
+    const bytes = Math.ceil((oneBlock.sqliteBytes + oneBlock.postingsBytes / 2) / 4096) * 4096;
+    const { dir, out, r } = buildOnto(`size=${bytes}`, skip, ['--sorter', 'cpu']);
+    expectCleanFailure(dir, r, new RegExp(`^gpuindex: no space left on the device for ${esc(out)} \\((ENOSPC: no space left on device, write|SQLITE_FULL: database or disk is full)\\)\\n$`));
+  });
+
   it('room for the runs and postings but not the SQLite tables: the same one line (SQLITE_FULL), nothing left', ({ skip }) => {
     expect(reference.sqliteBytes).toBeGreaterThan(512 * 1024);
     const bytes = Math.ceil((reference.runBytes + reference.postingsBytes + 256 * 1024) / 4096) * 4096;
@@ -301,10 +318,12 @@ describe('a full disk', () => {
   });
 
   it('no inode left at each step (temporary folder, runs folder, run file, postings, database): one line, nothing left', ({ skip }) => {
-    for (let inodes = 1; inodes <= 5; inodes++) {
-      const { dir, out, r } = buildOnto(`size=64m,nr_inodes=${inodes}`, skip);
-      const line = new RegExp(`^gpuindex: (no space left on the device for|cannot write the index) ${esc(out)} \\((ENOSPC|SQLITE_\\w+): [^\\n]+\\)\\n$`);
-      expectCleanFailure(dir, r, line);
+    for (const args of [RUNS, ['--sorter', 'cpu']]) {
+      for (let inodes = 1; inodes <= 5; inodes++) {
+        const { dir, out, r } = buildOnto(`size=64m,nr_inodes=${inodes}`, skip, args);
+        const line = new RegExp(`^gpuindex: (no space left on the device for|cannot write the index) ${esc(out)} \\((ENOSPC|SQLITE_\\w+): [^\\n]+\\)\\n$`);
+        expectCleanFailure(dir, r, line);
+      }
     }
   });
 });

@@ -6,7 +6,7 @@
  * credit whenever `credits` batches are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { readCorpusFile, resolveFields, type ByteRange, type JsonlLineHandler } from '../src/corpus/index.js';
+import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler } from '../src/corpus/index.js';
 import { createTokenizer, type Tokenizer } from '../src/tokenizer.js';
 import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter, rawTokenIds } from './document-inverter.js';
@@ -186,21 +186,30 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
   const range = lineRange && { ...lineRange, onEnd: (c: { lines: number; items: number }) => (counts = c) };
   // Only a range after a file's first has line numbers the main thread must renumber.
   const renumbered = range !== undefined && range.start > 0;
-  for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines)) {
+  /** Adds an item to the batch; true when the batch is full. */
+  const take = (item: CorpusItem): boolean => {
     if (item.kind === 'skip') {
       batch.skips.push(item.skip);
-      continue;
+      return false;
     }
     const d = item.doc;
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
     if (renumbered && d.idFromLine) batch.lineIds.push(batch.externalIds.length, d.line!);
     batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
-    if (batch.pairCount >= init.batchPairs) {
-      const busy = performance.now() - t0;
-      await send(batch, seq, part++, false, busy);
-      batch = new BatchBuilder(path);
-      t0 = performance.now();
-    }
+    return batch.pairCount >= init.batchPairs;
+  };
+  const sendFull = async (): Promise<void> => {
+    const busy = performance.now() - t0;
+    await send(batch, seq, part++, false, busy);
+    batch = new BatchBuilder(path);
+    t0 = performance.now();
+  };
+  // Plain JSONL is read with synchronous calls (no promise a line); other files as a stream.
+  const plainJsonl = readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
+  if (plainJsonl) {
+    for (const item of plainJsonl) if (take(item)) await sendFull();
+  } else {
+    for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines)) if (take(item)) await sendFull();
   }
   if (counts) {
     batch.lines = counts.lines;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -147,5 +147,54 @@ describe('the JSONL fast path (WebAssembly validation and scan of the line)', ()
       if (saved === undefined) delete process.env.GPUINDEX_JSONL_FAST;
       else process.env.GPUINDEX_JSONL_FAST = saved;
     }
+  });
+});
+
+describe('the synchronous JSONL reader of the parse workers', () => {
+  async function both(root: string, path: string, range?: { start: number; end: number }) {
+    const { readPlainJsonlSync } = await import('../src/corpus/index.js');
+    const syncCounts: unknown[] = [];
+    const asyncCounts: unknown[] = [];
+    const sync = [...readPlainJsonlSync(root, path, {}, range && { ...range, onEnd: (c) => syncCounts.push(c) })!];
+    const streamed: CorpusItem[] = [];
+    for await (const item of readCorpusFile(root, path, {}, range && { ...range, onEnd: (c) => asyncCounts.push(c) })) streamed.push(item);
+    return { sync, streamed, syncCounts, asyncCounts };
+  }
+
+  it('reads the same items, skips and range counts as the stream reader', async () => {
+    const fixtures = ['test/fixtures/corpus/bad', 'test/fixtures/corpus/formats'];
+    const big = file([
+      '\ufeff' + JSON.stringify({ id: 'bom', text: 'first line after a byte order mark' }),
+      '',
+      '   ',
+      JSON.stringify({ id: 'crlf', text: 'a line ending in CR LF' }) + '\r',
+      '{"id": "bad json"',
+      ...Array.from({ length: 7000 }, (_, i) => JSON.stringify({ id: `d${i}`, text: `document ${i} `.repeat(40 + (i % 50)) })),
+      JSON.stringify({ id: 'last', text: 'no newline after me' }),
+    ]);
+    // The last line without its newline.
+    writeFileSync(join(dir, big), readFileSync(join(dir, big)).subarray(0, -1));
+    const cases: [string, string][] = [...fixtures.flatMap((root) => readdirSync(root).filter((f) => f.endsWith('.jsonl')).map((f) => [root, f] as [string, string])), [dir, big]];
+    expect(cases.length).toBeGreaterThan(4);
+    for (const [root, path] of cases) {
+      const r = await both(root, path);
+      expect(r.sync).toEqual(r.streamed);
+    }
+    const size = statSync(join(dir, big)).size;
+    expect(size).toBeGreaterThan(4 << 20); // read in 1 MiB chunks, lines across them
+    for (const cut of [1, 777, 1 << 20, (1 << 20) + 3, size - 5]) {
+      for (const range of [{ start: 0, end: cut }, { start: cut, end: Infinity }]) {
+        const r = await both(dir, big, range);
+        expect(r.sync).toEqual(r.streamed);
+        expect(r.syncCounts).toEqual(r.asyncCounts);
+      }
+    }
+  });
+
+  it('is only for plain .jsonl (gzip and other formats go as a stream)', async () => {
+    const { readPlainJsonlSync } = await import('../src/corpus/index.js');
+    expect(readPlainJsonlSync('test/fixtures/corpus/formats', 'docs.jsonl.gz')).toBeUndefined();
+    expect(readPlainJsonlSync('test/fixtures/corpus/formats', 'array.json')).toBeUndefined();
+    expect([...readPlainJsonlSync('test/fixtures/corpus/formats', 'missing.jsonl')!]).toEqual([{ kind: 'skip', skip: { path: 'missing.jsonl', reason: expect.stringMatching(/ENOENT/) } }]);
   });
 });

@@ -10,7 +10,7 @@ import { walkCorpus } from './walk.js';
 
 export * from './types.js';
 export { listCorpusFiles, walkCorpus, type CorpusListing, type WalkEntry } from './walk.js';
-export { readCorpusFile, describeError, markdownTitle, MAX_LINE_BYTES, MAX_WHOLE_FILE_BYTES, type ByteRange } from './read-file.js';
+export { readCorpusFile, readPlainJsonlSync, describeError, markdownTitle, MAX_LINE_BYTES, MAX_WHOLE_FILE_BYTES, type ByteRange } from './read-file.js';
 export { resolveFields, type ResolvedFields } from './fields.js';
 export { formatOf, SUPPORTED_EXTENSIONS, type CorpusFormat, type FileFormat } from './formats.js';
 export { htmlToText, type HtmlText } from './html.js';

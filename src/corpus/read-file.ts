@@ -17,7 +17,7 @@
  *    documents read before the damage stay.
  */
 import { isUtf8 } from 'node:buffer';
-import { createReadStream, readFileSync, statSync, type Stats } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -140,132 +140,230 @@ const doc = (d: SourceDocument): CorpusItem =>
 // ---------------------------------------------------------------------------------------------
 // JSONL
 
-async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let lineNo = 0;
-  let discarding = false; // inside an over-long line
-  let first = true;
-  let items = 0;
-  // A range (see LineRange): read from the byte before it, skip the line that started before
-  // it, and stop at the first line that starts at or after its end.
+/** Where a JSONL read stands between chunks (shared by the stream and the synchronous readers). */
+interface JsonlState {
+  readonly path: string;
+  readonly fields: ResolvedFields;
+  readonly lineHandler?: JsonlLineHandler;
+  /** A range (see LineRange): read from the byte before it, skip the line that started before it, stop at the first line that starts at or after its end. */
+  readonly rangeStart: number;
+  readonly rangeEnd: number;
+  readonly range?: LineRange;
+  pending: Buffer[];
+  pendingBytes: number;
+  lineNo: number;
+  /** Inside an over-long line. */
+  discarding: boolean;
+  /** No chunk read yet. */
+  first: boolean;
+  items: number;
+  aligned: boolean;
+  /** File offset of the current chunk. */
+  chunkBase: number;
+  /** File offset where the current line starts. */
+  lineStart: number;
+}
+
+function jsonlState(path: string, fields: ResolvedFields, range: LineRange | undefined, lineHandler: JsonlLineHandler | undefined): JsonlState {
   const rangeStart = range?.start ?? 0;
-  const rangeEnd = range?.end ?? Infinity;
-  const streamStart = Math.max(0, rangeStart - 1);
-  let aligned = rangeStart === 0;
-  let chunkBase = streamStart; // file offset of the current chunk
-  let lineStart = rangeStart; // file offset where the current line starts
-
-  const parseLine = (raw: Buffer): CorpusItem | undefined => {
-    let end = raw.length;
-    if (end > 0 && raw[end - 1] === 0x0d) end--;
-    let start = 0;
-    // A BOM starts the file only: a later range's first line is not the file's.
-    if (lineNo === 1 && rangeStart === 0 && end >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) start = 3;
-    let i = start;
-    while (i < end && (raw[i] === 0x20 || raw[i] === 0x09)) i++;
-    if (i === end) return undefined; // blank line
-    const line = raw.subarray(start, end);
-    const valid = isUtf8(line);
-    const fast = valid && lineHandler !== undefined ? lineHandler(line) : undefined;
-    if (fast !== undefined) {
-      const d: SourceDocument = { externalId: fast.externalId ?? `${path}:${lineNo}`, path, line: lineNo, title: '', text: '', bytes: raw.length, termIds: fast.termIds };
-      if (fast.externalId === undefined) d.idFromLine = true;
-      return { kind: 'doc', doc: d };
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(line.toString('utf8'));
-    } catch (err) {
-      return { kind: 'skip', skip: { path, line: lineNo, reason: `invalid JSON: ${oneLine((err as Error).message)}` } };
-    }
-    const r = documentFromJson(value, `${path}:${lineNo}`, fields, !valid);
-    if ('reason' in r) return { kind: 'skip', skip: { path, line: lineNo, reason: r.reason } };
-    const d: SourceDocument = { externalId: r.externalId, path, line: lineNo, title: r.title, text: r.text, bytes: raw.length };
-    if (r.idIsFallback) d.idFromLine = true;
-    if (r.warning) d.warning = r.warning;
-    return doc(d);
+  return {
+    path, fields, lineHandler, rangeStart, rangeEnd: range?.end ?? Infinity, range,
+    pending: [], pendingBytes: 0, lineNo: 0, discarding: false, first: true, items: 0,
+    aligned: rangeStart === 0, chunkBase: Math.max(0, rangeStart - 1), lineStart: rangeStart,
   };
+}
 
-  try {
-    read: for await (const chunk of openStream(full, gzip, size, streamStart) as AsyncIterable<Buffer>) {
-      if (first) {
-        first = false;
-        if (rangeStart === 0 && hasNulByte(chunk)) {
-          yield { kind: 'skip', skip: { path, reason: 'binary file' } };
-          return;
-        }
-      }
-      let start = 0;
-      if (!aligned) {
-        const nl = chunk.indexOf(0x0a);
-        if (nl < 0) {
-          chunkBase += chunk.length;
-          continue;
-        }
-        aligned = true;
-        start = nl + 1;
-        lineStart = chunkBase + start;
-      }
-      for (;;) {
-        if (lineStart >= rangeEnd) break read;
-        const nl = chunk.indexOf(0x0a, start);
-        if (nl < 0) break;
-        lineNo++;
-        if (discarding) discarding = false;
-        else {
-          let line = chunk.subarray(start, nl);
-          if (pendingBytes > 0) {
-            pending.push(line);
-            line = Buffer.concat(pending, pendingBytes + line.length);
-            pending = [];
-            pendingBytes = 0;
-          }
-          const item = parseLine(line);
-          if (item) {
-            items++;
-            yield item;
-          }
-        }
-        start = nl + 1;
-        lineStart = chunkBase + start;
-      }
-      chunkBase += chunk.length;
-      if (start < chunk.length && !discarding) {
-        const tail = chunk.subarray(start);
-        if (pendingBytes + tail.length > MAX_LINE_BYTES) {
-          items++;
-          yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `line longer than ${MAX_LINE_BYTES / 2 ** 20} MiB` } };
-          pending = [];
-          pendingBytes = 0;
-          discarding = true;
-        } else {
-          pending.push(tail);
-          pendingBytes += tail.length;
-        }
-      }
-    }
-  } catch (err) {
-    // Nothing read yet (the file cannot be opened, e.g. EACCES, or is no gzip at all): the
-    // whole file is skipped, as for the other formats, not "line 1 and the rest". (A later
-    // range of the file leaves saying so to the first.)
-    if (first) {
-      if (rangeStart === 0) yield { kind: 'skip', skip: { path, reason: describeError(err) } };
-    }
-    else yield { kind: 'skip', skip: { path, line: lineNo + 1, reason: `${describeError(err)}; the rest of the file is skipped` } };
-    return;
+/** The byte a JSONL read starts at: the one before its range, to see whether a line starts at the range. */
+const jsonlStreamStart = (range: LineRange | undefined): number => Math.max(0, (range?.start ?? 0) - 1);
+
+function parseJsonlLine(st: JsonlState, raw: Buffer): CorpusItem | undefined {
+  const { path, lineNo } = st;
+  let end = raw.length;
+  if (end > 0 && raw[end - 1] === 0x0d) end--;
+  let start = 0;
+  // A BOM starts the file only: a later range's first line is not the file's.
+  if (lineNo === 1 && st.rangeStart === 0 && end >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) start = 3;
+  let i = start;
+  while (i < end && (raw[i] === 0x20 || raw[i] === 0x09)) i++;
+  if (i === end) return undefined; // blank line
+  const line = raw.subarray(start, end);
+  const valid = isUtf8(line);
+  const fast = valid && st.lineHandler !== undefined ? st.lineHandler(line) : undefined;
+  if (fast !== undefined) {
+    const d: SourceDocument = { externalId: fast.externalId ?? `${path}:${lineNo}`, path, line: lineNo, title: '', text: '', bytes: raw.length, termIds: fast.termIds };
+    if (fast.externalId === undefined) d.idFromLine = true;
+    return { kind: 'doc', doc: d };
   }
-  if (pendingBytes > 0 && !discarding && lineStart < rangeEnd) {
-    lineNo++;
-    const item = parseLine(pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes));
+  let value: unknown;
+  try {
+    value = JSON.parse(line.toString('utf8'));
+  } catch (err) {
+    return { kind: 'skip', skip: { path, line: lineNo, reason: `invalid JSON: ${oneLine((err as Error).message)}` } };
+  }
+  const r = documentFromJson(value, `${path}:${lineNo}`, st.fields, !valid);
+  if ('reason' in r) return { kind: 'skip', skip: { path, line: lineNo, reason: r.reason } };
+  const d: SourceDocument = { externalId: r.externalId, path, line: lineNo, title: r.title, text: r.text, bytes: raw.length };
+  if (r.idIsFallback) d.idFromLine = true;
+  if (r.warning) d.warning = r.warning;
+  return doc(d);
+}
+
+/**
+ * The items of the next chunk of a JSONL file, one at a time (a JsonlLineHandler's TermIds are
+ * valid until the next line is taken). Returns true when the read must stop (a binary file, or
+ * the end of the range).
+ */
+function* jsonlChunkItems(st: JsonlState, chunk: Buffer): Generator<CorpusItem, boolean> {
+  if (st.first) {
+    st.first = false;
+    if (st.rangeStart === 0 && hasNulByte(chunk)) {
+      yield { kind: 'skip', skip: { path: st.path, reason: 'binary file' } };
+      return true;
+    }
+  }
+  let start = 0;
+  if (!st.aligned) {
+    const nl = chunk.indexOf(0x0a);
+    if (nl < 0) {
+      st.chunkBase += chunk.length;
+      return false;
+    }
+    st.aligned = true;
+    start = nl + 1;
+    st.lineStart = st.chunkBase + start;
+  }
+  for (;;) {
+    if (st.lineStart >= st.rangeEnd) return true;
+    const nl = chunk.indexOf(0x0a, start);
+    if (nl < 0) break;
+    st.lineNo++;
+    if (st.discarding) st.discarding = false;
+    else {
+      let line = chunk.subarray(start, nl);
+      if (st.pendingBytes > 0) {
+        st.pending.push(line);
+        line = Buffer.concat(st.pending, st.pendingBytes + line.length);
+        st.pending = [];
+        st.pendingBytes = 0;
+      }
+      const item = parseJsonlLine(st, line);
+      if (item) {
+        st.items++;
+        yield item;
+      }
+    }
+    start = nl + 1;
+    st.lineStart = st.chunkBase + start;
+  }
+  st.chunkBase += chunk.length;
+  if (start < chunk.length && !st.discarding) {
+    const tail = chunk.subarray(start);
+    if (st.pendingBytes + tail.length > MAX_LINE_BYTES) {
+      st.items++;
+      yield { kind: 'skip', skip: { path: st.path, line: st.lineNo + 1, reason: `line longer than ${MAX_LINE_BYTES / 2 ** 20} MiB` } };
+      st.pending = [];
+      st.pendingBytes = 0;
+      st.discarding = true;
+    } else {
+      st.pending.push(tail);
+      st.pendingBytes += tail.length;
+    }
+  }
+  return false;
+}
+
+/** A read error: before anything was read the whole file is skipped, after it the rest. */
+function jsonlReadError(st: JsonlState, err: unknown): CorpusItem | undefined {
+  // Nothing read yet (the file cannot be opened, e.g. EACCES, or is no gzip at all): the
+  // whole file is skipped, as for the other formats, not "line 1 and the rest". (A later
+  // range of the file leaves saying so to the first.)
+  if (st.first) return st.rangeStart === 0 ? { kind: 'skip', skip: { path: st.path, reason: describeError(err) } } : undefined;
+  return { kind: 'skip', skip: { path: st.path, line: st.lineNo + 1, reason: `${describeError(err)}; the rest of the file is skipped` } };
+}
+
+/** The last line (without a newline), and the counts of a range or the empty file's skip. */
+function* jsonlEndItems(st: JsonlState): Generator<CorpusItem> {
+  if (st.pendingBytes > 0 && !st.discarding && st.lineStart < st.rangeEnd) {
+    st.lineNo++;
+    const item = parseJsonlLine(st, st.pending.length === 1 ? st.pending[0]! : Buffer.concat(st.pending, st.pendingBytes));
     if (item) {
-      items++;
+      st.items++;
       yield item;
     }
   }
   // A range reports its counts instead: the file is empty only if all its ranges are.
-  if (range) range.onEnd?.({ lines: lineNo, items });
-  else if (items === 0) yield { kind: 'skip', skip: { path, reason: 'empty file' } };
+  if (st.range) st.range.onEnd?.({ lines: st.lineNo, items: st.items });
+  else if (st.items === 0) yield { kind: 'skip', skip: { path: st.path, reason: 'empty file' } };
+}
+
+async function* readJsonl(full: string, path: string, gzip: boolean, fields: ResolvedFields, size: number, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
+  const st = jsonlState(path, fields, range, lineHandler);
+  try {
+    for await (const chunk of openStream(full, gzip, size, jsonlStreamStart(range)) as AsyncIterable<Buffer>) {
+      if (yield* jsonlChunkItems(st, chunk)) break;
+    }
+  } catch (err) {
+    const item = jsonlReadError(st, err);
+    if (item) yield item;
+    return;
+  }
+  yield* jsonlEndItems(st);
+}
+
+/**
+ * readCorpusFile for an uncompressed JSONL file, read with synchronous calls and no promise a
+ * line: what a parse worker uses (it has nothing else to do meanwhile), sparing it the three
+ * async generators a line otherwise passes through and their compilation (mail: whole build
+ * 1.125 -> 1.085 s, process CPU 1.89 -> 1.73 s, medians of 8 on the 2-core machine). The same
+ * items as readCorpusFile (the tests compare both). Undefined for any other file.
+ */
+export function readPlainJsonlSync(root: string, relPath: string, options: CorpusOptions = {}, range?: LineRange, lineHandler?: JsonlLineHandler): Iterable<CorpusItem> | undefined {
+  const fmt = formatOf(relPath);
+  if (fmt?.format !== 'jsonl' || fmt.gzip) return undefined;
+  return readJsonlSync(root, relPath, resolveFields(options), range, lineHandler);
+}
+
+function* readJsonlSync(root: string, path: string, fields: ResolvedFields, range: LineRange | undefined, lineHandler: JsonlLineHandler | undefined): Generator<CorpusItem> {
+  const skip = (reason: string): CorpusItem => ({ kind: 'skip', skip: { path, reason } });
+  let full = join(root, path);
+  let size: number;
+  try {
+    let st: Stats;
+    try {
+      st = statSync(full);
+    } catch (err) {
+      // A crawl that is one file: see readFileWith.
+      if (codeOf(err) !== 'ENOTDIR' || basename(root) !== path) throw err;
+      st = statSync(root);
+      full = root;
+    }
+    if (!st.isFile()) return yield skip('not a regular file');
+    size = st.size;
+  } catch (err) {
+    return yield skip(describeError(err));
+  }
+  if (size === 0) return yield skip('empty file');
+  const st = jsonlState(path, fields, range, lineHandler);
+  let fd: number | undefined;
+  try {
+    fd = openSync(full, 'r');
+    let at = jsonlStreamStart(range);
+    for (;;) {
+      // A fresh chunk each time: the line a chunk ends in is kept (pending) across the next read.
+      const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+      const n = readSync(fd, chunk, 0, chunk.length, at);
+      if (n === 0) break;
+      at += n;
+      if (yield* jsonlChunkItems(st, n === chunk.length ? chunk : chunk.subarray(0, n))) break;
+    }
+  } catch (err) {
+    const item = jsonlReadError(st, err);
+    if (item) yield item;
+    return;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  yield* jsonlEndItems(st);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -88,6 +88,38 @@ describe('the parse pool', () => {
   });
 });
 
+describe('document rows written ahead, then the rest by the merge', () => {
+  it('give the same docs table as all rows written by the merge', async () => {
+    const { DocumentTable } = await import('../indexer/documents.js');
+    const { DocumentRowsAhead } = await import('../merge/document-rows-ahead.js');
+    const { IndexStoreWriter, INDEX_DB } = await import('../merge/index-store.js');
+    const { writeIndex } = await import('../merge/write-index.js');
+    const tables: unknown[] = [];
+    for (const ahead of [true, false]) {
+      const documents = new DocumentTable();
+      for (let i = 0; i < 1000; i++) documents.add(`doc-${i}`, `file-${i % 7}.jsonl`, i % 13);
+      const out = join(dir, `rows-ahead-${ahead}`);
+      mkdirSync(out);
+      let store: InstanceType<typeof IndexStoreWriter> | undefined;
+      let rest: Iterable<{ docId: number; externalId: string; path: string; length: number }> = documents.records();
+      if (ahead) {
+        const rows = new DocumentRowsAhead(new IndexStoreWriter(join(out, INDEX_DB)), documents);
+        expect(rows.writeSome()).toBe(true);
+        expect(rows.writeSome()).toBe(true);
+        expect(rows.count).toBe(512);
+        store = rows.store;
+        rest = rows.rest();
+      }
+      writeIndex(out, [], { terms: [], documents: rest, store, documentCount: 1000, totalTokens: 0, settings: {} }, 1 << 20);
+      const db = new Database(join(out, INDEX_DB), { readonly: true });
+      tables.push(db.prepare('SELECT * FROM docs ORDER BY doc_id').all());
+      db.close();
+    }
+    expect(tables[0]).toHaveLength(1000);
+    expect(tables[0]).toEqual(tables[1]);
+  });
+});
+
 describe('benchmark knobs of the parse pool', () => {
   it('GPUINDEX_TASKS_AHEAD: 1 by default, an integer from 1 to 8, else a one-line error', async () => {
     const { tasksAheadFromEnv } = await import('../indexer/parse-pool.js');
@@ -139,7 +171,9 @@ describe('document rows written while the parse waits', () => {
       }
       return out;
     });
-    expect(rows['1']!.ahead).toBeGreaterThan(0);
+    // Whether the parse ever waited for a batch with rows to write depends on timing (under a
+    // loaded test run the worker can stay ahead all along); the test below writes rows ahead
+    // for certain.
     expect(rows['0']!.ahead).toBe(0);
     expect(rows['1']!.docs).toHaveLength(1200);
     expect(rows['1']!.docs).toEqual(rows['0']!.docs);

@@ -3,7 +3,9 @@
  * The gpuindex command line: a thin layer over the library API (buildIndex, openIndex).
  * User mistakes print one line and exit 1; no stack traces unless GPUINDEX_DEBUG is set.
  */
-// First: starts a build's parse workers while the rest loads.
+// First: the EPIPE policy of stdout (before any worker pipes into it), then a build's parse
+// workers, started while the rest loads.
+import './cli-stdout.js';
 import './cli-prestart.js';
 import { Command, InvalidArgumentError } from 'commander';
 import type { BuildSummary } from './build.js';
@@ -17,11 +19,6 @@ import { registerBenchCommands } from './cli-bench.js';
 import { registerCorpusCommands } from './cli-corpus.js';
 import { formatCount } from './format-count.js';
 
-// `gpuindex postings ... | head` closes stdout early: that is not an error.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
 
 const program = new Command();
 program.name('gpuindex').description('GPU-accelerated inverted-index builder (BSBI with an in-place bitonic GPU sort)').version(VERSION);

@@ -126,3 +126,20 @@ describe('gpuindex CLI on bad input', () => {
     expect(existsSync(join(work, 'x'))).toBe(false);
   });
 });
+
+describe('parse workers started while the CLI loads', () => {
+  it('many of them: no listener warning on stderr, and their memory is not counted twice in the memory plan', () => {
+    const out = join(work, 'many-workers');
+    const run = (env: Record<string, string>) => {
+      const r = spawnSync(process.execPath, [cli, 'build', 'corpus-samples', '-o', out, '--force', '--sorter', 'cpu', '--workers', '12', '--memory', '2GiB', '--json'], { encoding: 'utf8', env: { ...process.env, GPUINDEX_DEBUG: '', ...env } });
+      expect(r.status).toBe(0);
+      expect(r.stderr).not.toMatch(/Warning/);
+      return JSON.parse(r.stdout) as { workers: number; memory: { baselineBytes: number } };
+    };
+    const ahead = run({});
+    const plain = run({ GPUINDEX_PRESTART: '0' });
+    expect(ahead.workers).toBe(12);
+    // 12 spares hold ~120 MiB when the baseline is measured; taken out, the baselines agree within noise.
+    expect(Math.abs(ahead.memory.baselineBytes - plain.memory.baselineBytes)).toBeLessThan(40 * 2 ** 20);
+  });
+});

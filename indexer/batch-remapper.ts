@@ -16,6 +16,7 @@ import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import type { ParsedBatch } from './parse-messages.js';
 import type { Tokenizer } from '../src/tokenizer.js';
+import { WasmStemmer } from './wasm-ascii-table.js';
 import { UNRESOLVED_BIT, type SharedTermIds } from './shared-term-ids.js';
 
 const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
@@ -42,9 +43,10 @@ export class BatchRemapper {
     private readonly dictionary: TermDictionary,
     private readonly documents: DocumentTable,
     private readonly termIds: readonly SharedTermIds[],
-    private readonly tokenizer: Pick<Tokenizer, 'analyzeToken'>,
+    private readonly tokenizer: Pick<Tokenizer, 'analyzeToken' | 'isStopword' | 'options'>,
   ) {
     this.cacheRawIds = termIds.length > 1;
+    if (tokenizer.options.stem === 'porter') this.stemmer = new WasmStemmer();
   }
 
   /**
@@ -60,11 +62,18 @@ export class BatchRemapper {
    */
   private readonly cacheRawIds: boolean;
 
+  /**
+   * Tokens of [a-z0-9] (nearly all of them) are stemmed in WebAssembly: the same terms as the
+   * tokenizer's analysis (test/wasm-porter.test.ts) without the JS stemmer, whose compilation
+   * alone took ~150 ms of CPU in a mail build beside ~110 ms of stemming on this thread.
+   */
+  private readonly stemmer?: WasmStemmer;
+
   /** The global TermId of a worker's raw token (never a stopword: the worker dropped those). */
   private termIdOf(raw: string): number {
     let id = this.cacheRawIds ? this.rawIds.get(raw) : undefined;
     if (id !== undefined) return id;
-    const term = this.tokenizer.analyzeToken(raw);
+    const term = this.tokenizer.isStopword(raw) ? null : this.stemmer?.stem(raw) ?? this.tokenizer.analyzeToken(raw);
     if (term === null) throw new Error(`worker sent the stopword ${JSON.stringify(raw)} as a term`);
     id = this.dictionary.idOf(term);
     if (this.cacheRawIds) this.rawIds.set(raw, id);

@@ -39,6 +39,8 @@ interface ScanExports {
   scanSpan(start: number, end: number, escaped: number, maxLen: number): number;
   lineInput(): number;
   keyInput(): number;
+  stem(n: number): number;
+  stemInput(): number;
   spans(): number;
   setValue(slot: number, value: number): void;
   input(): number;
@@ -260,5 +262,40 @@ export class WasmAsciiTable {
       throw e;
     }
     return values;
+  }
+}
+
+/**
+ * natural's Porter stemmer for lowercase ASCII tokens, in WebAssembly (indexer/wasm/porter.ts):
+ * the parse workers' stemmer, so stemming costs no JS compilation. Its own instance of the
+ * scanner's module (a small table).
+ */
+export class WasmStemmer {
+  private readonly x: ScanExports;
+  private buffer!: ArrayBuffer;
+  private bytes!: Buffer;
+
+  constructor() {
+    this.x = new wasm.Instance(scanModule(), { env: { abort: () => { throw new Error('gpuindex: ascii-scan.wasm aborted'); } } }).exports as unknown as ScanExports;
+    this.x.init(16);
+  }
+
+  /**
+   * The term of an ASCII token of [a-z0-9] (Porter-stemmed when it has a letter and at most
+   * 255 characters, as Tokenizer.analyzeToken does); undefined for any other token.
+   */
+  stem(token: string): string | undefined {
+    const x = this.x;
+    if (token.length > 4096 || Buffer.byteLength(token, 'utf8') !== token.length) return undefined;
+    if (x.memory.buffer !== this.buffer) {
+      this.buffer = x.memory.buffer;
+      this.bytes = Buffer.from(this.buffer);
+    }
+    if (token.length > 255) return /^[a-z0-9]+$/.test(token) ? token : undefined;
+    const at = x.stemInput();
+    this.bytes.write(token, at, 'latin1');
+    const n = x.stem(token.length);
+    if (n < 0) return undefined;
+    return this.bytes.toString('latin1', at, at + n);
   }
 }

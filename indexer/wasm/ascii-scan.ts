@@ -30,12 +30,16 @@ const POOL_BYTES_PER_SLOT: u32 = 8;
 const PAD: u32 = 16;
 
 import { copyUnescaped, jsonObjectSpans } from './json-line';
+import { porterStemBytes } from './porter';
 
 /** Longest JSONL line the fast path takes (json-line.ts); longer lines go the ordinary way. */
 export const LINE_CAP: u32 = CHUNK;
 /** Room for the configured JSON keys (per key: u32 length, bytes padded to 4). */
 export const KEY_BYTES: u32 = 1024;
 export const MAX_KEYS: u32 = 32;
+/** Room for a token to stem: tokens longer than 255 are never stemmed. */
+const STEM_BYTES: u32 = 512;
+const MAX_STEMMED: u32 = 255;
 
 let lut: usize = 0;
 let inPtr: usize = 0;
@@ -43,6 +47,8 @@ let linePtr: usize = 0;
 let keysPtr: usize = 0;
 let spansPtr: usize = 0;
 let stackPtr: usize = 0;
+let stemPtr: usize = 0;
+let stemScratch: usize = 0;
 let outPtr: usize = 0;
 let missPtr: usize = 0;
 let missCount: u32 = 0;
@@ -94,6 +100,8 @@ export function init(slots: u32): void {
   keysPtr = alloc(KEY_BYTES);
   spansPtr = alloc(MAX_KEYS * 12);
   stackPtr = alloc(64);
+  stemPtr = alloc(STEM_BYTES);
+  stemScratch = alloc(STEM_BYTES);
   missCount = 0;
   tableStart = top;
   newRegion(slots);
@@ -302,6 +310,26 @@ export function scanSpan(start: u32, end: u32, escaped: bool, maxLen: u32): u32 
   if (escaped) copyUnescaped(linePtr, start, end, inPtr);
   else memory.copy(inPtr, linePtr + start, end - start);
   return scan(end - start, maxLen);
+}
+
+/**
+ * The term of the token written at stemInput() (n bytes): -1 if a byte is not [a-z0-9] (the
+ * caller analyses it the JS way); else, stemmed in place unless it has no letter or is longer
+ * than 255 (kept as scanned, as the tokenizer does), its length.
+ */
+export function stem(n: u32): i32 {
+  let letter = false;
+  for (let i: u32 = 0; i < n; i++) {
+    const c = <u32>load<u8>(stemPtr + i);
+    if (c - 97 < 26) letter = true;
+    else if (c - 48 >= 10) return -1;
+  }
+  if (!letter || n > MAX_STEMMED) return <i32>n;
+  return porterStemBytes(stemPtr, <i32>n, stemScratch);
+}
+
+export function stemInput(): usize {
+  return stemPtr;
 }
 
 export function lineInput(): usize {

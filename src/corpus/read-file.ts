@@ -348,13 +348,16 @@ function* readJsonlSync(root: string, path: string, fields: ResolvedFields, rang
   try {
     fd = openSync(full, 'r');
     let at = jsonlStreamStart(range);
+    // One buffer for all the file's reads: a fresh one's first touch costs ~5.7 us a page on
+    // the development VM (mail's 23 MB read into fresh chunks: ~30 ms of page faults). Only the
+    // unfinished line at a chunk's end outlives the chunk, so it is copied out before the next read.
+    const chunk = Buffer.allocUnsafeSlow(Math.min(READ_CHUNK_BYTES, Math.max(size - at, 1)));
     for (;;) {
-      // A fresh chunk each time: the line a chunk ends in is kept (pending) across the next read.
-      const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
       const n = readSync(fd, chunk, 0, chunk.length, at);
       if (n === 0) break;
       at += n;
       if (yield* jsonlChunkItems(st, n === chunk.length ? chunk : chunk.subarray(0, n))) break;
+      for (let i = 0; i < st.pending.length; i++) st.pending[i] = Buffer.from(st.pending[i]!);
     }
   } catch (err) {
     const item = jsonlReadError(st, err);

@@ -8,10 +8,20 @@ import type { Tokenizer } from '../src/tokenizer.js';
 import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
 import { grown } from './grown.js';
 import type { TermDictionary } from './dictionary.js';
+import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
 import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
+/**
+ * Text needing the Unicode pattern goes through the tokenizer's regex until a thread has scanned
+ * this many UTF-16 units of it, then through scanUnicodeTerms. The hand-written scan is 1.5-3x
+ * faster once compiled, but runs in V8's interpreter first: on mail's 278 K units of such text
+ * it took 42-65 ms cold against the regex's 22-41 (11 against 15-24 warm), and a crawl with
+ * little of it (mail: 53 of 6,046 messages) would pay that warm-up for nothing. Past ~1 M units
+ * the saving has paid for it (multilingual: 34 M units; docs/benchmarks.md).
+ */
+export const UNICODE_TABLE_AFTER_UNITS = 1 << 20;
 const STOPWORD = -1;
 
 /**
@@ -45,21 +55,32 @@ const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
  * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
  * analysis of each distinct raw token (stopword test, stemming, dictionary lookup) is cached
  * as one raw token -> TermId entry: pure-ASCII text goes through scanAscii's in-place table
- * (no string allocated for a token seen before), other text through the tokenizer and a Map.
+ * (no string allocated for a token seen before), other text through the tokenizer and a Map
+ * at first, then through scanUnicodeTerms' in-place table (UNICODE_TABLE_AFTER_UNITS).
  */
 export class DocumentInverter {
   private termIds = new Uint32Array(4096);
   private length = 0;
+  /** Text that needs the Unicode pattern, until UNICODE_TABLE_AFTER_UNITS: the regex scan and a Map. */
   private readonly rawToId = new Map<string, number>();
+  /** UTF-16 units of such text scanned so far. */
+  private unicodeUnits = 0;
+  /** Then: scanUnicodeTerms (unicode-terms.ts), made on first use. */
+  private unicodeTable: UnicodeTermTable | undefined;
+  private readonly bigrams: boolean;
   /** Pure-ASCII text: the WebAssembly scanner, unless GPUINDEX_ASCII_SCAN=js. */
   private readonly wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS) : undefined;
   /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
   private readonly asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
 
+  /** `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0, or a few units to cross it). */
   constructor(
     private readonly tokenizer: Tokenizer,
     private readonly analyse: RawTokenNumbering,
-  ) {}
+    private readonly unicodeTableAfterUnits = UNICODE_TABLE_AFTER_UNITS,
+  ) {
+    this.bigrams = tokenizer.options.cjk === 'bigram';
+  }
 
   private readonly push = (id: number): void => {
     if (id === STOPWORD) return;
@@ -89,9 +110,14 @@ export class DocumentInverter {
     this.termIds = grown(this.termIds, need, this.length);
   }
 
-  /** Bytes of the WebAssembly scanner's raw-token table, 0 without it. */
+  /** Whether pure-ASCII text takes the WebAssembly scanner (not with GPUINDEX_ASCII_SCAN=js). */
+  get wasmScan(): boolean {
+    return this.wasmTable !== undefined;
+  }
+
+  /** Bytes of the WebAssembly scanner's raw-token table (0 without it) and of the Unicode one. */
   get scanTableBytes(): number {
-    return this.wasmTable?.tableBytes ?? 0;
+    return (this.wasmTable?.tableBytes ?? 0) + (this.unicodeTable?.byteLength ?? 0);
   }
 
   /** `mayClear`: false while a JSON line sits in the scanner (clear() would drop it). */
@@ -110,13 +136,21 @@ export class DocumentInverter {
     // Not ASCII: drop what the ASCII scan emitted. Normalized text whose non-ASCII characters
     // only separate tokens still takes the table; the rest goes the Unicode way.
     this.length = start;
-    const normalized = this.tokenizer.asciiTokenText(text);
-    if (normalized === undefined) this.tokenizer.tokenizeRaw(text, this.emitRaw);
-    else this.addNormalized(normalized);
+    const normalized = this.tokenizer.normalizeNonAscii(text);
+    if (!this.tokenizer.needsUnicodeScan(normalized)) return this.addNormalized(normalized);
+    if (this.unicodeUnits < this.unicodeTableAfterUnits) {
+      this.unicodeUnits += normalized.length;
+      return this.tokenizer.tokenizeUnicodeRaw(normalized, this.emitRaw);
+    }
+    if (this.unicodeTable === undefined) {
+      this.unicodeTable = new UnicodeTermTable();
+      this.rawToId.clear();
+    } else if (this.unicodeTable.size >= RAW_CACHE_LIMIT) this.unicodeTable.clear();
+    scanUnicodeTerms(normalized, this.unicodeTable, this.bigrams, this.tokenizer.maxTokenLength, this.analyse, this.push);
   }
 
   /**
-   * Normalized text (Tokenizer.asciiTokenText): its non-ASCII characters only separate tokens,
+   * Normalized text that needs no Unicode scan (Tokenizer.needsUnicodeScan): its non-ASCII characters only separate tokens,
    * except U+2019, which joins like an apostrophe. Written as ASCII (a space, an apostrophe) it
    * has the same tokens and takes the WebAssembly scanner too.
    */

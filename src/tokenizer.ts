@@ -71,6 +71,16 @@ export interface Tokenizer {
    * dashes, U+FFFD from damaged mail). Undefined when the Unicode scan is needed.
    */
   asciiTokenText(text: string): string | undefined;
+  /**
+   * Step 1 of the analysis for text with non-ASCII characters (NFKC, lowercase, ß -> ss), for a
+   * caller that scans the normalized text itself: if needsUnicodeScan() says no, its raw tokens
+   * are the ASCII pattern's; else UNICODE_TOKEN's (the CHAR_* classes).
+   */
+  normalizeNonAscii(text: string): string;
+  /** Whether normalized text has a non-ASCII character that can be part of a token. */
+  needsUnicodeScan(normalized: string): boolean;
+  /** tokenizeRaw() of text whose normalizeNonAscii() is `normalized` and needs the Unicode scan, without normalizing again. */
+  tokenizeUnicodeRaw(normalized: string, emit: (raw: string) => void): void;
   /** The second half: the term of a raw token, or null for a stopword. Uncached. */
   analyzeToken(raw: string): string | null;
   /** Whether analyzeToken(raw) is null: the parse workers drop stopwords and leave stemming to the main thread. */
@@ -151,6 +161,34 @@ function needsUnicodeScan(s: string): boolean {
   while ((m = re.exec(s)) !== null) if (WORD_OR_JOINER.test(m[0])) return true;
   return false;
 }
+// Code point classes of UNICODE_TOKEN, for scanners that walk the text themselves
+// (indexer/unicode-terms.ts) instead of running the regex: made from the same character classes,
+// so the two cannot drift apart (and test/unicode-terms.test.ts checks them against each other).
+/** Not part of any token (space, punctuation, symbols, emoji, lone surrogates, NEVER). */
+export const CHAR_OTHER = 1;
+/** Starts a word and continues one: a letter or digit outside Han, Hiragana and Katakana. */
+export const CHAR_START = 2;
+/** Continues a word but does not start one: a combining mark (not NEVER, not CJK). */
+export const CHAR_MARK = 3;
+/** A Han, Hiragana or Katakana letter, digit or mark: a token of its own (unigram) or half a bigram. */
+export const CHAR_CJK = 4;
+/** ' U+2019 ZWNJ ZWJ: joins two word characters and is removed from the term. */
+export const CHAR_JOINER = 5;
+const CJK_CHAR_ONE = new RegExp(`^${CJK_CHAR}$`, 'v');
+const WORD_START_ONE = new RegExp(`^${WORD_START}$`, 'v');
+const WORD_CHAR_ONE = new RegExp(`^${WORD_CHAR}$`, 'v');
+const JOINER_ONE = new RegExp(`^${JOINER}$`, 'v');
+
+/** The class of code point `cp` in UNICODE_TOKEN (CHAR_*). Uncached: a regex test or three. */
+export function unicodeCharClass(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  if (JOINER_ONE.test(ch)) return CHAR_JOINER;
+  if (CJK_CHAR_ONE.test(ch)) return CHAR_CJK;
+  if (WORD_START_ONE.test(ch)) return CHAR_START;
+  if (WORD_CHAR_ONE.test(ch)) return CHAR_MARK;
+  return CHAR_OTHER;
+}
+
 /** Porter applies to tokens made of Latin letters (and digits, marks), with at least one letter. */
 const LATIN_WORD = /^[\p{scx=Latin}\p{N}\p{M}]*\p{scx=Latin}[\p{scx=Latin}\p{N}\p{M}]*$/u;
 const STEM_CACHE_LIMIT = 1 << 20;
@@ -281,6 +319,11 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
       // The same normalization and the same test as scan(), which then takes its ASCII pattern.
       const s = normalizeNonAscii(text);
       return needsUnicodeScan(s) ? undefined : s;
+    },
+    normalizeNonAscii,
+    needsUnicodeScan,
+    tokenizeUnicodeRaw(normalized: string, emit: (raw: string) => void): void {
+      scanUnicode(normalized, bigrams, maxLength, emit);
     },
     isStopword(raw: string): boolean {
       return stop.has(raw);

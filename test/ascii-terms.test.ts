@@ -193,7 +193,7 @@ describe('the WebAssembly ASCII scanner', () => {
     const docs = ["The cat's whiskers", 'naïve café and the cat', 'CATS cat Cat', 'x'.repeat(300) + ' whisker'];
     const invert = () => {
       const inverter = new DocumentInverter(createTokenizer(), analysedTermIds(createTokenizer(), new TermDictionary()));
-      return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'Title', text }))), wasm: inverter.scanTableBytes > 0 };
+      return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'Title', text }))), wasm: inverter.wasmScan };
     };
     const wasm = invert();
     process.env.GPUINDEX_ASCII_SCAN = 'js';

@@ -1,0 +1,231 @@
+/**
+ * The parse path for text the ASCII scanners cannot take (letters of other scripts, CJK): finds
+ * the raw tokens of the tokenizer's Unicode pattern (UNICODE_TOKEN in src/tokenizer.ts) in
+ * normalized text by walking its code units with a table of character classes, and looks each
+ * one up in an open-addressing table keyed by the raw token, hashed and compared in place, as
+ * AsciiTermTable does for ASCII. A token seen before costs no string, no regex match and no Map
+ * lookup; only a new raw token is sliced out and analysed. The regex loop this replaces took
+ * ~1.7 s of a worker's 4.9 s on the multilingual crawl (docs/benchmarks.md). Tested against
+ * tokenizeRaw (test/unicode-terms.test.ts).
+ */
+import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, unicodeCharClass } from '../src/tokenizer.js';
+import { NOT_CACHED } from './ascii-terms.js';
+import { grown } from './grown.js';
+
+/** A high surrogate in the table of BMP classes: the class is that of the pair, if it is one. */
+const HIGH_SURROGATE = 6;
+/**
+ * Classes of BMP code units (CHAR_*), each found on first sight (0: not yet; a regex test costs
+ * ~1 us, and a crawl meets a few thousand distinct characters); one table for the thread.
+ */
+const bmpClasses = new Uint8Array(0x10000).fill(HIGH_SURROGATE, 0xd800, 0xdc00);
+/** Classes of supplementary-plane code points met so far (emoji, rare Han). */
+const astralClasses = new Map<number, number>();
+
+// The class and width (code units) of the code point at the position last given to `look`.
+let lookClass = CHAR_OTHER;
+let lookWidth = 1;
+
+/** Sets lookClass and lookWidth for the code point at s[i] (i < n). */
+function look(s: string, i: number, n: number): void {
+  const c = s.charCodeAt(i);
+  let k = bmpClasses[c]!;
+  if (k === 0) k = bmpClasses[c] = unicodeCharClass(c);
+  if (k !== HIGH_SURROGATE) {
+    lookClass = k;
+    lookWidth = 1;
+    return;
+  }
+  const d = i + 1 < n ? s.charCodeAt(i + 1) : 0;
+  if (d < 0xdc00 || d > 0xdfff) {
+    // A lone surrogate: its own code point, in no token.
+    lookClass = CHAR_OTHER;
+    lookWidth = 1;
+    return;
+  }
+  const cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+  let a = astralClasses.get(cp);
+  if (a === undefined) astralClasses.set(cp, (a = unicodeCharClass(cp)));
+  lookClass = a;
+  lookWidth = 2;
+}
+
+const isJoinerUnit = (c: number): boolean => c === 0x27 || c === 0x2019 || c === 0x200c || c === 0x200d;
+const JOINERS = /['\u2019\u200C\u200D]/g;
+const FNV_BASIS = -2128831035;
+const FNV_PRIME = 16777619;
+const INITIAL = 1 << 14;
+
+/**
+ * raw token -> value (a TermId, or -1 for a stopword), probed with code units of the text: four
+ * Int32s a slot (hash, key length in code units, offset of its code units, value), the keys in
+ * one pool of UTF-16 code units. Length 0 marks an empty slot (tokens are never empty).
+ */
+export class UnicodeTermTable {
+  private slots = new Int32Array(4 * INITIAL);
+  private units = new Uint16Array(INITIAL * 4);
+  private unitsUsed = 0;
+  private mask = INITIAL - 1;
+  size = 0;
+
+  /** Bytes of its arrays (for the memory estimate). */
+  get byteLength(): number {
+    return this.slots.byteLength + this.units.byteLength;
+  }
+
+  /** The value of the token text[start, end) (hash h, `len` units without joiners; `joined`: it has some), or NOT_CACHED. */
+  get(text: string, start: number, end: number, h: number, len: number, joined: boolean): number {
+    const { slots, units, mask } = this;
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const b = slot << 2;
+      const keyLength = slots[b + 1]!;
+      if (keyLength === 0) return NOT_CACHED;
+      if (slots[b] !== h || keyLength !== len) continue;
+      let j = slots[b + 2]!;
+      let i = start;
+      for (; i < end; i++) {
+        const c = text.charCodeAt(i);
+        if (joined && isJoinerUnit(c)) continue;
+        if (units[j++] !== c) break;
+      }
+      if (i === end) return slots[b + 3]!;
+    }
+  }
+
+  /** Adds `key` (a raw token, hash h); the caller has checked it is absent. */
+  set(key: string, h: number, value: number): void {
+    if (2 * (this.size + 1) > this.mask + 1) this.grow();
+    if (this.unitsUsed + key.length > this.units.length) this.units = grown(this.units, this.unitsUsed + key.length, this.unitsUsed);
+    const offset = this.unitsUsed;
+    for (let i = 0; i < key.length; i++) this.units[offset + i] = key.charCodeAt(i);
+    this.unitsUsed += key.length;
+    place(this.slots, this.mask, h, key.length, offset, value);
+    this.size++;
+  }
+
+  clear(): void {
+    this.slots = new Int32Array(4 * INITIAL);
+    this.units = new Uint16Array(INITIAL * 4);
+    this.unitsUsed = 0;
+    this.mask = INITIAL - 1;
+    this.size = 0;
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    const capacity = (this.mask + 1) * 2;
+    this.slots = new Int32Array(4 * capacity);
+    this.mask = capacity - 1;
+    for (let b = 0; b < old.length; b += 4) if (old[b + 1] !== 0) place(this.slots, this.mask, old[b]!, old[b + 1]!, old[b + 2]!, old[b + 3]!);
+  }
+}
+
+function place(slots: Int32Array, mask: number, h: number, length: number, offset: number, value: number): void {
+  let slot = h & mask;
+  while (slots[(slot << 2) + 1] !== 0) slot = (slot + 1) & mask;
+  const b = slot << 2;
+  slots[b] = h;
+  slots[b + 1] = length;
+  slots[b + 2] = offset;
+  slots[b + 3] = value;
+}
+
+/**
+ * Calls emit(value) for each raw token of `normalized` (Tokenizer.normalizeNonAscii's output),
+ * in order: the tokens tokenizeRaw gives for the text, CJK runs as unigrams or (bigrams) as
+ * overlapping pairs of code points. analyse(raw) gives the value of a raw token not in the table
+ * yet, which is then cached. Tokens longer than maxLength code units (after joiners are removed)
+ * are skipped.
+ */
+export function scanUnicodeTerms(
+  normalized: string,
+  table: UnicodeTermTable,
+  bigrams: boolean,
+  maxLength: number,
+  analyse: (raw: string) => number,
+  emit: (value: number) => void,
+): void {
+  const s = normalized;
+  const n = s.length;
+  /** Emits the token s[start, end) (hash h, len units without joiners). */
+  const token = (start: number, end: number, h: number, len: number, joined: boolean): void => {
+    if (len > maxLength) return;
+    let value = table.get(s, start, end, h, len, joined);
+    if (value === NOT_CACHED) {
+      let raw = s.slice(start, end);
+      if (joined) raw = raw.replace(JOINERS, '');
+      value = analyse(raw);
+      table.set(raw, h, value);
+    }
+    emit(value);
+  };
+  /** FNV-1a of s[start, end), all units (no joiners in a CJK token). */
+  const hashOf = (start: number, end: number): number => {
+    let h = FNV_BASIS;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+    return h;
+  };
+
+  let i = 0;
+  if (i < n) look(s, i, n);
+  while (i < n) {
+    const k = lookClass;
+    if (k === CHAR_START) {
+      // WORD_START WORD_CHAR* (JOINER WORD_CHAR+)*, greedy.
+      const start = i;
+      let h = FNV_BASIS;
+      let len = 0;
+      let joined = false;
+      for (;;) {
+        while (lookClass === CHAR_START || lookClass === CHAR_MARK) {
+          h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+          if (lookWidth === 2) h = Math.imul(h ^ s.charCodeAt(i + 1), FNV_PRIME);
+          len += lookWidth;
+          i += lookWidth;
+          if (i >= n) break;
+          look(s, i, n);
+        }
+        if (i < n && lookClass === CHAR_JOINER && i + 1 < n) {
+          look(s, i + 1, n);
+          const next = lookClass as number; // look() changed it
+          if (next === CHAR_START || next === CHAR_MARK) {
+            joined = true;
+            i++;
+            continue;
+          }
+          look(s, i, n);
+        }
+        break;
+      }
+      token(start, i, h, len, joined);
+      continue;
+    }
+    if (k === CHAR_CJK) {
+      // A run of CJK code points: each one a token, or each overlapping pair (a lone one stays a unigram).
+      let prev = i;
+      const prevEnd = i + lookWidth;
+      i = prevEnd;
+      if (i < n) look(s, i, n);
+      if (!bigrams || i >= n || lookClass !== CHAR_CJK) token(prev, prevEnd, hashOf(prev, prevEnd), prevEnd - prev, false);
+      if (!bigrams) {
+        while (i < n && lookClass === CHAR_CJK) {
+          const end = i + lookWidth;
+          token(i, end, hashOf(i, end), end - i, false);
+          i = end;
+          if (i < n) look(s, i, n);
+        }
+      } else {
+        while (i < n && lookClass === CHAR_CJK) {
+          const end = i + lookWidth;
+          token(prev, end, hashOf(prev, end), end - prev, false);
+          prev = i;
+          i = end;
+          if (i < n) look(s, i, n);
+        }
+      }
+      continue;
+    }
+    i += lookWidth;
+    if (i < n) look(s, i, n);
+  }
+}

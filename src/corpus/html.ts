@@ -11,6 +11,26 @@ import type { Parser as HtmlParser } from 'htmlparser2';
 const require = createRequire(import.meta.url);
 let ParserClass: typeof HtmlParser | undefined;
 
+/**
+ * htmlparser2's Parser without attribute values: the Tokenizer calls these four for every
+ * attribute, and the Parser slices, lowercases and concatenates its name and value, which no
+ * callback here reads (the handler takes tag names through onopentagname, so no attribs object
+ * is built either). Same events otherwise; on the multilingual crawl the attribute work was
+ * ~0.25 s of a worker's 4.3 s (docs/benchmarks.md). These four are htmlparser2's public
+ * Tokenizer `Callbacks`, which the Parser implements; test/html-text.test.ts checks the text and
+ * title against the unmodified Parser, so a release that changes them fails there.
+ */
+function textOnlyParser(Parser: typeof HtmlParser): typeof HtmlParser {
+  return class TextOnlyParser extends Parser {
+    override onattribname(): void {}
+    override onattribdata(): void {}
+    override onattribentity(): void {}
+    override onattribend(_quote: unknown, endIndex: number): void {
+      this.endIndex = endIndex;
+    }
+  };
+}
+
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object']);
 const BLOCK = new Set([
   'address', 'article', 'aside', 'blockquote', 'body', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset',
@@ -30,10 +50,10 @@ export function htmlToText(html: string): HtmlText {
   let titleDone = false;
   let hidden = 0;
   let inTitle = false;
-  ParserClass ??= (require('htmlparser2') as typeof import('htmlparser2')).Parser;
+  ParserClass ??= textOnlyParser((require('htmlparser2') as typeof import('htmlparser2')).Parser);
   const parser = new ParserClass(
     {
-      onopentag(name) {
+      onopentagname(name) {
         if (name === 'title' && hidden === 0 && !titleDone) {
           // the page's first <title> (not an <svg>'s)
           inTitle = true;

@@ -12,43 +12,41 @@ import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, unicodeCharCl
 import { NOT_CACHED } from './ascii-terms.js';
 import { grown } from './grown.js';
 
-/** A high surrogate in the table of BMP classes: the class is that of the pair, if it is one. */
-const HIGH_SURROGATE = 6;
 /**
- * Classes of BMP code units (CHAR_*), each found on first sight (0: not yet; a regex test costs
- * ~1 us, and a crawl meets a few thousand distinct characters); one table for the thread.
+ * A code point's class and width in one number: CHAR_* | units << 3 (so >= 8 for a real entry).
+ * The table of BMP code units holds these, 0 for a unit not classified yet and HIGH_SURROGATE
+ * for a high surrogate (whose class is the pair's): both < 8 send a lookup the slow way.
+ */
+const HIGH_SURROGATE = 6;
+const ONE_UNIT = 1 << 3;
+const TWO_UNITS = 2 << 3;
+/**
+ * Classes of BMP code units, each found on first sight (a regex test costs ~1 us, and a crawl
+ * meets a few thousand distinct characters); one table for the thread.
  */
 const bmpClasses = new Uint8Array(0x10000).fill(HIGH_SURROGATE, 0xd800, 0xdc00);
 /** Classes of supplementary-plane code points met so far (emoji, rare Han). */
 const astralClasses = new Map<number, number>();
 
-// The class and width (code units) of the code point at the position last given to `look`.
-let lookClass = CHAR_OTHER;
-let lookWidth = 1;
-
-/** Sets lookClass and lookWidth for the code point at s[i] (i < n). */
-function look(s: string, i: number, n: number): void {
+/** Class and width (CHAR_* | units << 3) of the code point at s[i] (i < n). */
+function classAt(s: string, i: number, n: number): number {
   const c = s.charCodeAt(i);
-  let k = bmpClasses[c]!;
-  if (k === 0) k = bmpClasses[c] = unicodeCharClass(c);
-  if (k !== HIGH_SURROGATE) {
-    lookClass = k;
-    lookWidth = 1;
-    return;
-  }
+  const kw = bmpClasses[c]!;
+  return kw >= ONE_UNIT ? kw : classSlow(s, i, n, c, kw);
+}
+
+function classSlow(s: string, i: number, n: number, c: number, kw: number): number {
+  if (kw === 0) return (bmpClasses[c] = unicodeCharClass(c) | ONE_UNIT);
+  // A high surrogate: with a low one after it, a supplementary code point; alone, no token's.
   const d = i + 1 < n ? s.charCodeAt(i + 1) : 0;
-  if (d < 0xdc00 || d > 0xdfff) {
-    // A lone surrogate: its own code point, in no token.
-    lookClass = CHAR_OTHER;
-    lookWidth = 1;
-    return;
-  }
+  if (d < 0xdc00 || d > 0xdfff) return CHAR_OTHER | ONE_UNIT;
   const cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
   let a = astralClasses.get(cp);
-  if (a === undefined) astralClasses.set(cp, (a = unicodeCharClass(cp)));
-  lookClass = a;
-  lookWidth = 2;
+  if (a === undefined) astralClasses.set(cp, (a = unicodeCharClass(cp) | TWO_UNITS));
+  return a;
 }
+
+const isWordClass = (kw: number): boolean => (kw & 7) === CHAR_START || (kw & 7) === CHAR_MARK;
 
 const isJoinerUnit = (c: number): boolean => c === 0x27 || c === 0x2019 || c === 0x200c || c === 0x200d;
 const JOINERS = /['\u2019\u200C\u200D]/g;
@@ -167,9 +165,9 @@ export function scanUnicodeTerms(
   };
 
   let i = 0;
-  if (i < n) look(s, i, n);
   while (i < n) {
-    const k = lookClass;
+    let kw = classAt(s, i, n);
+    const k = kw & 7;
     if (k === CHAR_START) {
       // WORD_START WORD_CHAR* (JOINER WORD_CHAR+)*, greedy.
       const start = i;
@@ -177,23 +175,27 @@ export function scanUnicodeTerms(
       let len = 0;
       let joined = false;
       for (;;) {
-        while (lookClass === CHAR_START || lookClass === CHAR_MARK) {
+        do {
           h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
-          if (lookWidth === 2) h = Math.imul(h ^ s.charCodeAt(i + 1), FNV_PRIME);
-          len += lookWidth;
-          i += lookWidth;
-          if (i >= n) break;
-          look(s, i, n);
-        }
-        if (i < n && lookClass === CHAR_JOINER && i + 1 < n) {
-          look(s, i + 1, n);
-          const next = lookClass as number; // look() changed it
-          if (next === CHAR_START || next === CHAR_MARK) {
+          if (kw >= TWO_UNITS) {
+            h = Math.imul(h ^ s.charCodeAt(i + 1), FNV_PRIME);
+            len += 2;
+            i += 2;
+          } else {
+            len++;
+            i++;
+          }
+        } while (i < n && isWordClass((kw = classAt(s, i, n))));
+        // s[i] (if any) is not a word character; kw is its class. A joiner continues the word
+        // only with a word character after it.
+        if (i + 1 < n && (kw & 7) === CHAR_JOINER) {
+          const next = classAt(s, i + 1, n);
+          if (isWordClass(next)) {
             joined = true;
             i++;
+            kw = next;
             continue;
           }
-          look(s, i, n);
         }
         break;
       }
@@ -203,29 +205,20 @@ export function scanUnicodeTerms(
     if (k === CHAR_CJK) {
       // A run of CJK code points: each one a token, or each overlapping pair (a lone one stays a unigram).
       let prev = i;
-      const prevEnd = i + lookWidth;
-      i = prevEnd;
-      if (i < n) look(s, i, n);
-      if (!bigrams || i >= n || lookClass !== CHAR_CJK) token(prev, prevEnd, hashOf(prev, prevEnd), prevEnd - prev, false);
-      if (!bigrams) {
-        while (i < n && lookClass === CHAR_CJK) {
-          const end = i + lookWidth;
-          token(i, end, hashOf(i, end), end - i, false);
-          i = end;
-          if (i < n) look(s, i, n);
-        }
-      } else {
-        while (i < n && lookClass === CHAR_CJK) {
-          const end = i + lookWidth;
+      i += kw >> 3;
+      kw = i < n ? classAt(s, i, n) : 0;
+      if (!bigrams || (kw & 7) !== CHAR_CJK) token(prev, i, hashOf(prev, i), i - prev, false);
+      while ((kw & 7) === CHAR_CJK) {
+        const end = i + (kw >> 3);
+        if (bigrams) {
           token(prev, end, hashOf(prev, end), end - prev, false);
           prev = i;
-          i = end;
-          if (i < n) look(s, i, n);
-        }
+        } else token(i, end, hashOf(i, end), end - i, false);
+        i = end;
+        kw = i < n ? classAt(s, i, n) : 0;
       }
       continue;
     }
-    i += lookWidth;
-    if (i < n) look(s, i, n);
+    i += kw >> 3;
   }
 }

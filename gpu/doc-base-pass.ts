@@ -5,6 +5,7 @@
  * on the thread that also takes batches and feeds the GPU (the stage that bounded Indexgpu+).
  */
 import { readFileSync } from 'node:fs';
+import { assetUrl } from '../src/assets.js';
 import type { DocBases } from '../src/types.js';
 
 const THREADS = 256;
@@ -12,7 +13,7 @@ const THREADS = 256;
 const GROUPS = 1024;
 const PARAM_BYTES = 16;
 
-const source = (): string => readFileSync(new URL('./kernels/doc-base.wgsl', import.meta.url), 'utf8').replace('{{THREADS}}', String(THREADS));
+const source = (): string => readFileSync(assetUrl('gpu/kernels/doc-base.wgsl'), 'utf8').replace('{{THREADS}}', String(THREADS));
 
 /** Layout and pipeline per device, shared by every pass on it. */
 const pipelines = new WeakMap<GPUDevice, { layout: GPUBindGroupLayout; pipeline: GPUComputePipeline }>();

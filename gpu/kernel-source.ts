@@ -4,8 +4,9 @@
  * in registers rather than in an indexed array that compilers may spill to memory).
  */
 import { readFileSync } from 'node:fs';
+import { assetUrl } from '../src/assets.js';
 
-const template = (name: string): string => readFileSync(new URL(`./kernels/${name}`, import.meta.url), 'utf8');
+const template = (name: string): string => readFileSync(assetUrl(`gpu/kernels/${name}`), 'utf8');
 
 function fill(text: string, values: Record<string, string | number>): string {
   return text.replace(/\{\{(\w+)\}\}/g, (_, key: string) => {

@@ -112,4 +112,5 @@ export interface ParsedBatch {
   workerStartedAt?: number;
 }
 
-export type FromWorker = ParsedBatch | { type: 'error'; message: string } | BlockPostingsReply;
+/** 'loaded': a worker started ahead (deferred) has loaded its modules and waits for 'init'. */
+export type FromWorker = ParsedBatch | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply;

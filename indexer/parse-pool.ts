@@ -157,6 +157,7 @@ export class ParsePool {
   }
 
   private onMessage(w: number, m: FromWorker): void {
+    if (m.type === 'loaded') return; // a spare taken before it said so (parse-worker-spares.ts)
     if (m.type === 'error') {
       this.fail(new Error(`parse worker ${w}: ${m.message}`));
       return;

@@ -12,6 +12,8 @@ import { workerScript } from '../src/worker-script.js';
 interface Spare {
   worker: Worker;
   maxYoungGenerationMb: number | undefined;
+  /** Settles once the worker has loaded its modules (its 'loaded' message), or has ended. */
+  loaded: Promise<void>;
 }
 
 const spares: Spare[] = [];
@@ -23,6 +25,16 @@ const spares: Spare[] = [];
  * taken out of its baseline (build.ts) rather than counted twice.
  */
 export const SPARE_WORKER_BYTES = 10 * 2 ** 20;
+
+/**
+ * Settles once every spare has loaded its modules, so that the process measured for the memory
+ * plan's baseline holds each spare's SPARE_WORKER_BYTES in full: with the CLI bundled
+ * (scripts/bundle.mjs) this thread got there first, while 12 spares on 2 cores were still loading.
+ * The build waits for nothing it would not wait for anyway: a spare parses only once loaded.
+ */
+export async function spareWorkersLoaded(): Promise<void> {
+  await Promise.all(spares.map((s) => s.loaded));
+}
 
 /** What the spares waiting now hold (SPARE_WORKER_BYTES each). */
 export function spareWorkerBytes(): number {
@@ -36,7 +48,11 @@ export function prestartParseWorkers(count: number, maxYoungGenerationMb: number
     const worker = new Worker(workerScript('indexer/parse-worker.js'), { workerData: { deferred: true }, resourceLimits });
     worker.unref();
     // A spare that fails to start is simply not used (ParsePool starts a fresh worker instead).
-    const spare: Spare = { worker, maxYoungGenerationMb };
+    const loaded = new Promise<void>((resolve) => {
+      worker.once('message', () => resolve());
+      worker.once('exit', () => resolve());
+    });
+    const spare: Spare = { worker, maxYoungGenerationMb, loaded };
     worker.once('error', () => drop(spare));
     worker.once('exit', () => drop(spare));
     spares.push(spare);
@@ -56,7 +72,7 @@ export function takeSpareWorker(maxYoungGenerationMb: number | undefined): Worke
   const i = spares.findIndex((s) => s.maxYoungGenerationMb === maxYoungGenerationMb);
   if (i < 0) return undefined;
   const [spare] = spares.splice(i, 1);
-  spare!.worker.removeAllListeners('error').removeAllListeners('exit');
+  spare!.worker.removeAllListeners('error').removeAllListeners('exit').removeAllListeners('message');
   spare!.worker.ref();
   return spare!.worker;
 }

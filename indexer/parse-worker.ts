@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler } from '../src/corpus/index.js';
 import { createTokenizer, type Tokenizer } from '../src/tokenizer.js';
-import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter, rawTokenIds } from './document-inverter.js';
 import { jsonlFastPath } from './jsonl-fast-path.js';
 import { grown } from './grown.js';
@@ -258,3 +258,4 @@ async function main(): Promise<void> {
 
 const data = workerData as ParseWorkerInit | { deferred: true };
 if (!('deferred' in data)) setUp(data);
+else port.postMessage({ type: 'loaded' } satisfies FromWorker);

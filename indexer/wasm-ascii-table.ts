@@ -14,6 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { APOSTROPHE, isWordChar } from './ascii-terms.js';
+import { assetUrl } from '../src/assets.js';
 
 /** Must equal CHUNK in indexer/wasm/ascii-scan.ts. */
 export const CHUNK = 256 * 1024;
@@ -57,7 +58,7 @@ let compiled: object | undefined;
 
 function scanModule(): object {
   if (compiled === undefined) {
-    const url = new URL('./wasm/ascii-scan.wasm', import.meta.url);
+    const url = assetUrl('indexer/wasm/ascii-scan.wasm');
     let bytes: Buffer;
     try {
       bytes = readFileSync(url);

@@ -21,7 +21,7 @@ import { writeIndex, writeIndexFromTally, writeIndexParallel, type IndexContents
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
 import { listCorpusFiles, type CorpusItem, type SkippedItem } from './corpus/index.js';
-import { endSpareWorkers, spareWorkerBytes } from '../indexer/parse-worker-spares.js';
+import { endSpareWorkers, spareWorkerBytes, spareWorkersLoaded } from '../indexer/parse-worker-spares.js';
 import { integerFromEnv } from './env-knobs.js';
 import { AbortError, storageFailure, UserError } from './errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions, type InputDocument } from './options.js';
@@ -200,6 +200,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     if (pipeline.notice) notice(pipeline.notice);
     // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no worker yet).
     // Parse workers the CLI started ahead are counted with the workers, not in the baseline.
+    await spareWorkersLoaded();
     const baselineBytes = Math.max(0, measureBaseline() - hostBytes - spareWorkerBytes());
     const memoryPlan = planMemory({
       budgetBytes: memoryBytes,

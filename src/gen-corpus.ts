@@ -421,8 +421,10 @@ interface WorkerInit {
 }
 
 function workerScript(): URL | undefined {
-  const here = new URL(import.meta.url);
-  if (here.pathname.endsWith('.js')) return here;
+  // This module compiled, by name: from a bundle that inlines it (dist/src/cli.js,
+  // scripts/bundle.mjs) import.meta.url is the bundle, which must not run as the worker.
+  const beside = new URL('./gen-corpus.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
   // Running from the TypeScript sources (the tests): the compiled module, when built.
   const compiled = new URL('../dist/src/gen-corpus.js', import.meta.url);
   return existsSync(fileURLToPath(compiled)) ? compiled : undefined;

@@ -11,7 +11,7 @@
  * the table stores every character of the key (never a prefix).
  */
 import { MAX_TOKEN_LENGTH } from '../src/tokenizer.js';
-import { grown } from './grown.js';
+import { TermSlots } from './term-slots.js';
 
 export const APOSTROPHE = 39;
 /** U+2019, an apostrophe too in the tokenizer's ASCII pattern (only met with nonAsciiSeparates). */
@@ -28,34 +28,24 @@ export const PARSER_TABLE_SLOTS = 1 << 16;
 export const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
 
 /**
- * raw token -> value (a TermId, or -1 for a stopword), probed with characters of the text.
- * Each slot is four Int32s side by side (hash, key length, offset of the key's characters,
- * value), and the keys' characters sit in one byte pool (raw tokens of ASCII text are ASCII):
- * a probe touches one slot and one run of bytes instead of a string object, measured 28 %
- * faster scanning than a table of JS strings (docs/benchmarks.md). Length 0 marks an empty slot
- * (tokens are never empty).
+ * raw token -> value (a TermId, or -1 for a stopword), probed with characters of the text; the
+ * keys' characters sit in one byte pool (raw tokens of ASCII text are ASCII): a probe touches
+ * one slot and one run of bytes instead of a string object, measured 28 % faster scanning than a
+ * table of JS strings (docs/benchmarks.md). Slots: TermSlots.
  */
-export class AsciiTermTable {
-  private slots: Int32Array;
-  private chars: Uint8Array;
-  private charsUsed = 0;
-  private mask: number;
-  size = 0;
-
+export class AsciiTermTable extends TermSlots<Uint8Array> {
   /**
    * `initialSlots` (a power of two): a parser's table starts large (PARSER_TABLE_SLOTS), as
    * growing it from 4,096 slots was 6 % of a worker's first batch, when all its vocabulary is new.
    */
-  constructor(private readonly initialSlots = INITIAL) {
-    this.slots = new Int32Array(4 * initialSlots);
-    this.chars = new Uint8Array(initialSlots * 8);
-    this.mask = initialSlots - 1;
+  constructor(initialSlots = INITIAL) {
+    super(initialSlots, (n) => new Uint8Array(n), 8);
   }
 
   /** The value of the token text[start, end) (hash h, length len without apostrophes), or NOT_CACHED. */
   get(text: string, start: number, end: number, h: number, len: number): number {
     const slots = this.slots;
-    const chars = this.chars;
+    const chars = this.pool;
     const mask = this.mask;
     for (let slot = h & mask; ; slot = (slot + 1) & mask) {
       const b = slot << 2;
@@ -82,43 +72,6 @@ export class AsciiTermTable {
       if (i === end) return slots[b + 3]!;
     }
   }
-
-  /** Adds `key` (lowercase ASCII, no apostrophes, hash h); the caller has checked it is absent. */
-  set(key: string, h: number, value: number): void {
-    if (2 * (this.size + 1) > this.mask + 1) this.grow();
-    if (this.charsUsed + key.length > this.chars.length) this.chars = grown(this.chars, this.charsUsed + key.length, this.charsUsed);
-    const offset = this.charsUsed;
-    for (let i = 0; i < key.length; i++) this.chars[offset + i] = key.charCodeAt(i);
-    this.charsUsed += key.length;
-    place(this.slots, this.mask, h, key.length, offset, value);
-    this.size++;
-  }
-
-  clear(): void {
-    this.slots = new Int32Array(4 * this.initialSlots);
-    this.chars = new Uint8Array(this.initialSlots * 8);
-    this.charsUsed = 0;
-    this.mask = this.initialSlots - 1;
-    this.size = 0;
-  }
-
-  private grow(): void {
-    const old = this.slots;
-    const capacity = (this.mask + 1) * 2;
-    this.slots = new Int32Array(4 * capacity);
-    this.mask = capacity - 1;
-    for (let b = 0; b < old.length; b += 4) if (old[b + 1] !== 0) place(this.slots, this.mask, old[b]!, old[b + 1]!, old[b + 2]!, old[b + 3]!);
-  }
-}
-
-function place(slots: Int32Array, mask: number, h: number, length: number, offset: number, value: number): void {
-  let slot = h & mask;
-  while (slots[(slot << 2) + 1] !== 0) slot = (slot + 1) & mask;
-  const b = slot << 2;
-  slots[b] = h;
-  slots[b + 1] = length;
-  slots[b + 2] = offset;
-  slots[b + 3] = value;
 }
 
 /**

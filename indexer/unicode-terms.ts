@@ -10,7 +10,7 @@
  */
 import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, unicodeCharClass } from '../src/tokenizer.js';
 import { NOT_CACHED } from './ascii-terms.js';
-import { grown } from './grown.js';
+import { TermSlots } from './term-slots.js';
 
 /**
  * A code point's class and width in one number: CHAR_* | units << 3 (so >= 8 for a real entry).
@@ -55,25 +55,17 @@ const FNV_PRIME = 16777619;
 const INITIAL = 1 << 14;
 
 /**
- * raw token -> value (a TermId, or -1 for a stopword), probed with code units of the text: four
- * Int32s a slot (hash, key length in code units, offset of its code units, value), the keys in
- * one pool of UTF-16 code units. Length 0 marks an empty slot (tokens are never empty).
+ * raw token -> value (a TermId, or -1 for a stopword), probed with code units of the text, the
+ * keys in one pool of UTF-16 code units (joiners left out, as in the terms). Slots: TermSlots.
  */
-export class UnicodeTermTable {
-  private slots = new Int32Array(4 * INITIAL);
-  private units = new Uint16Array(INITIAL * 4);
-  private unitsUsed = 0;
-  private mask = INITIAL - 1;
-  size = 0;
-
-  /** Bytes of its arrays (for the memory estimate). */
-  get byteLength(): number {
-    return this.slots.byteLength + this.units.byteLength;
+export class UnicodeTermTable extends TermSlots<Uint16Array> {
+  constructor() {
+    super(INITIAL, (n) => new Uint16Array(n), 4);
   }
 
   /** The value of the token text[start, end) (hash h, `len` units without joiners; `joined`: it has some), or NOT_CACHED. */
   get(text: string, start: number, end: number, h: number, len: number, joined: boolean): number {
-    const { slots, units, mask } = this;
+    const { slots, pool, mask } = this;
     for (let slot = h & mask; ; slot = (slot + 1) & mask) {
       const b = slot << 2;
       const keyLength = slots[b + 1]!;
@@ -84,48 +76,11 @@ export class UnicodeTermTable {
       for (; i < end; i++) {
         const c = text.charCodeAt(i);
         if (joined && isJoinerUnit(c)) continue;
-        if (units[j++] !== c) break;
+        if (pool[j++] !== c) break;
       }
       if (i === end) return slots[b + 3]!;
     }
   }
-
-  /** Adds `key` (a raw token, hash h); the caller has checked it is absent. */
-  set(key: string, h: number, value: number): void {
-    if (2 * (this.size + 1) > this.mask + 1) this.grow();
-    if (this.unitsUsed + key.length > this.units.length) this.units = grown(this.units, this.unitsUsed + key.length, this.unitsUsed);
-    const offset = this.unitsUsed;
-    for (let i = 0; i < key.length; i++) this.units[offset + i] = key.charCodeAt(i);
-    this.unitsUsed += key.length;
-    place(this.slots, this.mask, h, key.length, offset, value);
-    this.size++;
-  }
-
-  clear(): void {
-    this.slots = new Int32Array(4 * INITIAL);
-    this.units = new Uint16Array(INITIAL * 4);
-    this.unitsUsed = 0;
-    this.mask = INITIAL - 1;
-    this.size = 0;
-  }
-
-  private grow(): void {
-    const old = this.slots;
-    const capacity = (this.mask + 1) * 2;
-    this.slots = new Int32Array(4 * capacity);
-    this.mask = capacity - 1;
-    for (let b = 0; b < old.length; b += 4) if (old[b + 1] !== 0) place(this.slots, this.mask, old[b]!, old[b + 1]!, old[b + 2]!, old[b + 3]!);
-  }
-}
-
-function place(slots: Int32Array, mask: number, h: number, length: number, offset: number, value: number): void {
-  let slot = h & mask;
-  while (slots[(slot << 2) + 1] !== 0) slot = (slot + 1) & mask;
-  const b = slot << 2;
-  slots[b] = h;
-  slots[b + 1] = length;
-  slots[b + 2] = offset;
-  slots[b + 3] = value;
 }
 
 /**

@@ -61,17 +61,23 @@ export function labelNewThreads(group: string): void {
 
 labelNewThreads('runtime');
 
+/** pbkdf2 iterations of one probe job: ~36 ms on the 2-core development machine. */
+const PROBE_ITERATIONS = 150_000;
+
 /**
  * Finds libuv's pool threads and charges them to 'libuv' (a benchmark diagnostic: costs about
- * 30 ms): they are born with the first file operation, often while Node loads the modules, so
- * their birth does not tell them from V8's threads; instead each is given some hashing that only
- * the pool runs (pbkdf2), and the threads whose CPU time grew are the pool's (a V8 thread busy
- * for 10 ms meanwhile would be counted with them: a diagnostic, not an accounting).
+ * 0.15 s on the 2-core machine): they are born with the first file operation, often while Node
+ * loads the modules, so their birth does not tell them from V8's threads; instead each is given
+ * some hashing that only the pool runs (pbkdf2), and the threads whose CPU time grew are the
+ * pool's (a V8 thread busy for 10 ms meanwhile would be counted with them: a diagnostic, not an
+ * accounting). Each job must be well over /proc's 10 ms ticks: at 30,000 iterations a job took
+ * 7 ms on a faster machine, a pool thread that ran one job showed no growth, and half the pool's
+ * work was charged to 'runtime' (test/cpu-time.test.ts failed in CI).
  */
 export async function labelLibuvPool(): Promise<void> {
   const before = threadCpuMs();
   const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-  await Promise.all(Array.from({ length: 2 * pool }, () => new Promise((done) => pbkdf2('probe', 'salt', 30000, 32, 'sha256', done))));
+  await Promise.all(Array.from({ length: 2 * pool }, () => new Promise((done) => pbkdf2('probe', 'salt', PROBE_ITERATIONS, 32, 'sha256', done))));
   for (const [tid, ms] of threadCpuMs()) if (tid !== process.pid && (!threadGroups.has(tid) || ms - (before.get(tid) ?? 0) >= 10)) threadGroups.set(tid, 'libuv');
 }
 

@@ -79,7 +79,7 @@ export class AsciiTermTable extends TermSlots<Uint8Array> {
  * value of a raw token not in the table yet (and it is then cached). Tokens longer than
  * maxLength (without apostrophes; the tokenizer's maxTokenLength) are skipped.
  *
- * `nonAsciiSeparates`: the text is already normalized (Tokenizer.asciiTokenText) and its
+ * `nonAsciiSeparates`: the text is already normalized (Tokenizer.normalizeNonAscii, and needsUnicodeScan said no) and its
  * non-ASCII characters are never part of a token: they separate tokens, except U+2019, which
  * joins like an apostrophe; the scan then never stops early.
  *

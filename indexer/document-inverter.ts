@@ -48,7 +48,7 @@ export function rawTokenIds(tokenizer: Tokenizer, rawTokens: string[]): RawToken
   return (raw) => (tokenizer.isStopword(raw) ? STOPWORD : rawTokens.push(raw) - 1);
 }
 const NON_ASCII = /[^\x00-\x7f]/g;
-/** The ASCII character that stands in for a non-ASCII one of normalized text (asciiTokenText). */
+/** The ASCII character that stands in for a non-ASCII one of normalized text that needs no Unicode scan. */
 const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
 
 /**

@@ -8,7 +8,7 @@
  * ~1.7 s of a worker's 4.9 s on the multilingual crawl (docs/benchmarks.md). Tested against
  * tokenizeRaw (test/unicode-terms.test.ts).
  */
-import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, unicodeCharClass } from '../src/tokenizer.js';
+import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, JOINERS, unicodeCharClass } from '../src/tokenizer.js';
 import { NOT_CACHED } from './ascii-terms.js';
 import { TermSlots } from './term-slots.js';
 
@@ -48,8 +48,8 @@ function classSlow(s: string, i: number, n: number, c: number, kw: number): numb
 
 const isWordClass = (kw: number): boolean => (kw & 7) === CHAR_START || (kw & 7) === CHAR_MARK;
 
-const isJoinerUnit = (c: number): boolean => c === 0x27 || c === 0x2019 || c === 0x200c || c === 0x200d;
-const JOINERS = /['\u2019\u200C\u200D]/g;
+/** A joiner's code unit (all are BMP characters, classified when the scan met them). */
+const isJoinerUnit = (c: number): boolean => (bmpClasses[c]! & 7) === CHAR_JOINER;
 const FNV_BASIS = -2128831035;
 const FNV_PRIME = 16777619;
 const INITIAL = 1 << 14;

@@ -1,6 +1,6 @@
 // After tsc: each entry that starts a process or a worker thread (the CLI and the four worker
-// scripts) is rebuilt, in place, as one file with gpuindex's own modules inlined (packages in
-// node_modules stay imports). Node's ESM loader resolves, reads and links every module of a
+// scripts) is rebuilt, in place, with gpuindex's own modules inlined (packages in node_modules
+// stay imports; what it import()s goes into chunk files beside it, see below). Node's ESM loader resolves, reads and links every module of a
 // graph one by one (the CLI's is ~60 files, a parse worker's ~25), and its own path functions
 // get hot enough to be compiled by TurboFan: on mail, a bundled build was 1.008 -> 0.953 s
 // (8 alternating rounds, docs/benchmarks.md). The library (dist/src/index.js) stays as tsc

@@ -65,16 +65,10 @@ export interface Tokenizer {
    */
   tokenizeRaw(text: string, emit: (raw: string) => void): void;
   /**
-   * For text with non-ASCII characters: the normalized text (NFKC, lowercase, ß -> ss) when none of its
-   * non-ASCII characters can be part of a token, so its raw tokens are exactly the ASCII
-   * pattern's (`[a-z0-9]+` joined by ' or U+2019): most such text in practice (curly quotes,
-   * dashes, U+FFFD from damaged mail). Undefined when the Unicode scan is needed.
-   */
-  asciiTokenText(text: string): string | undefined;
-  /**
    * Step 1 of the analysis for text with non-ASCII characters (NFKC, lowercase, ß -> ss), for a
    * caller that scans the normalized text itself: if needsUnicodeScan() says no, its raw tokens
-   * are the ASCII pattern's; else UNICODE_TOKEN's (the CHAR_* classes).
+   * are the ASCII pattern's (`[a-z0-9]+` joined by ' or U+2019: most such text in practice,
+   * with curly quotes, dashes, U+FFFD from damaged mail); else UNICODE_TOKEN's (the CHAR_* classes).
    */
   normalizeNonAscii(text: string): string;
   /** Whether normalized text has a non-ASCII character that can be part of a token. */
@@ -142,7 +136,8 @@ const JOINER = String.raw`['\u2019\u200C\u200D]`;
 
 /** Group 1: a CJK run. Otherwise a word; group 2 is set when it contains a joiner. */
 const UNICODE_TOKEN = new RegExp(`(${CJK_CHAR}+)|${WORD_START}${WORD_CHAR}*(?:(${JOINER})${WORD_CHAR}+)*`, 'gv');
-const JOINERS = /['\u2019\u200C\u200D]/g;
+/** The joiners, to remove them from a term (String.replace resets the global regex's lastIndex). */
+export const JOINERS = /['\u2019\u200C\u200D]/g;
 /**
  * For text whose only non-ASCII characters (after NFKC) are not word characters (dashes, curly
  * quotes: most English prose): the same tokens from a much cheaper ASCII pattern.
@@ -314,11 +309,6 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     maxTokenLength: maxLength,
     tokenizeRaw(text: string, emit: (raw: string) => void): void {
       scan(text, bigrams, maxLength, emit);
-    },
-    asciiTokenText(text: string): string | undefined {
-      // The same normalization and the same test as scan(), which then takes its ASCII pattern.
-      const s = normalizeNonAscii(text);
-      return needsUnicodeScan(s) ? undefined : s;
     },
     normalizeNonAscii,
     needsUnicodeScan,

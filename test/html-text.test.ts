@@ -66,5 +66,9 @@ describe('HTML text extraction (src/corpus/html.ts)', () => {
     // <title> holds text only (RCDATA): its <b> is text.
     expect(htmlToText(page)).toEqual({ title: 'The & <b>Title</b>', text: '     Café   menu  Second   ' });
     expect(referenceHtmlToText(page)).toEqual(htmlToText(page));
+    // A tag cut off by the end of the page is never opened: one separator (from the end's close), not two.
+    for (const cut of ['<ul ', 'jx<ul/@j', '<title a', '<p class="x'])
+      expect(htmlToText(cut)).toEqual(referenceHtmlToText(cut));
+    expect(htmlToText('<ul ')).toEqual({ title: '', text: ' ' });
   });
 });

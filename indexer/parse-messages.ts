@@ -11,7 +11,7 @@
  */
 import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
-import type { SortedBlockPostings } from '../merge/sorted-block-postings.js';
+import type { PostingsLayout, WrittenPostings } from '../merge/doc-order-postings.js';
 
 /** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
 export function batchArrayWords(batchPairs: number): number {
@@ -50,23 +50,25 @@ export type ToWorker =
 
 /**
  * After its last batch, a worker may be handed the build's one block (the whole crawl fitted in
- * it): it sorts it (CPU sorter) and writes postings.bin at `path` while the main thread writes
- * the lexicon (worker-pipeline.ts). `pairs` and `scratch` are transferred; `docBases` as in
- * PairSorter.sortBlock.
+ * it): it writes postings.bin at `path` from the block in docID order and the tally's layout
+ * (merge/doc-order-postings.ts) while the main thread writes the lexicon (worker-pipeline.ts).
+ * `pairs` and `scratch` are transferred; `docBases` as in PairSorter.sortBlock.
  */
 export interface BlockPostingsRequest {
   type: 'postings';
   pairs: ArrayBuffer;
   count: number;
   docBases: Uint32Array;
-  /** The CPU sorter's scratch, already touched during the fill (a first page touch is slow here). */
+  /** Each term's list length and gap bytes, from the PostingsTally of the fill. */
+  layout: PostingsLayout;
+  /** The CPU sorter's scratch, already touched during the fill (a first page touch is slow here): the file's bytes go there. */
   scratch?: ArrayBuffer;
   path: string;
 }
 
-/** The answer to a BlockPostingsRequest: merge/sorted-block-postings.ts's figures, or the error (with its system code). */
+/** The answer to a BlockPostingsRequest: merge/doc-order-postings.ts's figures, or the error (with its system code). */
 export type BlockPostingsReply =
-  | ({ type: 'postings'; sortMs: number; writeMs: number } & SortedBlockPostings)
+  | ({ type: 'postings'; writeMs: number } & WrittenPostings)
   | { type: 'postings-error'; message: string; code?: string };
 
 /** One batch of parsed documents of one file: the stream element between parse and block fill. */

@@ -219,26 +219,18 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
 }
 
 /**
- * The crawl fitted in one block: sorts it and writes postings.bin here, the worker being idle
- * after its last batch, while the main thread writes the lexicon (worker-pipeline.ts). The sort
- * and postings modules load only now: a parse needs none of them.
+ * The crawl fitted in one block: writes postings.bin here from the block in docID order and the
+ * tally's layout (merge/doc-order-postings.ts), the worker being idle after its last batch,
+ * while the main thread writes the lexicon (worker-pipeline.ts). The postings module loads only
+ * now: a parse needs none of it.
  */
 async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
   let reply: BlockPostingsReply;
   try {
-    const [{ radixSortPairs }, { applyDocBases }, { writeSortedBlockPostings }] = await Promise.all([
-      import('./cpu-sorter.js'),
-      import('./doc-bases.js'),
-      import('../merge/sorted-block-postings.js'),
-    ]);
+    const { writeDocOrderPostings } = await import('../merge/doc-order-postings.js');
     const t0 = performance.now();
-    const pairs = new Uint32Array(m.pairs, 0, 2 * m.count);
-    applyDocBases(pairs, m.count, m.docBases);
-    const scratch = m.scratch !== undefined && m.scratch.byteLength >= 8 * m.count ? new Uint32Array(m.scratch) : new Uint32Array(2 * m.count);
-    const sorted = radixSortPairs(pairs, m.count, scratch);
-    const t1 = performance.now();
-    const written = writeSortedBlockPostings(sorted, m.count, m.path);
-    reply = { type: 'postings', sortMs: t1 - t0, writeMs: performance.now() - t1, ...written };
+    const written = writeDocOrderPostings(new Uint32Array(m.pairs, 0, 2 * m.count), m.count, m.docBases, m.layout, m.path, m.scratch);
+    reply = { type: 'postings', writeMs: performance.now() - t0, ...written };
   } catch (err) {
     reply = { type: 'postings-error', message: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code };
   }

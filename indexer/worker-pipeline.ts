@@ -33,7 +33,7 @@ import { RunSink } from './run-sink.js';
 import type { StageClock } from './stage-clock.js';
 import { TailSplit, tailMinPairsFromEnv } from './tail-split.js';
 import { PostingsTally, type TalliedLexicon } from '../merge/postings-tally.js';
-import type { SortedBlockPostings } from '../merge/sorted-block-postings.js';
+import type { WrittenPostings } from '../merge/doc-order-postings.js';
 
 export type Schedule = 'sequential' | 'overlapped';
 
@@ -72,6 +72,8 @@ export interface WorkerPipelineInput {
    * call; returns whether more remains (buildIndex writes document rows ahead of the merge with it).
    */
   whileWaiting?: () => boolean;
+  /** Called each time the fill has consumed a whole batch (its documents and first-used terms are final). */
+  onBatchFilled?: () => void;
   /**
    * Where postings.bin goes if the whole crawl fits in one block (sequential schedule, CPU
    * sorter, no --resume): the parse worker then sorts the block and writes the postings while
@@ -100,8 +102,13 @@ export interface WorkerPipelineResult extends PipelineResult {
 /** The lexicon's figures, known now, and the postings.bin the parse worker is writing meanwhile. */
 export interface BlockPostings {
   lexicon: TalliedLexicon;
-  /** Settles once postings.bin is written and the parse workers are closed. */
-  written: Promise<SortedBlockPostings>;
+  /** Settles once postings.bin is written (and, on a failure, the parse workers are closed). */
+  written: Promise<WrittenPostings>;
+  /**
+   * Resolves once the parse workers are closed, which on success follows `written`: the index
+   * is finished meanwhile (terminating the worker took 10-20 ms of mail's tail before).
+   */
+  closed: Promise<void>;
 }
 
 export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
@@ -204,6 +211,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (position < 0) {
         // Resumed build: this batch is wholly in completed runs (and in the restored state).
         remapper.learn(worker, batch);
+        input.onBatchFilled?.();
         pool.consumed(arrival);
         continue;
       }
@@ -230,6 +238,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
           await flushAfter(from);
         }
       }
+      input.onBatchFilled?.();
       sink.prepareFor(current.count, current.capacity);
       tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
       if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) await flushAfter(batch.pairCount);
@@ -273,9 +282,10 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
 }
 
 /**
- * The whole crawl is in `block`: parse worker 0 sorts it and writes postings.bin (with the CPU
- * sorter's scratch, touched during the fill), while the caller writes the lexicon from
- * `lexicon`. The lengths the worker wrote are checked against the tally.
+ * The whole crawl is in `block`: parse worker 0 writes postings.bin from it, in docID order as
+ * it is, at the places the tally gives (into the CPU sorter's scratch, touched during the fill),
+ * while the caller writes the lexicon from `lexicon`. The lengths the worker wrote are checked
+ * against the tally.
  */
 function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, input: WorkerPipelineInput, counters: ParseCounters): BlockPostings {
   const { clock } = input;
@@ -285,27 +295,30 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
     pairs: block.pairs.buffer as ArrayBuffer,
     count,
     docBases: block.docBases.bases.slice(),
+    layout: { lengths: lexicon.lengths.slice(), gapBytes: lexicon.gapBytes.slice() },
     scratch: input.sorter.handOverScratch?.(),
     path: input.blockPostingsPath!,
   });
+  const closed = job.then(
+    () => pool.close(),
+    () => pool.close(),
+  );
   const written = job.then(
-    async (r) => {
-      await pool.close();
-      clock.add('sort', r.sortMs);
+    (r) => {
       clock.add('writeRuns', r.writeMs);
       counters.blocks = 1;
       if (r.terms !== lexicon.terms || r.postings !== lexicon.postings || r.bytes !== lexicon.postingsBytes || r.lengths.some((n, t) => n !== lexicon.lengths[t]))
         throw new Error(`the postings written (${r.terms} terms, ${r.postings} postings, ${r.bytes} bytes) differ from the tally (${lexicon.terms}, ${lexicon.postings}, ${lexicon.postingsBytes})`);
-      const { type: _, sortMs: _s, writeMs: _w, ...figures } = r;
+      const { type: _, writeMs: _w, ...figures } = r;
       return figures;
     },
     async (err: unknown) => {
-      await pool.close();
+      await closed;
       throw err;
     },
   );
   written.catch(() => {}); // observed by the caller; no unhandled rejection meanwhile
-  return { lexicon, written };
+  return { lexicon, written, closed };
 }
 
 /** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */

@@ -1,12 +1,19 @@
 /**
  * The index folder's SQLite database (index.sqlite): lexicon, document table, collection
- * statistics and build settings. Written in one transaction at the end of the merge.
+ * statistics and build settings. Written in one transaction: the document rows and the terms'
+ * strings while the parse runs (rows-ahead.ts), the lexicon's figures and the rest at the end of
+ * the merge.
  */
 import Database from 'better-sqlite3';
+import { TERM_STATS_SCHEMA, TermStatsWriter } from './term-stats.js';
 
 export const INDEX_DB = 'index.sqlite';
 export const POSTINGS_FILE = 'postings.bin';
-export const INDEX_FORMAT_VERSION = 1;
+/**
+ * 2: the lexicon's figures in term_stats chunks (term-stats.ts), the terms table holding only
+ * (term_id, term). 1: terms(term_id, term, df, cf, offset, length).
+ */
+export const INDEX_FORMAT_VERSION = 2;
 const DOC_ROWS = 64;
 const TERM_ROWS = 64;
 /**
@@ -20,12 +27,9 @@ const TERM_INDEX = 'CREATE UNIQUE INDEX terms_by_term ON terms (term)';
 const SCHEMA = `
 CREATE TABLE terms (
   term_id INTEGER PRIMARY KEY,
-  term TEXT NOT NULL,
-  df INTEGER NOT NULL,
-  cf INTEGER NOT NULL,
-  offset INTEGER NOT NULL,
-  length INTEGER NOT NULL
+  term TEXT NOT NULL
 );
+${TERM_STATS_SCHEMA};
 CREATE TABLE docs (
   doc_id INTEGER PRIMARY KEY,
   external_id TEXT NOT NULL,
@@ -72,21 +76,19 @@ class RowBatcher {
     const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
     this.one = db.prepare(insert + row);
     this.many = db.prepare(insert + Array(rowsPerCall).fill(row).join(', '));
-    if (columns.length !== 4 && columns.length !== 6) throw new Error(`RowBatcher: ${columns.length} columns (4 or 6 supported)`);
+    if (columns.length !== 2 && columns.length !== 4) throw new Error(`RowBatcher: ${columns.length} columns (2 or 4 supported)`);
     this.pending = new Array<unknown>(columns.length * rowsPerCall).fill(null);
   }
 
-  /** Queues one row (its 4 or 6 values in column order, as the table has); rows go in in call order. */
-  add(a: unknown, b: unknown, c: unknown, d: unknown, e?: unknown, f?: unknown): void {
+  /** Queues one row (its 2 or 4 values in column order, as the table has); rows go in in call order. */
+  add(a: unknown, b: unknown, c?: unknown, d?: unknown): void {
     const p = this.pending;
     let i = this.used;
     p[i++] = a;
     p[i++] = b;
-    p[i++] = c;
-    p[i++] = d;
-    if (this.columns.length === 6) {
-      p[i++] = e;
-      p[i++] = f;
+    if (this.columns.length === 4) {
+      p[i++] = c;
+      p[i++] = d;
     }
     if (i === p.length) {
       this.many.run(p);
@@ -107,6 +109,7 @@ export class IndexStoreWriter {
   readonly db: Database.Database;
   private readonly terms: RowBatcher;
   private readonly docs: RowBatcher;
+  private readonly termStats: TermStatsWriter;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -115,14 +118,29 @@ export class IndexStoreWriter {
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.exec(SCHEMA);
-    this.terms = new RowBatcher(this.db, 'terms', ['term_id', 'term', 'df', 'cf', 'offset', 'length'], TERM_ROWS);
+    this.terms = new RowBatcher(this.db, 'terms', ['term_id', 'term'], TERM_ROWS);
     this.docs = new RowBatcher(this.db, 'docs', ['doc_id', 'external_id', 'path', 'length'], DOC_ROWS);
+    this.termStats = new TermStatsWriter(this.db);
     this.db.exec('BEGIN');
   }
 
-  /** Queues one lexicon row; rows must come in increasing termId order (the merge's order). */
-  addTerm(e: LexiconEntry): void {
-    this.terms.add(e.termId, e.term, e.df, e.cf, e.offset, e.length);
+  /** Queues one term's row; rows go in in call order (flushTerms() ends the run of them). */
+  addTermRow(termId: number, term: string): void {
+    this.terms.add(termId, term);
+  }
+
+  flushTerms(): void {
+    this.terms.flush();
+  }
+
+  /** One term's figures; terms must come in termID order from 0, their lists back to back (the merge's order). */
+  addTermStats(termId: number, df: number, cf: number, offset: number, length: number): void {
+    this.termStats.add(termId, df, cf, offset, length);
+  }
+
+  /** Terms whose figures were added. */
+  get termStatsCount(): number {
+    return this.termStats.count;
   }
 
   /** Queues one document row; rows go in in call order (flushDocuments() ends the run of them). */
@@ -150,6 +168,7 @@ export class IndexStoreWriter {
   commitAndClose(): void {
     this.docs.flush();
     this.terms.flush();
+    this.termStats.flush();
     this.db.exec(TERM_INDEX);
     this.db.exec('COMMIT');
     this.db.close();

@@ -19,28 +19,32 @@ export interface TalliedLexicon {
   cf: Uint32Array;
   /** Byte length of each term's encoded list. */
   lengths: Uint32Array;
+  /** Byte length of the docID gaps that open each term's list (its tfs follow them). */
+  gapBytes: Uint32Array;
   /** Where each term's list starts in postings.bin (after its magic), in termID order. */
   offsets: Float64Array;
   postings: number;
   postingsBytes: number;
 }
 
-/** Words per term in PostingsTally's table: the last docID + 1 (0: none yet), that open posting's tf, df, bytes. */
+/** Words per term in PostingsTally's table: the last docID + 1 (0: none yet), that open posting's tf, df, gap bytes. */
 const STRIDE = 4;
 
 export class PostingsTally {
   /**
    * One row of STRIDE words per term, so a pair touches one cache line (five separate arrays
-   * cost mail's main thread ~47 ms a build against ~20, perf). cf is added once a posting
-   * (its tf), not once a pair.
+   * cost mail's main thread ~47 ms a build against ~20, perf). cf and the tf bytes are added
+   * once a posting (when its tf is final), not once a pair, in a second table of two words a
+   * term (cf, tf bytes): the gaps and the tfs are two columns of a list (postings-codec.ts),
+   * and merge/doc-order-postings.ts needs to know where the tfs start.
    */
   private rows = new Uint32Array(STRIDE << 12);
-  private cf = new Uint32Array(1 << 12);
+  private closed = new Uint32Array(2 << 12);
   private terms = 0;
 
   /** Bytes of its arrays (for the memory estimate: they grow with the vocabulary). */
   get byteLength(): number {
-    return this.rows.byteLength + this.cf.byteLength;
+    return this.rows.byteLength + this.closed.byteLength;
   }
 
   /**
@@ -49,7 +53,7 @@ export class PostingsTally {
    */
   add(pairs: Uint32Array, from: number, count: number, docBase: number): void {
     let rows = this.rows;
-    let cf = this.cf;
+    let closed = this.closed;
     let terms = this.terms;
     for (let i = 2 * from, end = 2 * (from + count); i < end; i += 2) {
       const t = pairs[i]!;
@@ -57,7 +61,7 @@ export class PostingsTally {
         terms = t + 1;
         if (STRIDE * terms > rows.length) {
           this.rows = rows = grown(rows, STRIDE * terms);
-          this.cf = cf = grown(cf, terms);
+          this.closed = closed = grown(closed, 2 * terms);
         }
       }
       const r = STRIDE * t;
@@ -69,16 +73,15 @@ export class PostingsTally {
       }
       // A new posting: the previous one's tf is final; the gap from the previous docID (the
       // first gap is the docID itself).
-      let bytes = varintBytes(last === 0 ? d : d - (last - 1));
       if (last !== 0) {
         const tf = rows[r + 1]!;
-        bytes += varintBytes(tf);
-        cf[t]! += tf;
+        closed[2 * t]! += tf;
+        closed[2 * t + 1]! += varintBytes(tf);
       }
       rows[r] = d + 1;
       rows[r + 1] = 1;
       rows[r + 2]!++;
-      rows[r + 3]! += bytes;
+      rows[r + 3]! += varintBytes(last === 0 ? d : d - (last - 1));
     }
     this.terms = terms;
   }
@@ -86,27 +89,31 @@ export class PostingsTally {
   /** The figures of every term seen (closing each list's last posting); the tally is spent. */
   finish(): TalliedLexicon {
     const n = this.terms;
-    const { rows } = this;
+    const { rows, closed } = this;
     const df = new Uint32Array(n);
-    const cf = this.cf.subarray(0, n);
+    const cf = new Uint32Array(n);
     const lengths = new Uint32Array(n);
+    const gapBytes = new Uint32Array(n);
     const offsets = new Float64Array(n);
     let at = POSTINGS_MAGIC.length;
     let postings = 0;
     for (let t = 0; t < n; t++) {
       const r = STRIDE * t;
-      let bytes = rows[r + 3]!;
+      let tfBytes = closed[2 * t + 1]!;
+      cf[t] = closed[2 * t]!;
       if (rows[r] !== 0) {
-        bytes += varintBytes(rows[r + 1]!);
+        tfBytes += varintBytes(rows[r + 1]!);
         cf[t]! += rows[r + 1]!;
       }
       df[t] = rows[r + 2]!;
-      lengths[t] = bytes;
+      gapBytes[t] = rows[r + 3]!;
+      lengths[t] = gapBytes[t]! + tfBytes;
       offsets[t] = at;
-      at += bytes;
+      at += lengths[t]!;
       postings += df[t]!;
     }
     this.rows = new Uint32Array(0);
-    return { terms: n, df, cf, lengths, offsets, postings, postingsBytes: at };
+    this.closed = new Uint32Array(0);
+    return { terms: n, df, cf, lengths, gapBytes, offsets, postings, postingsBytes: at };
   }
 }

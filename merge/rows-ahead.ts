@@ -1,42 +1,98 @@
 /**
- * Document rows written into index.sqlite while the parse waits for batches, so that the merge
- * has fewer left to insert: on the H100 at 2 GB, inserting 797 K rows took 0.92 s of the main
- * thread beside the merge threads (docs/benchmarks.md). Rows go in in DocId order through the
- * same 64-row statements the merge uses, so index.sqlite's bytes do not change.
+ * The rows of index.sqlite known before the merge, the documents and the terms' strings, written
+ * while the parse waits for batches, so that the merge has fewer left to insert: on the H100 at
+ * 2 GB, inserting 797 K document rows took 0.92 s of the main thread beside the merge threads;
+ * on mail, the strings of 109 K terms took ~45 ms of the ~150 ms after the parse
+ * (docs/benchmarks.md).
+ *
+ * The rows go in in one order whatever the timing, so that index.sqlite's bytes do not depend
+ * on how far ahead the writing got: batch by batch, in the order the fill consumed them, each
+ * batch's document rows and then the rows of the terms it used first. The fill reports each
+ * batch it has consumed (batchFilled); what was not written ahead is written in the same order
+ * by writeRest().
  */
-import type { DocumentRecord, DocumentTable } from '../indexer/documents.js';
+import type { DocumentTable } from '../indexer/documents.js';
+import { grown } from '../indexer/grown.js';
 import { asDocId } from '../src/types.js';
 import type { IndexStoreWriter } from './index-store.js';
 
 /** Rows per piece: about 0.3 ms on the H100 machine, short enough not to hold up a batch. */
 const ROWS_PER_PIECE = 256;
 
-export class DocumentRowsAhead {
-  private written = 0;
+export class IndexRowsAhead {
+  private docsWritten = 0;
+  private termsWritten = 0;
+  /** (documents, terms) after each batch the fill consumed, flat; `next` is the first not yet written through. */
+  private bounds = new Uint32Array(256);
+  private boundsUsed = 0;
+  private next = 0;
 
   /**
-   * `releaseWritten`: drop the strings of the rows written (DocumentTable.releaseStrings); not
-   * with --resume, whose checkpoints save the documents after the rows ahead write them.
+   * `terms`: the dictionary's strings, terms[termId] (it grows as the fill goes). Documents and
+   * terms already there (restored by --resume) form the first batch. `releaseWritten`: drop the
+   * strings of the document rows written (DocumentTable.releaseStrings); not with --resume,
+   * whose checkpoints save the documents after the rows ahead write them.
    */
-  constructor(readonly store: IndexStoreWriter, private readonly documents: DocumentTable, private readonly releaseWritten = false) {}
-
-  /** Writes up to ROWS_PER_PIECE more rows; returns whether rows remain. */
-  readonly writeSome = (): boolean => {
-    const d = this.documents;
-    const end = Math.min(d.count, this.written + ROWS_PER_PIECE);
-    for (let i = this.written; i < end; i++) this.store.addDocument(i, d.externalIds[i]!, d.paths[i]!, d.lengthOf(asDocId(i)));
-    this.written = end;
-    if (this.releaseWritten) d.releaseStrings(end);
-    return end < d.count;
-  };
-
-  /** Rows written so far. */
-  get count(): number {
-    return this.written;
+  constructor(
+    readonly store: IndexStoreWriter,
+    private readonly documents: DocumentTable,
+    private readonly terms: readonly string[],
+    private readonly releaseWritten = false,
+  ) {
+    this.batchFilled();
   }
 
-  /** The rows not written yet, for the merge. */
-  rest(): Generator<DocumentRecord> {
-    return this.documents.records(this.written);
+  /** The fill has consumed one more batch: its documents and the terms it used first are final. */
+  readonly batchFilled = (): void => {
+    const docs = this.documents.count;
+    const terms = this.terms.length;
+    const n = this.boundsUsed;
+    if (n > 0 && this.bounds[n - 2] === docs && this.bounds[n - 1] === terms) return;
+    if (n + 2 > this.bounds.length) this.bounds = grown(this.bounds, n + 2);
+    this.bounds[n] = docs;
+    this.bounds[n + 1] = terms;
+    this.boundsUsed = n + 2;
+  };
+
+  /** Writes up to ROWS_PER_PIECE more rows of the batches consumed so far; returns whether rows of them remain. */
+  readonly writeSome = (): boolean => this.write(ROWS_PER_PIECE) > 0 || this.next < this.boundsUsed;
+
+  /** Writes every row not written yet, in the same order (the merge calls it once the parse is over). */
+  writeRest(): void {
+    this.batchFilled();
+    this.write(Infinity);
+    this.store.flushDocuments();
+    this.store.flushTerms();
+  }
+
+  /** Writes up to `budget` rows; returns how many. */
+  private write(budget: number): number {
+    const d = this.documents;
+    let written = 0;
+    while (this.next < this.boundsUsed && written < budget) {
+      const docEnd = Math.min(this.bounds[this.next]!, this.docsWritten + budget - written);
+      for (let i = this.docsWritten; i < docEnd; i++) this.store.addDocument(i, d.externalIds[i]!, d.paths[i]!, d.lengthOf(asDocId(i)));
+      written += docEnd - this.docsWritten;
+      this.docsWritten = docEnd;
+      if (this.releaseWritten) d.releaseStrings(docEnd);
+      if (docEnd < this.bounds[this.next]!) break;
+      const termEnd = Math.min(this.bounds[this.next + 1]!, this.termsWritten + budget - written);
+      for (let t = this.termsWritten; t < termEnd; t++) this.store.addTermRow(t, this.terms[t]!);
+      written += termEnd - this.termsWritten;
+      this.termsWritten = termEnd;
+      if (termEnd < this.bounds[this.next + 1]!) break;
+      this.next += 2;
+    }
+    return written;
+  }
+
+  /** Document rows written so far. */
+  get count(): number {
+    return this.docsWritten;
+  }
+
+  /** Term rows written so far. */
+  get termCount(): number {
+    return this.termsWritten;
   }
 }

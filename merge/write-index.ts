@@ -4,21 +4,21 @@
  */
 import { join } from 'node:path';
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
-import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
+import { INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type IndexStoreWriter } from './index-store.js';
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
+import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from '../indexer/worker-pipeline.js';
 
 export interface IndexContents {
-  /** terms[termId] is the term string. */
-  terms: readonly string[];
-  /** The document rows not yet in `store` (all of them when there is no store). */
-  documents: Iterable<{ docId: number; externalId: string; path: string; length: number }>;
   /**
-   * The index database opened before the merge, holding the first document rows already
-   * (written while the parse waited; see DocumentRowsAhead). The merge adds the rest.
+   * The rows known before the merge (the documents and the terms' strings, in rows.store, the
+   * index database opened before the parse), the first of them perhaps written already while the
+   * parse waited (rows-ahead.ts). The merge writes the rest, then the lexicon's figures.
    */
-  store?: IndexStoreWriter;
+  rows: IndexRowsAhead;
+  /** Terms in the dictionary: each must get its figures from the merge. */
+  termCount: number;
   documentCount: number;
   totalTokens: number;
   settings: Record<string, unknown>;
@@ -40,19 +40,20 @@ export function cursorChunkPairs(runs: number, memoryBytes: number): number {
 }
 
 /**
- * The single-threaded merge_batches. The document table goes in first, then the lexicon in
- * termID order, the same order as writeIndexParallel, so both give identical index.sqlite bytes.
+ * The single-threaded merge_batches. The rows not written ahead go in first (documents and the
+ * terms' strings), then the lexicon's figures in termID order, the same order as
+ * writeIndexParallel, so both give identical index.sqlite bytes.
  */
 export function writeIndex(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
-  const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
+  const { store } = contents.rows;
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
-    addDocuments(store, contents);
+    contents.rows.writeRest();
     let postingsCount = 0;
-    const termCount = contents.terms.length;
+    const { termCount } = contents;
     const merge = mergeRuns(runPaths, cursorChunkPairs(runPaths.length, memoryBytes), (termId, docIds, tfs, df) => {
       const { offset, length } = postings.append(docIds, tfs, df);
-      store.addTerm({ term: contents.terms[termId]!, termId, df, cf: collectionFrequency(tfs, df), offset, length });
+      store.addTermStats(termId, df, collectionFrequency(tfs, df), offset, length);
       postingsCount += df;
       if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));
     });
@@ -70,7 +71,7 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
  * this thread writes the document table meanwhile. Same bytes as writeIndex.
  */
 export async function writeIndexParallel(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, threads: number, onFraction?: (f: number) => void): Promise<WriteIndexResult> {
-  const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
+  const { store } = contents.rows;
   // postings.bin's SHA-256 on its own thread, so appending the threads' parts copies and hashes at once.
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE), { hashThread: true });
   try {
@@ -82,9 +83,9 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       chunkPairs: cursorChunkPairs(runPaths.length * threads, memoryBytes),
       partDir: dir,
       postings,
-      meanwhile: () => addDocuments(store, contents),
+      meanwhile: () => contents.rows.writeRest(),
       onList: (termId, df, cf, offset, length) => {
-        store.addTerm({ term: contents.terms[termId]!, termId, df, cf, offset, length });
+        store.addTermStats(termId, df, cf, offset, length);
         postingsCount += df;
       },
       onFraction,
@@ -104,14 +105,12 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
  * worker sorts the block and writes postings.bin. Same bytes as writeIndex.
  */
 export async function writeIndexFromTally(dir: string, contents: IndexContents, block: BlockPostings, pairs: number, onFraction?: (f: number) => void): Promise<WriteIndexResult> {
-  const store = contents.store ?? new IndexStoreWriter(join(dir, INDEX_DB));
+  const { store } = contents.rows;
   try {
-    addDocuments(store, contents);
+    contents.rows.writeRest();
     const { lexicon } = block;
-    if (lexicon.terms !== contents.terms.length) throw new Error(`the tally holds ${lexicon.terms} terms, the dictionary ${contents.terms.length}`);
-    for (let t = 0; t < lexicon.terms; t++) {
-      store.addTerm({ term: contents.terms[t]!, termId: t, df: lexicon.df[t]!, cf: lexicon.cf[t]!, offset: lexicon.offsets[t]!, length: lexicon.lengths[t]! });
-    }
+    if (lexicon.terms !== contents.termCount) throw new Error(`the tally holds ${lexicon.terms} terms, the dictionary ${contents.termCount}`);
+    for (let t = 0; t < lexicon.terms; t++) store.addTermStats(t, lexicon.df[t]!, lexicon.cf[t]!, lexicon.offsets[t]!, lexicon.lengths[t]!);
     // Everything but the postings file's size and hash is known: the database is finished
     // while the worker may still be writing.
     const stats = finishStore(store, contents, lexicon.terms, lexicon.postings);
@@ -126,11 +125,6 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
   }
 }
 
-function addDocuments(store: IndexStoreWriter, contents: IndexContents): void {
-  for (const d of contents.documents) store.addDocument(d.docId, d.externalId, d.path, d.length);
-  store.flushDocuments();
-}
-
 function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIndexResult['merge'], postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {
   const stats = finishStore(store, contents, merge.terms, postingsCount);
   return { merge, stats, postingsBytes, postingsSha256 };
@@ -138,6 +132,9 @@ function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIn
 
 /** Writes the collection statistics and build settings and commits index.sqlite. */
 function finishStore(store: IndexStoreWriter, contents: IndexContents, terms: number, postingsCount: number): CollectionStats {
+  // Every term of the dictionary has its string in the terms table: each must have its figures.
+  if (store.termStatsCount !== contents.termCount || terms !== contents.termCount)
+    throw new Error(`lexicon: ${store.termStatsCount} terms have figures (${terms} merged), the dictionary holds ${contents.termCount}`);
   const stats: CollectionStats = {
     documents: contents.documentCount,
     terms,

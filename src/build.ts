@@ -16,7 +16,7 @@ import { startPhaseCpu, type PhaseCpuMs } from './cpu-time.js';
 import { StageClock } from '../indexer/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../indexer/worker-pipeline.js';
 import { planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../indexer/jsonl-ranges.js';
-import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
+import { IndexRowsAhead } from '../merge/rows-ahead.js';
 import { writeIndex, writeIndexFromTally, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../merge/index-store.js';
 import { writeManifest } from '../merge/manifest.js';
@@ -98,13 +98,14 @@ export interface BuildSummary {
    */
   cpu: PhaseCpuMs;
   /**
-   * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
-   * rows written into index.sqlite while the parse waited for batches (the merge inserted the rest).
+   * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead and
+   * termRowsAhead: document and term rows written into index.sqlite while the parse waited for
+   * batches (the merge inserted the rest).
    * With merge threads: threadsMs, until the last of them finished; appendMs, the main thread's
    * time appending their parts to postings.bin (copying, and waiting for the SHA-256 thread when
    * it falls behind) and writing lexicon entries.
    */
-  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; threadsMs?: number; appendMs?: number };
+  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; termRowsAhead: number; threadsMs?: number; appendMs?: number };
   /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */
   resumed?: { runs: number; documents: number };
   peakRssBytes: number;
@@ -192,7 +193,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     options.onWarning?.(m);
   };
   let sorterToDispose: { dispose(): void } | undefined;
-  let rowsAhead: DocumentRowsAhead | undefined;
+  let rowsAhead: IndexRowsAhead | undefined;
   let restored: RestoredState | undefined;
   try {
     const pipeline = await resolvePipeline(options.pipeline, options.sorter);
@@ -260,10 +261,11 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);
         if (restored) notice(`resume: reusing ${restored.runPaths.length} completed run(s) holding ${documents.count} document(s)`);
       }
-      // The index database opens now: document rows go in while the parse waits for batches.
-      rowsAhead = new DocumentRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents, !options.resume);
+      // The index database opens now: document and term rows go in while the parse waits for batches.
+      rowsAhead = new IndexRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents, dictionary.terms, !options.resume);
       parsed = await runWorkerPipeline({
         whileWaiting: writeRowsAhead(pipeline.schedule, workers) ? rowsAhead.writeSome : undefined,
+        onBatchFilled: rowsAhead.batchFilled,
         checkpoints,
         restored,
         onDocumentWarning,
@@ -318,7 +320,9 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     const { counters, runPaths } = parsed;
     if (options.signal?.aborted) throw new AbortError();
     const mergeStart = performance.now();
-    const documentRowsAhead = rowsAhead?.count ?? 0;
+    rowsAhead ??= new IndexRowsAhead(new IndexStoreWriter(join(plan.temp, INDEX_DB)), documents, dictionary.terms);
+    const documentRowsAhead = rowsAhead.count;
+    const termRowsAhead = rowsAhead.termCount;
     const { threads, cursorBytes } = planMerge(memoryPlan.mergeBytes, mergeThreadsFor(options, root ? workers : 1, counters.pairs), options.mergeThreads !== undefined);
     const blockPostings = 'blockPostings' in parsed ? parsed.blockPostings : undefined;
     const merge = (contents: IndexContents, onFraction: (f: number) => void) =>
@@ -329,9 +333,8 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
           : writeIndex(plan.temp, runPaths, contents, cursorBytes, onFraction);
     const written = await merge(
       {
-        terms: dictionary.terms,
-        documents: rowsAhead ? rowsAhead.rest() : documents.records(),
-        store: rowsAhead?.store,
+        rows: rowsAhead,
+        termCount: dictionary.size,
         documentCount: documents.count,
         totalTokens: documents.totalTokens,
         // postings.bin and the terms/docs tables depend only on the input and the analysis
@@ -357,6 +360,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
     commitOutput(plan);
     // A complete index makes any resume state of this output moot (runs included).
     rmSync(resumeDirFor(plan.output), { recursive: true, force: true });
+    await blockPostings?.closed;
     progress('done', counters, 1);
     const sorterKind = parsed.sorterKind;
     const peakRssBytes = process.resourceUsage().maxRSS * 1024;
@@ -393,6 +397,7 @@ export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
         segmentPops: written.merge.segmentPops,
         threads: written.merge.threads,
         documentRowsAhead,
+        termRowsAhead,
         ...(written.merge.threadsMs !== undefined ? { threadsMs: round(written.merge.threadsMs), appendMs: round(written.merge.appendMs ?? 0) } : {}),
       },
       ...(options.resume ? { resumed: { runs: restored?.runPaths.length ?? 0, documents: restored?.counters.documents ?? 0 } } : {}),

@@ -6,7 +6,8 @@ import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { decodePostings } from '../merge/postings-codec.js';
-import { INDEX_DB, POSTINGS_FILE, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
+import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
+import { TermStatsReader } from '../merge/term-stats.js';
 import { UserError } from './errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from './tokenizer.js';
 
@@ -39,6 +40,7 @@ export class IndexReader {
   private readonly fd: number;
   private readonly tokenizer: Tokenizer;
   private readonly termStmt: Database.Statement;
+  private readonly termStats: TermStatsReader;
   private readonly docStmt: Database.Statement;
   readonly statistics: CollectionStats;
   readonly settings: Record<string, unknown>;
@@ -54,8 +56,13 @@ export class IndexReader {
     this.settings = Object.fromEntries(
       (this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: unknown }[]).map((r) => [r.key, parseSetting(r.value)]),
     );
+    if (this.statistics.formatVersion !== INDEX_FORMAT_VERSION) {
+      this.close();
+      throw new UserError(`${path}: index format ${this.statistics.formatVersion ?? '?'}, this gpuindex reads format ${INDEX_FORMAT_VERSION}: build the index again`);
+    }
     this.tokenizer = createTokenizer((this.settings.tokenizer ?? {}) as TokenizerOptions);
-    this.termStmt = this.db.prepare('SELECT term, term_id AS termId, df, cf, offset, length FROM terms WHERE term = ?');
+    this.termStmt = this.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck();
+    this.termStats = new TermStatsReader(this.db);
     this.docStmt = this.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
   }
 
@@ -71,14 +78,36 @@ export class IndexReader {
   }
 
   lexiconEntry(term: string): LexiconEntry | undefined {
-    return this.termStmt.get(term) as LexiconEntry | undefined;
+    const termId = this.termStmt.get(term) as number | undefined;
+    if (termId === undefined) return undefined;
+    const figures = this.termStats.get(termId);
+    if (!figures) throw new Error(`${this.path}: index.sqlite has no figures for termID ${termId}`);
+    return { term, termId, ...figures };
   }
 
-  /** All terms in lexicographic (code point) order, with their lexicon entries. */
+  /**
+   * All terms in lexicographic (code point) order, with their lexicon entries. The figures of
+   * every term are decoded first (32 bytes a term): the terms come in term order, the figures
+   * are stored in termID order.
+   */
   *lexicon(): Generator<LexiconEntry> {
-    const rows = this.db.prepare('SELECT term, term_id AS termId, df, cf, offset, length FROM terms ORDER BY term').iterate() as Iterable<LexiconEntry>;
+    const n = this.statistics.terms;
+    const df = new Float64Array(n);
+    const cf = new Float64Array(n);
+    const offset = new Float64Array(n);
+    const length = new Float64Array(n);
+    for (const c of this.termStats.chunks()) {
+      if (c.firstTermId + c.df.length > n) throw new Error(`${this.path}: index.sqlite has figures for termIDs past its ${n} terms`);
+      df.set(c.df, c.firstTermId);
+      cf.set(c.cf, c.firstTermId);
+      offset.set(c.offset, c.firstTermId);
+      length.set(c.length, c.firstTermId);
+    }
     // SQLite's BINARY collation orders UTF-8 bytes, which is code point order.
-    yield* rows;
+    for (const [term, t] of this.db.prepare('SELECT term, term_id FROM terms ORDER BY term').raw().iterate() as Iterable<[string, number]>) {
+      if (t >= n) throw new Error(`${this.path}: index.sqlite's termID ${t} is past its ${n} terms`);
+      yield { term, termId: t, df: df[t]!, cf: cf[t]!, offset: offset[t]!, length: length[t]! };
+    }
   }
 
   /** Decoded postings of an exact (already analysed) term; empty when absent. */

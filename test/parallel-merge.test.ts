@@ -4,14 +4,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { DocumentTable } from '../indexer/documents.js';
 import { asDocId } from '../src/types.js';
-import { DocumentRowsAhead } from '../merge/document-rows-ahead.js';
-import { IndexStoreWriter } from '../merge/index-store.js';
 import { sha256OfFile } from '../merge/manifest.js';
 import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
+import { contentsIn, documentTable } from './helpers/index-contents.js';
 import { readIndexContent } from './helpers/index-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-pmerge-'));
@@ -30,14 +28,17 @@ function writeRuns(runs: [number, number][][]): string[] {
   });
 }
 
-function contents(termCount: number, docCount: number): IndexContents {
-  return {
-    terms: Array.from({ length: termCount }, (_, i) => `t${i}`),
-    documents: Array.from({ length: docCount }, (_, i) => ({ docId: i, externalId: `d${i}`, path: 'p.jsonl', length: 3 })),
-    documentCount: docCount,
-    totalTokens: 3 * docCount,
-    settings: { test: true },
-  };
+/** Contents of `termCount` terms and `docCount` documents, their rows to go into a fresh index.sqlite in `out`. */
+function contents(out: string, termCount: number, docCount: number): IndexContents {
+  const docs = documentTable(Array.from({ length: docCount }, (_, i) => ({ externalId: `d${i}`, path: 'p.jsonl', length: 3 })));
+  return contentsIn(out, Array.from({ length: termCount }, (_, i) => `t${i}`), docs, { test: true });
+}
+
+/** The runs' termIDs renumbered densely in order (a dictionary gives every id it hands out a pair), and how many there are. */
+function denseTerms(blocks: [number, number][][]): { blocks: [number, number][][]; terms: number } {
+  const used = [...new Set(blocks.flat().map(([t]) => t))].sort((a, b) => a - b);
+  const rank = new Map(used.map((t, i) => [t, i]));
+  return { blocks: blocks.map((pairs) => pairs.map(([t, d]) => [rank.get(t)!, d] as [number, number])), terms: used.length };
 }
 
 function freshDir(): string {
@@ -57,14 +58,14 @@ const runsArb = fc.integer({ min: 1, max: 5 }).chain((runCount) =>
 describe('parallel merge', () => {
   it('gives the same postings.bin and index.sqlite bytes as the single-threaded merge, for any thread count (fuzzed)', async () => {
     await fc.assert(
-      fc.asyncProperty(runsArb, fc.integer({ min: 2, max: 7 }), fc.integer({ min: 1, max: 64 }), async (blocks, threads, memoryKiB) => {
+      fc.asyncProperty(runsArb, fc.integer({ min: 2, max: 7 }), fc.integer({ min: 1, max: 64 }), async (sparse, threads, memoryKiB) => {
+        const { blocks, terms } = denseTerms(sparse);
         // Block r owns docIDs 10r..10r+9, as blocks filled in crawl order do.
         const paths = writeRuns(blocks.map((pairs, r) => pairs.map(([t, d]) => [t, 10 * r + d] as [number, number])));
-        const c = contents(81, 10 * blocks.length);
         const one = freshDir();
         const many = freshDir();
-        const a = writeIndex(one, paths, c, memoryKiB * 1024);
-        const b = await writeIndexParallel(many, paths, c, memoryKiB * 1024, threads);
+        const a = writeIndex(one, paths, contents(one, terms, 10 * blocks.length), memoryKiB * 1024);
+        const b = await writeIndexParallel(many, paths, contents(many, terms, 10 * blocks.length), memoryKiB * 1024, threads);
         expect(readFileSync(join(many, 'postings.bin'))).toEqual(readFileSync(join(one, 'postings.bin')));
         expect(readFileSync(join(many, 'index.sqlite'))).toEqual(readFileSync(join(one, 'index.sqlite')));
         const { threadsMs, appendMs, ...counted } = b.merge;
@@ -81,46 +82,56 @@ describe('parallel merge', () => {
     );
   });
 
-  it('gives the same index.sqlite bytes when document rows went in ahead of the merge (during the parse)', async () => {
-    const paths = writeRuns([Array.from({ length: 900 }, (_, d) => [d % 37, d] as [number, number])]);
-    const table = new DocumentTable();
-    for (let d = 0; d < 900; d++) table.add(`d${d}`, d < 400 ? 'a.jsonl' : 'b.jsonl', 1);
-    const base: IndexContents = { terms: Array.from({ length: 37 }, (_, i) => `t${i}`), documents: table.records(), documentCount: 900, totalTokens: 900, settings: { test: true } };
+  it('gives the same index.sqlite bytes however many rows went in ahead of the merge (during the parse), batch by batch', async () => {
+    // Nine batches of 100 documents; batch b first uses terms 4b .. 4b+3 (36 terms).
+    const paths = writeRuns([Array.from({ length: 900 }, (_, d) => [4 * Math.floor(d / 100) + (d % 4), d] as [number, number])]);
+    const docsOf = (b: number) => Array.from({ length: 100 }, (_, i) => ({ externalId: `d${100 * b + i}`, path: b < 4 ? 'a.jsonl' : 'b.jsonl', length: 1 }));
+    const termsOf = (b: number) => Array.from({ length: 4 }, (_, i) => `t${4 * b + i}`);
+    // All rows at the end, documents then terms: the same content, in another order.
     const plain = freshDir();
-    writeIndex(plain, paths, base, 1 << 20);
-    for (const [pieces, threads] of [[1, 1], [2, 3], [4, 1]] as const) {
+    const allDocs = documentTable(Array.from({ length: 9 }, (_, b) => docsOf(b)).flat());
+    const allTerms = Array.from({ length: 9 }, (_, b) => termsOf(b)).flat();
+    writeIndex(plain, paths, contentsIn(plain, allTerms, allDocs, { test: true }), 1 << 20);
+    let reference: string | undefined;
+    for (const [pieces, threads] of [[0, 1], [1, 1], [2, 3], [5, 1], [100, 2]] as const) {
+      // The fill reports each batch; `pieces` rows pieces are written after each batch.
       const out = freshDir();
-      const ahead = new DocumentRowsAhead(new IndexStoreWriter(join(out, 'index.sqlite')), table);
-      let more = true;
-      for (let k = 0; k < pieces && more; k++) more = ahead.writeSome();
-      expect(ahead.count).toBe(Math.min(900, 256 * pieces));
-      const rest = { ...base, documents: ahead.rest(), store: ahead.store };
+      const table = documentTable([]);
+      const terms: string[] = [];
+      const c = contentsIn(out, terms, table, { test: true });
+      for (let b = 0; b < 9; b++) {
+        for (const d of docsOf(b)) table.add(d.externalId, d.path, d.length);
+        terms.push(...termsOf(b));
+        c.rows.batchFilled();
+        for (let k = 0; k < pieces; k++) c.rows.writeSome();
+      }
+      if (pieces === 100) expect([c.rows.count, c.rows.termCount]).toEqual([900, 36]);
+      const rest = { ...c, termCount: terms.length, documentCount: table.count, totalTokens: table.totalTokens };
       if (threads > 1) await writeIndexParallel(out, paths, rest, 1 << 20, threads);
       else writeIndex(out, paths, rest, 1 << 20);
-      expect(readFileSync(join(out, 'index.sqlite'))).toEqual(readFileSync(join(plain, 'index.sqlite')));
+      // The first (nothing ahead) is the reference for the bytes.
+      reference ??= out;
+      expect(readFileSync(join(out, 'index.sqlite'))).toEqual(readFileSync(join(reference, 'index.sqlite')));
       expect(readFileSync(join(out, 'postings.bin'))).toEqual(readFileSync(join(plain, 'postings.bin')));
+      expect(readIndexContent(out)).toEqual(readIndexContent(plain));
     }
   });
 
-  it('with releaseWritten, drops the strings of the rows it wrote: same index.sqlite bytes, and the released rows cannot be read again', () => {
+  it('with releaseWritten, drops the strings of the rows it wrote: the same index content, and the released rows cannot be read again', () => {
     const paths = writeRuns([Array.from({ length: 600 }, (_, d) => [d % 11, d] as [number, number])]);
-    const fill = () => {
-      const table = new DocumentTable();
-      for (let d = 0; d < 600; d++) table.add(`doc-${d}`, `f${d >> 7}.jsonl`, 1 + (d % 3));
-      return table;
-    };
-    const base = (table: DocumentTable): IndexContents => ({ terms: Array.from({ length: 11 }, (_, i) => `t${i}`), documents: table.records(), documentCount: 600, totalTokens: 1200, settings: {} });
+    const fill = () => documentTable(Array.from({ length: 600 }, (_, d) => ({ externalId: `doc-${d}`, path: `f${d >> 7}.jsonl`, length: 1 + (d % 3) })));
+    const terms = Array.from({ length: 11 }, (_, i) => `t${i}`);
     const plain = freshDir();
-    writeIndex(plain, paths, base(fill()), 1 << 20);
+    writeIndex(plain, paths, contentsIn(plain, terms, fill()), 1 << 20);
     const table = fill();
     const out = freshDir();
-    const ahead = new DocumentRowsAhead(new IndexStoreWriter(join(out, 'index.sqlite')), table, true);
-    ahead.writeSome();
+    const c = contentsIn(out, terms, table, {}, true);
+    c.rows.writeSome();
     expect(table.externalIds.slice(0, 256).every((s) => s === '')).toBe(true);
     expect(table.externalIds[256]).toBe('doc-256');
     expect(table.lengthOf(asDocId(5))).toBe(3);
     expect(() => table.records(100).next()).toThrow('document strings below 256 were released; records from 100 asked for');
-    writeIndex(out, paths, { ...base(table), documents: ahead.rest(), store: ahead.store }, 1 << 20);
+    writeIndex(out, paths, c, 1 << 20);
     expect(readFileSync(join(out, 'index.sqlite'))).toEqual(readFileSync(join(plain, 'index.sqlite')));
   });
 
@@ -167,7 +178,7 @@ describe('parallel merge', () => {
     const paths = writeRuns([Array.from({ length: 4000 }, (_, i) => [i % 400, i] as [number, number]), Array.from({ length: 4000 }, (_, i) => [i % 400, 5000 + i] as [number, number])]);
     truncateSync(paths[1]!, 16 + 8 * 3000);
     const out = freshDir();
-    await expect(writeIndexParallel(out, paths, contents(400, 10000), 1 << 20, 3)).rejects.toThrow(/run file is truncated/);
+    await expect(writeIndexParallel(out, paths, contents(out, 400, 10000), 1 << 20, 3)).rejects.toThrow(/run file is truncated/);
     expect(readdirSync(out).filter((f) => f.startsWith('postings.part'))).toEqual([]);
   });
 });

@@ -8,7 +8,10 @@ import { mergeRuns } from '../merge/heap-merge.js';
 import { PostingsFileWriter } from '../merge/postings-file.js';
 import { PostingsTally } from '../merge/postings-tally.js';
 import { writeRunFile } from '../merge/runs.js';
-import { writeSortedBlockPostings } from '../merge/sorted-block-postings.js';
+import { writeDocOrderPostings } from '../merge/doc-order-postings.js';
+
+/** Bytes of v as a varint. */
+const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-tally-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -25,7 +28,7 @@ const block = fc
   .chain((batches) => fc.tuple(fc.constant(batches), fc.array(fc.nat(2 ** 21), { minLength: batches.length, maxLength: batches.length })));
 
 describe('PostingsTally (the lexicon before the sort)', () => {
-  it('gives the df, cf, lengths and offsets that the sorted block written as postings.bin has, and that file is the heap merge of its one run', () => {
+  it('gives the df, cf, lengths, gap bytes and offsets of the heap merge of the block as one run, and writeDocOrderPostings writes that postings.bin from the unsorted block', () => {
     fc.assert(
       fc.property(block, ([batches, gaps]) => {
         // Renumber the terms in order of first sight, as the dictionary does.
@@ -33,9 +36,11 @@ describe('PostingsTally (the lexicon before the sort)', () => {
         const tally = new PostingsTally();
         const pairs: number[] = [];
         const whole: number[] = [];
+        const docBases: number[] = [];
         let docBase = 0;
         batches.forEach((docs, b) => {
           docBase += gaps[b]!;
+          docBases.push(pairs.length / 2, docBase);
           const batch: number[] = [];
           docs.forEach((terms, d) => {
             for (const t of terms) {
@@ -49,33 +54,58 @@ describe('PostingsTally (the lexicon before the sort)', () => {
           docBase += docs.length;
         });
         const count = whole.length / 2;
-        const sorted = radixSortPairs(Uint32Array.from(whole), count, new Uint32Array(2 * count));
-        const path = join(work, `postings-${n++}.bin`);
-        const written = writeSortedBlockPostings(sorted, count, path);
         const lexicon = tally.finish();
         expect(lexicon.terms).toBe(ids.size);
-        expect(written.terms).toBe(ids.size);
-        expect(Array.from(lexicon.lengths)).toEqual(Array.from(written.lengths));
-        expect(lexicon.postings).toBe(written.postings);
-        expect(lexicon.postingsBytes).toBe(written.bytes);
 
-        // The same file, and the same per-term figures, from the ordinary merge of one run.
+        // The reference: the block sorted, as one run, through the ordinary merge.
+        const sorted = radixSortPairs(Uint32Array.from(whole), count, new Uint32Array(2 * count));
         const run = join(work, `run-${n}.bin`);
         writeRunFile(run, sorted, count);
-        const mergedPath = join(work, `merged-${n}.bin`);
+        const mergedPath = join(work, `merged-${n++}.bin`);
         const merged = new PostingsFileWriter(mergedPath);
         const rows: number[][] = [];
+        const gapColumns: number[] = [];
         mergeRuns([run], 1 << 12, (termId, docIds, tfs, df) => {
           const { offset, length } = merged.append(docIds, tfs, df);
           let cf = 0;
           for (let i = 0; i < df; i++) cf += tfs[i]!;
           rows.push([termId, df, cf, offset, length]);
+          let gapBytes = 0;
+          for (let i = 0; i < df; i++) gapBytes += varintBytes(docIds[i]! - (i > 0 ? docIds[i - 1]! : 0));
+          gapColumns.push(gapBytes);
         });
-        expect(merged.close()).toBe(written.sha256);
-        expect(readFileSync(mergedPath).equals(readFileSync(path))).toBe(true);
+        const sha256 = merged.close();
         expect(rows).toEqual(Array.from({ length: lexicon.terms }, (_, t) => [t, lexicon.df[t], lexicon.cf[t], lexicon.offsets[t], lexicon.lengths[t]]));
+        expect(gapColumns).toEqual(Array.from(lexicon.gapBytes));
+        expect(lexicon.postings).toBe(rows.reduce((a, r) => a + r[1]!, 0));
+        expect(lexicon.postingsBytes).toBe(merged.offset);
+
+        // The same file, written from the unsorted block at the tally's places.
+        const docOrderPath = join(work, `doc-order-${n}.bin`);
+        const direct = writeDocOrderPostings(Uint32Array.from(pairs), count, Uint32Array.from(docBases), lexicon, docOrderPath);
+        expect(direct).toEqual({ sha256, bytes: merged.offset, terms: ids.size, postings: lexicon.postings, lengths: lexicon.lengths });
+        expect(readFileSync(docOrderPath).equals(readFileSync(mergedPath))).toBe(true);
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('writeDocOrderPostings refuses pairs that do not give the layout, or are out of docID order, and leaves no file', () => {
+    const tally = new PostingsTally();
+    const pairs = Uint32Array.from([0, 0, 1, 0, 0, 1, 0, 1, 1, 2]); // (term, doc): 0:{0,1,1} 1:{0,2}
+    tally.add(pairs, 0, 5, 0);
+    const lexicon = tally.finish();
+    const none = new Uint32Array(0);
+    const ok = join(work, 'layout-ok.bin');
+    expect(writeDocOrderPostings(pairs, 5, none, lexicon, ok).postings).toBe(4);
+    // Term 0's list taken as a byte shorter: the check at the end names the term.
+    const short = { lengths: Uint32Array.from([lexicon.lengths[0]! - 1, lexicon.lengths[1]!]), gapBytes: lexicon.gapBytes };
+    const shortPath = join(work, 'layout-short.bin');
+    expect(() => writeDocOrderPostings(pairs, 5, none, short, shortPath)).toThrow(/^termID 0: its list took 2 gap bytes and 4 in all, the layout says 2 and 3$/);
+    expect(() => readFileSync(shortPath)).toThrow(/ENOENT/);
+    expect(() => writeDocOrderPostings(Uint32Array.from([0, 1, 0, 0]), 2, none, lexicon, join(work, 'order.bin'))).toThrow(
+      /^pair 1: docID 0 of termID 0 follows docID 1 \(the block must be in docID order\)$/,
+    );
+    expect(() => writeDocOrderPostings(Uint32Array.from([2, 0]), 1, none, lexicon, join(work, 'term.bin'))).toThrow(/^pair 0: termID 2 is not in the layout's 2 terms$/);
   });
 });

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { settleMeanwhile } from '../indexer/worker-pipeline.js';
 import { buildIndex } from '../src/build.js';
 import { withEnv } from './helpers/env.js';
+import { readIndexContent } from './helpers/index-files.js';
 import Database from 'better-sqlite3';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stages-'));
@@ -91,26 +92,22 @@ describe('the parse pool', () => {
 describe('document rows written ahead, then the rest by the merge', () => {
   it('give the same docs table as all rows written by the merge', async () => {
     const { DocumentTable } = await import('../indexer/documents.js');
-    const { DocumentRowsAhead } = await import('../merge/document-rows-ahead.js');
-    const { IndexStoreWriter, INDEX_DB } = await import('../merge/index-store.js');
+    const { INDEX_DB } = await import('../merge/index-store.js');
     const { writeIndex } = await import('../merge/write-index.js');
+    const { contentsIn } = await import('./helpers/index-contents.js');
     const tables: unknown[] = [];
     for (const ahead of [true, false]) {
       const documents = new DocumentTable();
       for (let i = 0; i < 1000; i++) documents.add(`doc-${i}`, `file-${i % 7}.jsonl`, i % 13);
       const out = join(dir, `rows-ahead-${ahead}`);
       mkdirSync(out);
-      let store: InstanceType<typeof IndexStoreWriter> | undefined;
-      let rest: Iterable<{ docId: number; externalId: string; path: string; length: number }> = documents.records();
+      const contents = contentsIn(out, [], documents);
       if (ahead) {
-        const rows = new DocumentRowsAhead(new IndexStoreWriter(join(out, INDEX_DB)), documents);
-        expect(rows.writeSome()).toBe(true);
-        expect(rows.writeSome()).toBe(true);
-        expect(rows.count).toBe(512);
-        store = rows.store;
-        rest = rows.rest();
+        expect(contents.rows.writeSome()).toBe(true);
+        expect(contents.rows.writeSome()).toBe(true);
+        expect(contents.rows.count).toBe(512);
       }
-      writeIndex(out, [], { terms: [], documents: rest, store, documentCount: 1000, totalTokens: 0, settings: {} }, 1 << 20);
+      writeIndex(out, [], contents, 1 << 20);
       const db = new Database(join(out, INDEX_DB), { readonly: true });
       tables.push(db.prepare('SELECT * FROM docs ORDER BY doc_id').all());
       db.close();
@@ -160,14 +157,13 @@ describe('document rows written while the parse waits', () => {
   it('give the same index.sqlite tables as rows left to the merge', async () => {
     const crawl = join(dir, 'crawl');
     const rows = await withEnv('GPUINDEX_ROWS_AHEAD', async (set) => {
-      const out: Record<string, { ahead: number; docs: unknown[]; terms: unknown[] }> = {};
+      const out: Record<string, { ahead: number; docs: unknown[]; terms: unknown[]; bytes: Buffer }> = {};
       for (const knob of ['1', '0']) {
         set(knob);
         const output = join(dir, `idx-rows-${knob}`);
         const s = await buildIndex({ input: crawl, output, workers: 1, sorter: 'cpu', blockSize: 500 });
-        const db = new Database(join(output, 'index.sqlite'), { readonly: true });
-        out[knob] = { ahead: s.merge.documentRowsAhead, docs: db.prepare('SELECT * FROM docs ORDER BY doc_id').all(), terms: db.prepare('SELECT * FROM terms ORDER BY term_id').all() };
-        db.close();
+        const content = readIndexContent(output);
+        out[knob] = { ahead: s.merge.documentRowsAhead + s.merge.termRowsAhead, docs: content.docs, terms: content.terms, bytes: readFileSync(join(output, 'index.sqlite')) };
       }
       return out;
     });
@@ -178,6 +174,8 @@ describe('document rows written while the parse waits', () => {
     expect(rows['1']!.docs).toHaveLength(1200);
     expect(rows['1']!.docs).toEqual(rows['0']!.docs);
     expect(rows['1']!.terms).toEqual(rows['0']!.terms);
+    // Rows go in batch by batch whatever was written ahead: the same bytes.
+    expect(rows['1']!.bytes.equals(rows['0']!.bytes)).toBe(true);
   });
 });
 

@@ -16,6 +16,7 @@ import { openIndex } from '../src/reader.js';
 import { createTokenizer, MAX_TOKEN_LENGTH, MAX_TOKEN_LENGTH_LIMIT, resolveTokenizerOptions } from '../src/tokenizer.js';
 import { exportCiff } from '../merge/ciff.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE } from '../merge/index-store.js';
+import { contentsIn, documentTable } from './helpers/index-contents.js';
 import { writeManifest } from '../merge/manifest.js';
 import { writeRunFile } from '../merge/runs.js';
 import { verifyIndex } from '../merge/verify.js';
@@ -60,18 +61,8 @@ function writeTermIndex(terms: readonly string[]): string {
     writeRunFile(path, part, part.length / 2);
     runPaths.push(path);
   }
-  writeIndex(
-    dir,
-    runPaths,
-    {
-      terms,
-      documents: lengths.map((length, docId) => ({ docId, externalId: `doc-${docId}`, path: '<test>', length })),
-      documentCount: DOCS,
-      totalTokens: pairs.length / 2,
-      settings: { tokenizer: { stem: 'none', stopwords: 'none', cjk: 'unigram' } },
-    },
-    1 << 24,
-  );
+  const documents = documentTable(lengths.map((length, docId) => ({ externalId: `doc-${docId}`, path: '<test>', length })));
+  writeIndex(dir, runPaths, contentsIn(dir, terms, documents, { tokenizer: { stem: 'none', stopwords: 'none', cjk: 'unigram' } }), 1 << 24);
   for (const p of runPaths) rmSync(p);
   writeManifest(dir, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION);
   return dir;

@@ -1,0 +1,151 @@
+/**
+ * postings.bin straight from a block in docID order, without sorting it: for a crawl that fitted
+ * in one block, whose lexicon a PostingsTally counted during the fill (merge/postings-tally.ts).
+ * The tally knows each term's list length and how many of those bytes are docID gaps, so every
+ * list's place in the file, and where its tfs start, are known before the first pair is read:
+ * one pass over the pairs writes each posting's gap at its term's gap cursor and, once the
+ * posting's tf is final (the term's next posting, or the end), the tf at its tf cursor.
+ *
+ * This replaced a radix sort of the block and a pass over the sorted pairs (mail: 2.2 M pairs,
+ * 85 + 55 ms on the parse worker; docs/benchmarks.md, thirteenth session). The bytes are the
+ * ones the heap merge of the block as one sorted run gives (test/postings-tally.test.ts).
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type { DocBases } from '../src/types.js';
+import { POSTINGS_MAGIC } from './postings-file.js';
+
+/** Where each term's list goes: what PostingsTally.finish() counted. */
+export interface PostingsLayout {
+  /** Byte length of each term's list (termIDs with no pairs: 0). */
+  lengths: Uint32Array;
+  /** Byte length of the docID gaps at the start of each term's list. */
+  gapBytes: Uint32Array;
+}
+
+/** What writeDocOrderPostings wrote. */
+export interface WrittenPostings {
+  sha256: string;
+  /** postings.bin's size in bytes. */
+  bytes: number;
+  /** Terms with a list. */
+  terms: number;
+  postings: number;
+  /** Each term's list length in bytes, for the check against the tally. */
+  lengths: Uint32Array;
+}
+
+/**
+ * Cursors are 32-bit. A block holds at most MAX_BLOCK_PAIRS (2^28) pairs, and a posting of k
+ * pairs takes at most 5 + k bytes (a docID gap of up to 5, a tf of up to k), so a block's
+ * postings stay under 6 * 2^28 bytes: this bound is never reached by a build.
+ */
+export const MAX_DOC_ORDER_FILE_BYTES = 0xffffffff;
+
+/** postings.bin's size for `layout`, header included. */
+export function docOrderFileBytes(layout: PostingsLayout): number {
+  let bytes = POSTINGS_MAGIC.length;
+  for (let t = 0; t < layout.lengths.length; t++) bytes += layout.lengths[t]!;
+  return bytes;
+}
+
+/** Words per term of the cursor table: last docID + 1 (0: none yet), its tf, gap cursor, tf cursor. */
+const STRIDE = 4;
+
+/**
+ * Writes the postings of pairs[0 .. 2*count) (termID, document index; each docBases segment's
+ * base added to its pairs' indexes, as PairSorter.sortBlock) to a new file at `path`. The pairs
+ * must be in docID order, with their termIDs below layout.lengths.length. `buffer` is used for
+ * the file's bytes when large enough (the sort scratch, whose pages the fill touched already).
+ * Throws if the pairs do not give exactly the layout's lengths.
+ */
+export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, path: string, buffer?: ArrayBuffer): WrittenPostings {
+  const terms = layout.lengths.length;
+  const fileBytes = docOrderFileBytes(layout);
+  if (fileBytes > MAX_DOC_ORDER_FILE_BYTES) throw new RangeError(`postings of ${fileBytes} bytes do not fit 32-bit cursors`);
+  const out = buffer !== undefined && buffer.byteLength >= fileBytes ? new Uint8Array(buffer, 0, fileBytes) : new Uint8Array(fileBytes);
+  out.set(POSTINGS_MAGIC, 0);
+  const cursors = new Uint32Array(STRIDE * terms);
+  for (let t = 0, at = POSTINGS_MAGIC.length; t < terms; t++) {
+    cursors[STRIDE * t + 2] = at;
+    cursors[STRIDE * t + 3] = at + layout.gapBytes[t]!;
+    at += layout.lengths[t]!;
+  }
+
+  let postings = 0;
+  // Segment k covers pairs [docBases[k], docBases[k + 2]) with base docBases[k + 1]; pairs
+  // before the first segment have base 0.
+  let from = 0;
+  for (let k = -2; k < docBases.length; k += 2) {
+    const base = k < 0 ? 0 : docBases[k + 1]!;
+    const end = k + 2 < docBases.length ? Math.min(docBases[k + 2]!, count) : count;
+    for (let i = from; i < end; i++) {
+      const t = pairs[2 * i]!;
+      const d = base + pairs[2 * i + 1]!;
+      if (t >= terms) throw new RangeError(`pair ${i}: termID ${t} is not in the layout's ${terms} terms`);
+      const r = STRIDE * t;
+      const last = cursors[r]!;
+      if (last === d + 1) {
+        cursors[r + 1]!++;
+        continue;
+      }
+      if (d + 1 < last) throw new RangeError(`pair ${i}: docID ${d} of termID ${t} follows docID ${last - 1} (the block must be in docID order)`);
+      let v: number;
+      if (last !== 0) {
+        // The previous posting's tf is final.
+        v = cursors[r + 1]!;
+        let p = cursors[r + 3]!;
+        while (v >= 0x80) {
+          out[p++] = (v & 0x7f) | 0x80;
+          v >>>= 7;
+        }
+        out[p++] = v;
+        cursors[r + 3] = p;
+        v = d - (last - 1);
+      } else v = d;
+      let p = cursors[r + 2]!;
+      while (v >= 0x80) {
+        out[p++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      out[p++] = v;
+      cursors[r + 2] = p;
+      cursors[r] = d + 1;
+      cursors[r + 1] = 1;
+      postings++;
+    }
+    if (end > from) from = end;
+  }
+
+  // The last posting of every list, then the check that each list filled exactly its place.
+  const lengths = new Uint32Array(terms);
+  let present = 0;
+  for (let t = 0, at = POSTINGS_MAGIC.length; t < terms; t++) {
+    const r = STRIDE * t;
+    if (cursors[r] !== 0) {
+      present++;
+      let v = cursors[r + 1]!;
+      let p = cursors[r + 3]!;
+      while (v >= 0x80) {
+        out[p++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      out[p++] = v;
+      cursors[r + 3] = p;
+    }
+    const length = layout.lengths[t]!;
+    if (cursors[r + 2] !== at + layout.gapBytes[t]! || cursors[r + 3] !== at + length)
+      throw new Error(`termID ${t}: its list took ${cursors[r + 2]! - at} gap bytes and ${cursors[r + 3]! - at} in all, the layout says ${layout.gapBytes[t]} and ${length}`);
+    lengths[t] = length;
+    at += length;
+  }
+
+  const fd = openSync(path, 'wx');
+  try {
+    for (let off = 0; off < fileBytes; ) off += writeSync(fd, out, off, fileBytes - off);
+  } finally {
+    closeSync(fd);
+  }
+  const sha256 = createHash('sha256').update(out).digest('hex');
+  return { sha256, bytes: fileBytes, terms: present, postings, lengths };
+}

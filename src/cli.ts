@@ -52,13 +52,21 @@ async function openIndex(path: string): Promise<IndexReader> {
   return reader.openIndex(path);
 }
 
+/** The phases' times; a crawl that fitted in one block had no sort and no runs (merge/doc-order-postings.ts). */
+function phases(s: BuildSummary): string {
+  const writer = s.stages.writer?.busyMs ?? 0;
+  if (s.blocks === 1 && s.runBytes === 0 && (s.stages.sort?.busyMs ?? 0) === 0)
+    return `parse ${s.timings.parseSortMs} ms, merge ${s.timings.mergeMs} ms (one block, no sort: postings.bin written from it in ${writer} ms beside the lexicon)`;
+  return `parse+sort ${s.timings.parseSortMs} ms (sorting ${s.stages.sort?.busyMs ?? 0} ms, writing runs ${writer} ms), merge ${s.timings.mergeMs} ms`;
+}
+
 function printSummary(s: BuildSummary): void {
   const mb = s.bytesRead / 1e6;
   const secs = s.timings.totalMs / 1000;
   const lines = [
     `indexed ${formatCount(s.documents)} documents (${mb.toFixed(1)} MB) into ${s.output}`,
     `  ${formatCount(s.terms)} terms, ${formatCount(s.postings)} postings, ${formatCount(s.pairs)} pairs in ${s.blocks} block(s) of ${formatCount(s.blockSize)}; pipeline ${s.pipeline}, ${s.workers} worker(s)`,
-    `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): parse+sort ${s.timings.parseSortMs} ms (sorting ${s.stages.sort?.busyMs ?? 0} ms, writing runs ${s.stages.writer?.busyMs ?? 0} ms), merge ${s.timings.mergeMs} ms`,
+    `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): ${phases(s)}`,
     `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     `  memory: working set ${mib(s.memory.workingSetBytes)} MiB of --memory ${mib(s.memory.budgetBytes)} MiB (peak RSS less ${mib(s.memory.dictionaryBytes)} MiB of dictionary and document table; baseline ${mib(s.memory.baselineBytes)} MiB)`,
   ];

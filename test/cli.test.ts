@@ -23,6 +23,18 @@ describe('the gpuindex bin', () => {
   });
 });
 
+describe('gpuindex build summary', () => {
+  it('says when the crawl fitted in one block (no sort, no runs) and otherwise gives the sort and the runs', () => {
+    const one = gpuindex('build', 'corpus-samples', '-o', join(work, 'summary-one'), '--sorter', 'cpu');
+    expect(one.code).toBe(0);
+    expect(one.stdout.split('\n')[2]).toMatch(/^ {2}[\d.]+ s \([\d]+ docs\/s, [\d.]+ MB\/s\): parse [\d.]+ ms, merge [\d.]+ ms \(one block, no sort: postings\.bin written from it in [\d.]+ ms beside the lexicon\)$/);
+    const many = gpuindex('build', 'corpus-samples', '-o', join(work, 'summary-many'), '--sorter', 'cpu', '--block-size', '100000');
+    expect(many.code).toBe(0);
+    expect(many.stdout.split('\n')[1]).toMatch(/ in \d+ block\(s\) of 100,000;/);
+    expect(many.stdout.split('\n')[2]).toMatch(/: parse\+sort [\d.]+ ms \(sorting [\d.]+ ms, writing runs [\d.]+ ms\), merge [\d.]+ ms$/);
+  });
+});
+
 describe('gpuindex CLI on corpus-samples', () => {
   const index = join(work, 'moby');
   it('builds, searches, shows stats and postings, exports CIFF', () => {

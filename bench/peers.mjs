@@ -9,13 +9,17 @@
  * each under /usr/bin/time -v (peak RSS, CPU time). Then the retrieval sanity check
  * (bench/retrieval-sanity.mjs) on the whole corpus.
  *
- *   node bench/peers.mjs [--corpus html-docs|html-docs-small|mail|multilingual|synthetic-1GB|<folder>]
+ *   node bench/peers.mjs [--corpus html-docs|html-docs-small|mail|multilingual|synthetic-1GB|<folder>|all|<name>,<name>,...]
  *                        [--tools gpuindex,gpuindex-w2,fts5,xapian,xapian-nopos,xapian-text]
  *                        [--sanity-terms 200] [--out file.json] [--work dir] [--keep] [--dist dir]
  *   node bench/peers.mjs --render bench/results/peers-mail.json ...   (the tables of saved runs)
  *
  * Prints a markdown table on stdout (progress on stderr) and writes the JSON to --out (default
- * bench/results/peers-<corpus>.json). --dist runs a copy of dist/ (so that a rebuild by someone
+ * bench/results/peers-<corpus>.json). `--corpus all` (the five named corpora, fetched or
+ * generated when missing) or a comma-separated list runs them one after the other, each with
+ * its default tools unless --tools is given and its JSON at the default path, then prints the
+ * issue's targets against the runs (a corpus that fails is reported and the others still run;
+ * the exit code is 1 if any failed). --dist runs a copy of dist/ (so that a rebuild by someone
  * else during a long run does not change the code measured). Needs `npm run build` first, and for Xapian the Debian
  * packages xapian-omega and python3-xapian (used through /usr/bin/python3).
  */
@@ -245,6 +249,34 @@ export function markdownTable(report) {
   return lines.join('\n');
 }
 
+/** What `--corpus all` runs, in this order (the quick ones first). */
+export const ALL_CORPORA = ['mail', 'html-docs-small', 'multilingual', 'html-docs', 'synthetic-1GB'];
+
+/**
+ * Issue 5's targets, checked against a run's results: the best gpuindex row (default workers or
+ * --workers 2) against the peer named, by wall time.
+ */
+const TARGETS = { 'html-docs': { peer: 'Xapian omindex', ratio: 1.5 }, mail: { peer: 'SQLite FTS5', ratio: 1 }, 'synthetic-1GB': { peer: 'SQLite FTS5', ratio: 1 } };
+
+/** One line per corpus run: gpuindex's best wall time against its target peer's. */
+export function targetLines(reports) {
+  const lines = [];
+  for (const r of reports) {
+    const target = TARGETS[r.corpus.name];
+    const ok = r.results.filter((x) => !x.error);
+    const best = ok.filter((x) => x.tool.startsWith('gpuindex')).sort((a, b) => a.wallMs - b.wallMs)[0];
+    const peer = target && ok.find((x) => x.tool.startsWith(target.peer));
+    if (!best) lines.push(`- ${r.corpus.name}: no gpuindex result`);
+    else if (!target) lines.push(`- ${r.corpus.name}: gpuindex ${(best.wallMs / 1000).toFixed(2)} s (no target in issue 5)`);
+    else if (!peer) lines.push(`- ${r.corpus.name}: gpuindex ${(best.wallMs / 1000).toFixed(2)} s; ${target.peer} did not run`);
+    else {
+      const ratio = peer.wallMs / best.wallMs;
+      lines.push(`- ${r.corpus.name}: gpuindex ${(best.wallMs / 1000).toFixed(2)} s, ${target.peer} ${(peer.wallMs / 1000).toFixed(2)} s: ${ratio.toFixed(2)}x (target ${target.ratio}x: ${ratio >= target.ratio ? 'met' : 'not met'})`);
+    }
+  }
+  return lines;
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.render) {
@@ -257,7 +289,30 @@ async function main() {
   }
   if (!existsSync(CLI)) throw new Error('dist/src/cli.js not found: run `npm run build` first');
   if (!existsSync(TIME)) throw new Error(`${TIME} not found: apt-get install time`);
-  const corpus = resolveCorpus(o.corpus);
+  const names = o.corpus === 'all' ? ALL_CORPORA : o.corpus.split(',').map((n) => n.trim()).filter(Boolean);
+  if (names.length === 1) {
+    await runCorpus(o, names[0]);
+    return;
+  }
+  if (o.out || o.work) throw new Error('--out and --work take one corpus (each of several goes to its default path)');
+  const reports = [];
+  let failed = 0;
+  for (const name of names) {
+    try {
+      reports.push(await runCorpus(o, name));
+    } catch (err) {
+      failed++;
+      log(`${name}: failed: ${err?.message ?? err}`);
+      process.stdout.write(`Corpus **${name}**: failed: ${err?.message ?? err}\n\n`);
+    }
+  }
+  process.stdout.write(['Issue 5 targets (this machine, these runs):', ...targetLines(reports)].join('\n') + '\n');
+  if (failed) process.exitCode = 1;
+}
+
+/** The peers bench on one corpus: the tools, the sanity check, the JSON; returns the report. */
+async function runCorpus(o, name) {
+  const corpus = resolveCorpus(name);
   const work = resolve(o.work ?? join(REPO, '.cache', 'bench', 'peers', corpus.name));
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
@@ -365,6 +420,7 @@ async function main() {
   process.stdout.write(markdownTable(report) + '\n');
   log(`JSON: ${outFile}`);
   if (!o.keep) for (const f of readdirSync(work)) if (!/\.(time|stdout|stderr)$/.test(f)) rmSync(join(work, f), { recursive: true, force: true });
+  return report;
 }
 
 let xv;

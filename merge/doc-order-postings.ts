@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { DocBases } from '../src/types.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
+import { writeVarintU32 } from './varint.js';
 
 /** Where each term's list goes: what PostingsTally.finish() counted. */
 export interface PostingsLayout {
@@ -90,26 +91,9 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
         continue;
       }
       if (d + 1 < last) throw new RangeError(`pair ${i}: docID ${d} of termID ${t} follows docID ${last - 1} (the block must be in docID order)`);
-      let v: number;
-      if (last !== 0) {
-        // The previous posting's tf is final.
-        v = cursors[r + 1]!;
-        let p = cursors[r + 3]!;
-        while (v >= 0x80) {
-          out[p++] = (v & 0x7f) | 0x80;
-          v >>>= 7;
-        }
-        out[p++] = v;
-        cursors[r + 3] = p;
-        v = d - (last - 1);
-      } else v = d;
-      let p = cursors[r + 2]!;
-      while (v >= 0x80) {
-        out[p++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      out[p++] = v;
-      cursors[r + 2] = p;
+      // The previous posting's tf is final; the gap from its docID (the first gap is the docID).
+      if (last !== 0) cursors[r + 3] = writeVarintU32(out, cursors[r + 3]!, cursors[r + 1]!);
+      cursors[r + 2] = writeVarintU32(out, cursors[r + 2]!, last === 0 ? d : d - (last - 1));
       cursors[r] = d + 1;
       cursors[r + 1] = 1;
       postings++;
@@ -124,14 +108,7 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
     const r = STRIDE * t;
     if (cursors[r] !== 0) {
       present++;
-      let v = cursors[r + 1]!;
-      let p = cursors[r + 3]!;
-      while (v >= 0x80) {
-        out[p++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      out[p++] = v;
-      cursors[r + 3] = p;
+      cursors[r + 3] = writeVarintU32(out, cursors[r + 3]!, cursors[r + 1]!);
     }
     const length = layout.lengths[t]!;
     if (cursors[r + 2] !== at + layout.gapBytes[t]! || cursors[r + 3] !== at + length)

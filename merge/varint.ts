@@ -10,6 +10,19 @@ export function writeVarint(out: Uint8Array, pos: number, value: number): number
   return pos;
 }
 
+/**
+ * writeVarint for a value below 2^32 (docID gaps, tfs, the postings writers' hot loops): shifts
+ * instead of dividing. out must have room (5 bytes).
+ */
+export function writeVarintU32(out: Uint8Array, pos: number, value: number): number {
+  while (value >= 0x80) {
+    out[pos++] = (value & 0x7f) | 0x80;
+    value >>>= 7;
+  }
+  out[pos++] = value;
+  return pos;
+}
+
 /** Reads a varint at buf[pos]; returns [value, newPos]. */
 export function readVarint(buf: Uint8Array, pos: number): [number, number] {
   let value = 0;

@@ -5,19 +5,12 @@
 import { asDocId, type DocId } from '../src/types.js';
 import { grown } from './grown.js';
 
-export interface DocumentRecord {
-  docId: DocId;
-  externalId: string;
-  path: string;
-  length: number;
-}
-
 export class DocumentTable {
   readonly externalIds: string[] = [];
   readonly paths: string[] = [];
   private lengths = new Uint32Array(1024);
   totalTokens = 0;
-  /** Documents below this DocId have had their strings dropped (releaseStrings). */
+  /** Documents below this DocId have had their strings dropped (releaseStrings starts there). */
   private released = 0;
 
   add(externalId: string, path: string, length: number): DocId {
@@ -56,13 +49,5 @@ export class DocumentTable {
       this.paths[i] = '';
     }
     this.released = Math.max(this.released, end);
-  }
-
-  /** The records from DocId `from` on, in DocId order (rows added meanwhile included). */
-  *records(from = 0): Generator<DocumentRecord> {
-    if (from < this.released) throw new Error(`document strings below ${this.released} were released; records from ${from} asked for`);
-    for (let i = from; i < this.count; i++) {
-      yield { docId: asDocId(i), externalId: this.externalIds[i]!, path: this.paths[i]!, length: this.lengths[i]! };
-    }
   }
 }

@@ -234,7 +234,7 @@ async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
   } catch (err) {
     reply = { type: 'postings-error', message: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code };
   }
-  port.postMessage(reply, reply.type === 'postings' ? [reply.lengths.buffer as ArrayBuffer] : []);
+  port.postMessage(reply);
 }
 
 async function main(): Promise<void> {

@@ -76,7 +76,7 @@ export interface WorkerPipelineInput {
   onBatchFilled?: () => void;
   /**
    * Where postings.bin goes if the whole crawl fits in one block (sequential schedule, CPU
-   * sorter, no --resume): the parse worker then sorts the block and writes the postings while
+   * sorter, no --resume): the parse worker then writes the postings from the unsorted block while
    * the caller writes the lexicon from a PostingsTally kept during the fill (result.blockPostings).
    */
   blockPostingsPath?: string;
@@ -295,7 +295,7 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
     pairs: block.pairs.buffer as ArrayBuffer,
     count,
     docBases: block.docBases.bases.slice(),
-    layout: { lengths: lexicon.lengths.slice(), gapBytes: lexicon.gapBytes.slice() },
+    layout: { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes }, // copied by postMessage
     scratch: input.sorter.handOverScratch?.(),
     path: input.blockPostingsPath!,
   });
@@ -307,7 +307,8 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
     (r) => {
       clock.add('writeRuns', r.writeMs);
       counters.blocks = 1;
-      if (r.terms !== lexicon.terms || r.postings !== lexicon.postings || r.bytes !== lexicon.postingsBytes || r.lengths.some((n, t) => n !== lexicon.lengths[t]))
+      // Each list's length was checked where it was written (writeDocOrderPostings).
+      if (r.terms !== lexicon.terms || r.postings !== lexicon.postings || r.bytes !== lexicon.postingsBytes)
         throw new Error(`the postings written (${r.terms} terms, ${r.postings} postings, ${r.bytes} bytes) differ from the tally (${lexicon.terms}, ${lexicon.postings}, ${lexicon.postingsBytes})`);
       const { type: _, writeMs: _w, ...figures } = r;
       return figures;

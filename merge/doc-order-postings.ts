@@ -32,8 +32,6 @@ export interface WrittenPostings {
   /** Terms with a list. */
   terms: number;
   postings: number;
-  /** Each term's list length in bytes, for the check against the tally. */
-  lengths: Uint32Array;
 }
 
 /**
@@ -41,10 +39,10 @@ export interface WrittenPostings {
  * pairs takes at most 5 + k bytes (a docID gap of up to 5, a tf of up to k), so a block's
  * postings stay under 6 * 2^28 bytes: this bound is never reached by a build.
  */
-export const MAX_DOC_ORDER_FILE_BYTES = 0xffffffff;
+const MAX_FILE_BYTES = 0xffffffff;
 
 /** postings.bin's size for `layout`, header included. */
-export function docOrderFileBytes(layout: PostingsLayout): number {
+function fileBytesOf(layout: PostingsLayout): number {
   let bytes = POSTINGS_MAGIC.length;
   for (let t = 0; t < layout.lengths.length; t++) bytes += layout.lengths[t]!;
   return bytes;
@@ -62,8 +60,8 @@ const STRIDE = 4;
  */
 export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, path: string, buffer?: ArrayBuffer): WrittenPostings {
   const terms = layout.lengths.length;
-  const fileBytes = docOrderFileBytes(layout);
-  if (fileBytes > MAX_DOC_ORDER_FILE_BYTES) throw new RangeError(`postings of ${fileBytes} bytes do not fit 32-bit cursors`);
+  const fileBytes = fileBytesOf(layout);
+  if (fileBytes > MAX_FILE_BYTES) throw new RangeError(`postings of ${fileBytes} bytes do not fit 32-bit cursors`);
   const out = buffer !== undefined && buffer.byteLength >= fileBytes ? new Uint8Array(buffer, 0, fileBytes) : new Uint8Array(fileBytes);
   out.set(POSTINGS_MAGIC, 0);
   const cursors = new Uint32Array(STRIDE * terms);
@@ -102,7 +100,6 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
   }
 
   // The last posting of every list, then the check that each list filled exactly its place.
-  const lengths = new Uint32Array(terms);
   let present = 0;
   for (let t = 0, at = POSTINGS_MAGIC.length; t < terms; t++) {
     const r = STRIDE * t;
@@ -113,7 +110,6 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
     const length = layout.lengths[t]!;
     if (cursors[r + 2] !== at + layout.gapBytes[t]! || cursors[r + 3] !== at + length)
       throw new Error(`termID ${t}: its list took ${cursors[r + 2]! - at} gap bytes and ${cursors[r + 3]! - at} in all, the layout says ${layout.gapBytes[t]} and ${length}`);
-    lengths[t] = length;
     at += length;
   }
 
@@ -124,5 +120,5 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
     closeSync(fd);
   }
   const sha256 = createHash('sha256').update(out).digest('hex');
-  return { sha256, bytes: fileBytes, terms: present, postings, lengths };
+  return { sha256, bytes: fileBytes, terms: present, postings };
 }

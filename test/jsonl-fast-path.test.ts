@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TermDictionary } from '../indexer/dictionary.js';
 import { analysedTermIds, DocumentInverter } from '../indexer/document-inverter.js';
-import { jsonlFastPath } from '../indexer/jsonl-fast-path.js';
+import { jsonlFastPath, SPAN_KINDS } from '../indexer/jsonl-fast-path.js';
+import { WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
 import { readCorpusFile, resolveFields, type CorpusItem, type FieldNames } from '../src/corpus/index.js';
 import { createTokenizer } from '../src/tokenizer.js';
 
@@ -56,7 +57,7 @@ async function expectSameAsOrdinary(lines: readonly string[], fields?: FieldName
 // Values that exercise the scanner: ASCII prose, escapes of every kind, \u escapes, non-ASCII,
 // apostrophes next to escapes, control characters (escaped by JSON.stringify).
 const textPiece = fc.oneof(
-  fc.constantFrom("don't", "rock'\"n", 'the WHALE', 'a\\b', 'tab\there', 'line\nbreak', 'q"uote', 'sl/ash', '\u0001\u001f', 'café', 'naïve’s', '東京', '\u2019tis', 'x'.repeat(300), '\ud800', '½', 'Ａ', "end'", '\r\n', '42', '4.5e3'),
+  fc.constantFrom("don't", "rock'\"n", 'the WHALE', 'a\\b', 'tab\there', 'line\nbreak', 'q"uote', 'sl/ash', '\u0001\u001f', 'café', 'naïve’s', '東京', '\u2019tis', 'x'.repeat(300), '\ud800', '½', 'Ａ', "end'", '\r\n', '42', '4.5e3', 'a\ufffdb', "x'\ufffd'y", '\ufffd\ufffd', 'caf\ufffd\\n'),
   fc.stringMatching(/^[a-zA-Z0-9' .,;:!?\\"\-\t\n]{0,16}$/),
   fc.string({ maxLength: 6 }),
 );
@@ -125,6 +126,23 @@ describe('the JSONL fast path (WebAssembly validation and scan of the line)', ()
       JSON.stringify({ id: 'u1', title: 'Caf\u00e9 society', text: 'plain ASCII text after a non-ASCII title' }),
       '{"id": "u2", "title": "ascii title", "text": "escaped \\u0041BC and \\u00e9t\\u00e9"}',
       JSON.stringify({ id: 'u3', text: 'Straße über 東京 and the whale’s tail' }),
+    ];
+    expect(await expectSameAsOrdinary(lines)).toBe(lines.length);
+  });
+
+  it('keeps text whose only non-ASCII character is U+FFFD in the scanner, as a separator', async () => {
+    const table = new WasmAsciiTable(8);
+    expect(table.setJsonKeys(['text'])).toBe(true);
+    const kindOf = (text: string): number => table.parseJsonLine(Buffer.from(JSON.stringify({ text })))![0]!;
+    expect(kindOf('damaged\ufffd\ufffdmail')).toBe(SPAN_KINDS.ESCAPED);
+    expect(kindOf('plain')).toBe(SPAN_KINDS.PLAIN);
+    expect(kindOf('caf\u00e9 \ufffd')).toBe(SPAN_KINDS.DECODE);
+    expect(kindOf('\ufffd caf\u00e9')).toBe(SPAN_KINDS.DECODE);
+    expect(kindOf('\ufffe')).toBe(SPAN_KINDS.DECODE);
+    const lines = [
+      JSON.stringify({ id: 'r1', title: 'Re:\ufffdoffer', text: 'don\ufffdt miss\ufffd\ufffdthis\nit\'s\ufffd\ufffd\ufffdfree' }),
+      JSON.stringify({ id: 'r2', text: "rock'\ufffd'n roll\ufffd" + 'x'.repeat(300) + '\ufffdend' }),
+      JSON.stringify({ id: 'r3', text: 'mixed \ufffd and caf\u00e9' }),
     ];
     expect(await expectSameAsOrdinary(lines)).toBe(lines.length);
   });

@@ -80,10 +80,18 @@ let sentTerms = 0;
  */
 const free: ArrayBuffer[] = [];
 
+/**
+ * The document ids of the batch being built: one array for every batch, emptied once the batch
+ * is posted (postMessage copies it). A fresh `[]` for each batch started with small-integer
+ * elements, and the first id pushed deoptimized addDocument: 5 times on mail, each followed by
+ * a recompile on a core the parse needs.
+ */
+const externalIds: string[] = [];
+
 class BatchBuilder {
   pairs = free.length > 0 ? new Uint32Array(free.pop()!) : new Uint32Array(BATCH_WORDS);
   pairCount = 0;
-  externalIds: string[] = [];
+  readonly externalIds = externalIds;
   lengths: number[] = [];
   bytes = 0;
   skips: ParsedBatch['skips'] = [];
@@ -176,6 +184,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     free.push(b.pairs.buffer as ArrayBuffer);
   }
   port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer]);
+  externalIds.length = 0;
 }
 
 async function parseFile(seq: number, path: string, lineRange?: ByteRange): Promise<void> {

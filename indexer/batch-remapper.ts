@@ -30,6 +30,8 @@ export interface RemapState {
   readonly terms: readonly string[];
   readonly termIds: SharedTermIds;
   readonly docBase: number;
+  /** ParsedBatch.localIds: every pair is mapped here. */
+  readonly localIds: boolean;
 }
 
 export class BatchRemapper {
@@ -89,7 +91,7 @@ export class BatchRemapper {
     const terms = this.learn(worker, b);
     const docBase = existingDocBase ?? (this.documents.nextDocId as number);
     if (existingDocBase === undefined) for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
-    return { pairs: b.pairs, unresolved: b.unresolved, nextUnresolved: 0, terms, termIds: this.termIds[worker]!, docBase };
+    return { pairs: b.pairs, unresolved: b.unresolved, nextUnresolved: 0, terms, termIds: this.termIds[worker]!, docBase, localIds: b.localIds === true };
   }
 
   /**
@@ -103,6 +105,7 @@ export class BatchRemapper {
     const out = block.pairs.subarray(2 * at, 2 * (at + count));
     out.set(pairs.subarray(2 * from, 2 * (from + count)));
     block.docBases.add(at, docBase);
+    if (state.localIds) return this.mapAll(state, out, count);
     const end = from + count;
     let k = state.nextUnresolved;
     for (; k < unresolved.length && unresolved[k]! < end; k++) {
@@ -117,6 +120,20 @@ export class BatchRemapper {
       out[2 * (i - from)] = g;
     }
     state.nextUnresolved = k;
+  }
+
+  /** The termID of each of the `count` pairs copied to `out`, all local ids (RemapState.localIds). */
+  private mapAll(state: RemapState, out: Uint32Array, count: number): void {
+    const { terms, termIds } = state;
+    for (let i = 0; i < 2 * count; i += 2) {
+      const local = out[i]!;
+      let g = termIds.get(local);
+      if (g < 0) {
+        g = this.termIdOf(terms[local]!);
+        termIds.set(local, g);
+      }
+      out[i] = g;
+    }
   }
 
   /**

@@ -33,6 +33,11 @@ export interface ParseWorkerInit {
   niceness?: number;
   /** This worker's local -> global term id table (shared-term-ids.ts), written by the main thread. */
   globalTermIds: SharedArrayBuffer;
+  /**
+   * Whether the worker writes the global ids it knows into its pairs (default) or leaves every
+   * pair's local id to the main thread (ParsedBatch.localIds): with one worker, see ParsePool.
+   */
+  resolveIds?: boolean;
 }
 
 /**
@@ -87,8 +92,10 @@ export interface ParsedBatch {
    */
   pairs: Uint32Array;
   pairCount: number;
-  /** Indexes of the pairs holding a local id, ascending. */
+  /** Indexes of the pairs holding a local id, ascending (empty with localIds). */
   unresolved: Uint32Array;
+  /** Every pair's termID is the worker's local id, without UNRESOLVED_BIT (ParseWorkerInit.resolveIds false). */
+  localIds?: true;
   externalIds: string[];
   /** The crawl file every document of the batch comes from (a batch never spans files): one string, not one a document. */
   path: string;

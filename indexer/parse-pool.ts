@@ -94,7 +94,10 @@ export class ParsePool {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
       const termIds = new SharedTermIds(newSharedTermIds());
       this.termIds.push(termIds);
-      const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer };
+      // With one worker, the worker bounds the parse and this thread waits for its batches
+      // (mail: ~190 of ~560 ms), so this thread maps every pair (ParsedBatch.localIds): the
+      // worker's id lookups took it longer than the mapping takes here (docs/benchmarks.md).
+      const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer, resolveIds: count > 1 };
       // A worker started ahead of the build (the CLI's) gets its set-up as its first message.
       const spare = takeSpareWorker(init.maxYoungGenerationMb);
       const worker = spare ?? new Worker(workerScript('indexer/parse-worker.js'), { workerData, resourceLimits });

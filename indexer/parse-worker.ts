@@ -29,6 +29,8 @@ let jsonlLines: JsonlLineHandler | undefined;
 /** Local -> global ids the main thread has assigned so far (shared-term-ids.ts). */
 let knownIds!: KnownTermIds;
 let BATCH_WORDS = 0;
+/** ParseWorkerInit.resolveIds. */
+let resolveIds = true;
 let credits = 0;
 
 /**
@@ -42,6 +44,7 @@ function setUp(i: ParseWorkerInit): void {
   inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens));
   jsonlLines = jsonlFastPath(resolveFields(init.corpus), inverter);
   knownIds = new KnownTermIds(init.globalTermIds);
+  resolveIds = init.resolveIds !== false;
   BATCH_WORDS = batchArrayWords(init.batchPairs);
   credits = init.credits;
   main().catch((err: unknown) => {
@@ -110,10 +113,21 @@ class BatchBuilder {
     if (need > this.pairs.length) this.pairs = grown(this.pairs, need, 2 * this.pairCount);
     const doc = this.externalIds.length;
     const pairs = this.pairs;
+    let p = 2 * this.pairCount;
+    if (!resolveIds) {
+      for (let i = 0; i < termIds.length; i++) {
+        pairs[p++] = termIds[i]!;
+        pairs[p++] = doc;
+      }
+      this.pairCount += termIds.length;
+      this.externalIds.push(externalId);
+      this.lengths.push(termIds.length);
+      this.bytes += bytes;
+      return;
+    }
     knownIds.refresh();
     const known = knownIds.ids;
     const knownCount = knownIds.count;
-    let p = 2 * this.pairCount;
     for (let i = 0; i < termIds.length; i++) {
       const local = termIds[i]!;
       const g = local < knownCount ? known[local]! : 0;
@@ -162,6 +176,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     pairs: b.pairs,
     pairCount: b.pairCount,
     unresolved: b.unresolved.slice(0, b.unresolvedCount),
+    ...(resolveIds ? {} : { localIds: true as const }),
     externalIds: b.externalIds,
     path: b.path,
     ...(b.lineIds.length > 0 ? { lineIds: b.lineIds } : {}),

@@ -52,6 +52,30 @@ describe('BatchRemapper: workers send raw tokens, the main thread stems them onc
     expect(Array.from(block.pairs.subarray(0, 2 * block.count)).filter((_, i) => i % 2 === 0)).toEqual([0, 1, 0, 0, 1, 0, 2]);
   });
 
+  it('a batch of local ids (one worker: ParsedBatch.localIds) is mapped pair by pair, with the same TermIds', () => {
+    const local = (b: ParsedBatch): ParsedBatch => {
+      const pairs = b.pairs.map((w, i) => (i % 2 === 0 ? w & ~UNRESOLVED_BIT : w));
+      return { ...b, pairs, unresolved: new Uint32Array(0), localIds: true };
+    };
+    const run = (asLocal: boolean) => {
+      const dictionary = new TermDictionary();
+      const remapper = new BatchRemapper(dictionary, new DocumentTable(), [new SharedTermIds(newSharedTermIds())], createTokenizer());
+      const block = new PairBlockBuilder(16);
+      for (const b of [batch(['running', 'whale', 'runs'], 0, [0, 1, 2, 0]), batch(['ship', 'whales'], 3, [3, 1, 4, 0])]) {
+        const state = remapper.begin(0, asLocal ? local(b) : b);
+        // In two copies, as a batch that crosses a block boundary is copied.
+        remapper.copy(state, 0, 1, block);
+        block.count += 1;
+        remapper.copy(state, 1, b.pairCount - 1, block);
+        block.count += b.pairCount - 1;
+      }
+      return { terms: dictionary.terms, pairs: Array.from(block.pairs.subarray(0, 2 * block.count)) };
+    };
+    expect(run(true)).toEqual(run(false));
+    expect(run(true).terms).toEqual(['run', 'whale', 'ship']);
+    expect(run(true).pairs.filter((_, i) => i % 2 === 0)).toEqual([0, 1, 0, 0, 2, 1, 1, 0]);
+  });
+
   it('a stopword sent as a term is an error, not a term', () => {
     const remapper = new BatchRemapper(new TermDictionary(), new DocumentTable(), [new SharedTermIds(newSharedTermIds())], createTokenizer());
     const b = batch(['the'], 0, [0]);

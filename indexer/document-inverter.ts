@@ -9,7 +9,7 @@ import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js'
 import { grown } from './grown.js';
 import type { TermDictionary } from './dictionary.js';
 import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
-import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
+import { WasmAsciiTable, wasmScanEnabled, type ScanNumbering } from './wasm-ascii-table.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
@@ -69,17 +69,24 @@ export class DocumentInverter {
   private unicodeTable: UnicodeTermTable | undefined;
   private readonly bigrams: boolean;
   /** Pure-ASCII text: the WebAssembly scanner, unless GPUINDEX_ASCII_SCAN=js. */
-  private readonly wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS) : undefined;
+  private readonly wasmTable: WasmAsciiTable | undefined;
   /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
-  private readonly asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
+  private readonly asciiTable: AsciiTermTable;
 
-  /** `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0, or a few units to cross it). */
+  /**
+   * `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0, or a few units to
+   * cross it). `numbering`: `analyse` is rawTokenIds(tokenizer, numbering.tokens), and the
+   * WebAssembly scanner numbers the same way itself (ScanNumbering).
+   */
   constructor(
     private readonly tokenizer: Tokenizer,
     private readonly analyse: RawTokenNumbering,
     private readonly unicodeTableAfterUnits = UNICODE_TABLE_AFTER_UNITS,
+    numbering?: ScanNumbering,
   ) {
     this.bigrams = tokenizer.options.cjk === 'bigram';
+    this.wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS, numbering) : undefined;
+    this.asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
   }
 
   private readonly push = (id: number): void => {

@@ -41,7 +41,7 @@ function setUp(i: ParseWorkerInit): void {
   init = i;
   if (init.niceness) niceThisThread(init.niceness);
   tokenizer = createTokenizer(init.tokenizer);
-  inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens));
+  inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens), undefined, { tokens: rawTokens, stopwords: tokenizer.stopwords });
   jsonlLines = jsonlFastPath(resolveFields(init.corpus), inverter);
   knownIds = new KnownTermIds(init.globalTermIds);
   resolveIds = init.resolveIds !== false;

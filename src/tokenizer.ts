@@ -79,6 +79,8 @@ export interface Tokenizer {
   analyzeToken(raw: string): string | null;
   /** Whether analyzeToken(raw) is null: the parse workers drop stopwords and leave stemming to the main thread. */
   isStopword(raw: string): boolean;
+  /** The raw tokens isStopword() is true for (the stopword list, analysed like text). */
+  readonly stopwords: ReadonlySet<string>;
   readonly options: ResolvedTokenizerOptions;
   /** The resolved token length limit (options.maxTokenLength, or MAX_TOKEN_LENGTH). */
   readonly maxTokenLength: number;
@@ -318,6 +320,7 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     isStopword(raw: string): boolean {
       return stop.has(raw);
     },
+    stopwords: stop,
     analyzeToken(raw: string): string | null {
       if (stop.has(raw)) return null;
       return stemming && stemmable(raw) ? porterStem(raw) : raw;

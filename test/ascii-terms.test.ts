@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TermDictionary } from '../indexer/dictionary.js';
-import { analysedTermIds, DocumentInverter } from '../indexer/document-inverter.js';
+import { analysedTermIds, DocumentInverter, rawTokenIds } from '../indexer/document-inverter.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
 import { createTokenizer } from '../src/tokenizer.js';
@@ -187,6 +187,45 @@ describe('the WebAssembly ASCII scanner', () => {
     const values: number[] = [];
     table.scan('one two', 255, (raw) => raw.length, (ids) => values.push(...ids));
     expect(values).toEqual([3, 3]);
+  });
+
+  it("numbers new raw tokens itself in a parse worker's table (ScanNumbering): the local ids and raw tokens of the JS analysis", () => {
+    // Stopwords (ASCII ones in the table from the start), tokens too long, apostrophes, text
+    // that is not ASCII (numbered by the JS side through the same list), repeats.
+    const piece = fc.constantFrom('the', 'The', "don't", 'a', 'whale', 'WHALES', "o'clock", 'naïve', 'café', 'x'.repeat(300), 'über', 'of', 'ship', '42', 'i', ' ', '\n', '.', "'");
+    const doc = fc.array(piece, { maxLength: 20 }).map((p) => p.join(' '));
+    fc.assert(
+      fc.property(fc.array(doc, { minLength: 1, maxLength: 12 }), (docs) => {
+        const run = (numbered: boolean) => {
+          const tokenizer = createTokenizer();
+          const tokens: string[] = [];
+          const inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, tokens), undefined, numbered ? { tokens, stopwords: tokenizer.stopwords } : undefined);
+          return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'The Title', text }))), tokens };
+        };
+        const numbered = run(true);
+        expect(numbered).toEqual(run(false));
+        expect(numbered.tokens.filter((t) => createTokenizer().isStopword(t))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps its stopwords and goes on numbering from the token list after clear()', () => {
+    const tokens: string[] = [];
+    const table = new WasmAsciiTable(8, { tokens, stopwords: ['the', 'of', "don't"] });
+    const scan = (text: string) => {
+      const values: number[] = [];
+      table.scan(text, 255, () => {
+        throw new Error('a numbering table analyses nothing');
+      }, (ids) => values.push(...ids));
+      return values;
+    };
+    expect(scan('the whale of the sea')).toEqual([0, 1]);
+    tokens.push('from-elsewhere');
+    expect(scan('whale ship')).toEqual([0, 3]);
+    table.clear();
+    expect(scan('of the whale')).toEqual([4]);
+    expect(tokens).toEqual(['whale', 'sea', 'from-elsewhere', 'ship', 'whale']);
   });
 
   it('is what the inverter uses, and the JS scan (GPUINDEX_ASCII_SCAN=js) gives the same TermIds', () => {

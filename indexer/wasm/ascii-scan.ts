@@ -11,7 +11,9 @@
 // A raw token not in the table is added with a pending value (PENDING | its miss index) and
 // listed as a miss; the JS side (indexer/wasm-ascii-table.ts) analyses each miss, sets its value
 // and replaces the pending values in the outputs. So nothing is analysed inside a scan, and the
-// caller decides the text is pure ASCII before any token is numbered.
+// caller decides the text is pure ASCII before any token is numbered. A parse worker's table
+// numbers new raw tokens itself instead (setNextId: its stopwords are put in first), and the JS
+// side only takes their keys.
 //
 // Memory (one linear memory, bump-allocated, never freed except by init()):
 //   LUT (256 B) | input chunk (CHUNK + 16 B) | outputs (i32 per token) | misses (u32 slot per
@@ -60,6 +62,14 @@ let poolPtr: usize = 0;
 let poolCap: u32 = 0;
 let poolUsed: u32 = 0;
 let top: usize = 0;
+/**
+ * The value a new raw token gets: -1, PENDING | its miss index (the JS side analyses it and sets
+ * the value); from 0 on (setNextId), that number, counting up (the scanner numbers new raw
+ * tokens itself: a parse worker's local ids, with the stopwords already in the table).
+ */
+let nextId: i32 = -1;
+/** Where in the key pool the last scan's new keys start (one after another, in miss order). */
+let missKeys: u32 = 0;
 /** The highest `top` so far: memory below it has been touched (resident); above, only reserved. */
 let highTop: usize = 0;
 /** Where the table region starts (after the fixed buffers). */
@@ -103,6 +113,7 @@ export function init(slots: u32): void {
   stemPtr = alloc(STEM_BYTES);
   stemScratch = alloc(STEM_BYTES);
   missCount = 0;
+  nextId = -1;
   tableStart = top;
   newRegion(slots);
   size = 0;
@@ -200,6 +211,7 @@ export function scan(n: u32, maxLen: u32): u32 {
   const stop = w;
   let out = outPtr;
   missCount = 0;
+  missKeys = poolUsed;
   let p = inPtr;
   for (;;) {
     // The next token's start: the first non-zero byte (the input is zero-padded).
@@ -278,16 +290,27 @@ function addPending(t: u32, h: u32, start: usize, len: u32): i32 {
   }
   memory.copy(poolPtr + poolUsed, start, len);
   const b = slotsPtr + (<usize>t << 4);
-  const value = <i32>(PENDING | missCount);
+  const numbered = nextId >= 0;
+  const value = numbered ? nextId++ : <i32>(PENDING | missCount);
   store<u32>(b, h);
   store<u32>(b, len, 4);
   store<u32>(b, poolUsed, 8);
   store<i32>(b, value, 12);
-  store<u32>(missPtr + (<usize>missCount << 2), t);
+  // A numbered token's record is its key's length (its key follows the previous one in the
+  // pool: see missKeyStart); a pending one's is its slot, for setValue.
+  store<u32>(missPtr + (<usize>missCount << 2), numbered ? len : t);
   missCount++;
   poolUsed += len;
   size++;
   return value;
+}
+
+/**
+ * From now on, a new raw token's value is `id`, then `id` + 1, ... (no pending values: the JS
+ * side only takes the new tokens' keys); -1 goes back to pending values.
+ */
+export function setNextId(id: i32): void {
+  nextId = id;
 }
 
 /** Sets the value of the table entry in `slot` (a miss's slot). */
@@ -352,6 +375,9 @@ export function misses(): usize {
 }
 export function missTotal(): u32 {
   return missCount;
+}
+export function missKeyStart(): u32 {
+  return missKeys;
 }
 export function slots(): usize {
   return slotsPtr;

@@ -70,6 +70,15 @@ describe('RunSink with the CPU sorter', () => {
 });
 
 describe('CpuSorter.prepareFor (scratch touched while the block fills)', () => {
+  it('touches nothing while the block is under an eighth full (a crawl that small is never sorted)', async () => {
+    const { CpuSorter } = await import('../indexer/cpu-sorter.js');
+    const sorter = new CpuSorter();
+    for (let filled = 0; filled < 1000; filled += 100) sorter.prepareFor(filled, 8000);
+    expect(sorter.handOverScratch()).toBeUndefined();
+    sorter.prepareFor(1000, 8000);
+    expect(sorter.handOverScratch()?.byteLength).toBe(8 * 8000);
+  });
+
   it('sorts exactly as without it, and never writes into a sorted view a consumer still holds', async () => {
     const { CpuSorter } = await import('../indexer/cpu-sorter.js');
     const next = lcg(7);

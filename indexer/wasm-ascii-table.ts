@@ -340,16 +340,29 @@ export class WasmStemmer {
    */
   stem(token: string): string | undefined {
     const x = this.x;
-    if (token.length > 4096 || Buffer.byteLength(token, 'utf8') !== token.length) return undefined;
+    const n = token.length;
+    if (n > 255) return n <= 4096 && /^[a-z0-9]+$/.test(token) ? token : undefined;
     if (x.memory.buffer !== this.buffer) {
       this.buffer = x.memory.buffer;
       this.bytes = Buffer.from(this.buffer);
     }
-    if (token.length > 255) return /^[a-z0-9]+$/.test(token) ? token : undefined;
+    // Written a character at a time (a token is short: Buffer.write's call cost more), which
+    // also finds the non-ASCII ones (Latin-1 would write a byte of them that stem() might take).
+    const bytes = this.bytes;
     const at = x.stemInput();
-    this.bytes.write(token, at, 'latin1');
-    const n = x.stem(token.length);
-    if (n < 0) return undefined;
-    return this.bytes.toString('latin1', at, at + n);
+    for (let i = 0; i < n; i++) {
+      const c = token.charCodeAt(i);
+      if (c > 0x7f) return undefined;
+      bytes[at + i] = c;
+    }
+    const m = x.stem(n);
+    if (m < 0) return undefined;
+    // Most raw tokens are no word a rule applies to (ids, hashes, numbers): no new string then.
+    if (m === n) {
+      let same = true;
+      for (let i = 0; i < n && same; i++) same = bytes[at + i] === token.charCodeAt(i);
+      if (same) return token;
+    }
+    return bytes.toString('latin1', at, at + m);
   }
 }

@@ -140,11 +140,30 @@ const STEP2_REPLACEMENTS: string[] = ['ate', 'tion', 'ence', 'ance', 'ize', 'abl
 const STEP3_SUFFIXES: string[] = ['icate', 'ative', 'alize', 'iciti', 'ical', 'ful', 'ness'];
 const STEP3_REPLACEMENTS: string[] = ['ic', '', 'al', 'ic', 'ic', '', ''];
 
+/**
+ * The last letters of a list's suffixes, one bit each (a = bit 0): a word ending in another
+ * letter or a digit matches none of them, and skips the list at once (mail's raw tokens are
+ * mostly words no rule applies to: ids, hashes, encoded fragments).
+ */
+function lastLetters(suffixes: string[]): u32 {
+  let bits: u32 = 0;
+  for (let r = 0; r < suffixes.length; r++) bits |= <u32>1 << <u32>(suffixes[r].charCodeAt(suffixes[r].length - 1) - 0x61);
+  return bits;
+}
+
+/** Whether c (a byte of the word) is a letter whose bit is set in `bits`. */
+@inline function endsIn(bits: u32, c: u32): bool {
+  return c - 0x61 < 26 && ((bits >> (c - 0x61)) & 1) != 0;
+}
+
+const STEP2_LAST = lastLetters(STEP2_SUFFIXES);
+const STEP3_LAST = lastLetters(STEP3_SUFFIXES);
+
 /** Scratch for the original word of replaceSuffixes (tokens are at most 255 bytes, plus room). */
 let original: usize = 0;
 
-function replaceSuffixes(w: usize, n: i32, suffixes: string[], replacements: string[]): i32 {
-  if (n == 0) return n;
+function replaceSuffixes(w: usize, n: i32, suffixes: string[], replacements: string[], lastBits: u32): i32 {
+  if (n == 0 || !endsIn(lastBits, at(w, n - 1))) return n;
   memory.copy(original, w, <usize>n);
   let cur = n;
   const last = at(w, n - 1);
@@ -166,12 +185,17 @@ function replaceSuffixes(w: usize, n: i32, suffixes: string[], replacements: str
 
 const STEP4_SUFFIXES: string[] = ['al', 'ance', 'ence', 'er', 'ic', 'able', 'ible', 'ant', 'ement', 'ment', 'ent', 'ou', 'ism', 'ate', 'iti', 'ous', 'ive', 'ize'];
 
+const STEP4_LAST = lastLetters(STEP4_SUFFIXES);
+
 function step4(w: usize, n: i32): i32 {
   if (n < 2) return n;
   let longest = 0;
-  for (let k = 0; k < STEP4_SUFFIXES.length; k++) {
-    const s = STEP4_SUFFIXES[k];
-    if (s.length > longest && s.length < n && endsWith(w, n, s)) longest = s.length;
+  // No suffix of the list ends in another letter ('ion', below, ends in n: not one of them).
+  if (endsIn(STEP4_LAST, at(w, n - 1))) {
+    for (let k = 0; k < STEP4_SUFFIXES.length; k++) {
+      const s = STEP4_SUFFIXES[k];
+      if (s.length > longest && s.length < n && endsWith(w, n, s)) longest = s.length;
+    }
   }
   if (longest > 0) return measure2(w, n - longest) > 2 ? n - longest : n;
   if (n >= 5 && endsWith(w, n, 'ion')) {
@@ -205,8 +229,8 @@ export function porterStemBytes(w: usize, n: i32, scratch: usize): i32 {
   n = step1a(w, n);
   n = step1b(w, n);
   n = step1c(w, n);
-  n = replaceSuffixes(w, n, STEP2_SUFFIXES, STEP2_REPLACEMENTS);
-  n = replaceSuffixes(w, n, STEP3_SUFFIXES, STEP3_REPLACEMENTS);
+  n = replaceSuffixes(w, n, STEP2_SUFFIXES, STEP2_REPLACEMENTS, STEP2_LAST);
+  n = replaceSuffixes(w, n, STEP3_SUFFIXES, STEP3_REPLACEMENTS, STEP3_LAST);
   n = step4(w, n);
   n = step5a(w, n);
   n = step5b(w, n);

@@ -92,7 +92,7 @@ export class ParsePool {
     this.scanTableBytes = new Array<number>(count).fill(0);
     for (let w = 0; w < count; w++) {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
-      const termIds = new SharedTermIds(newSharedTermIds());
+      const termIds = new SharedTermIds(newSharedTermIds(), count > 1);
       this.termIds.push(termIds);
       // With one worker, the worker bounds the parse and this thread waits for its batches
       // (mail: ~190 of ~560 ms), so this thread maps every pair (ParsedBatch.localIds): the

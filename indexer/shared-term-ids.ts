@@ -40,7 +40,14 @@ export class SharedTermIds {
   private ids = new Int32Array(1024);
   private watermark = 0;
 
-  constructor(readonly buffer: SharedArrayBuffer) {
+  /**
+   * `published`: whether the worker reads the table (ParseWorkerInit.resolveIds); if not, set()
+   * keeps the mapping here only (one worker: mail's 127 K local ids, ~20 ms of this thread).
+   */
+  constructor(
+    readonly buffer: SharedArrayBuffer,
+    private readonly published = true,
+  ) {
     this.words = new Int32Array(buffer);
   }
 
@@ -53,6 +60,7 @@ export class SharedTermIds {
   set(local: number, global: number): void {
     if (local >= this.ids.length) this.ids = grown(this.ids, local + 1);
     this.ids[local] = global + 1;
+    if (!this.published) return;
     const words = this.words;
     if (local + 1 >= words.length && !this.growTo(local + 2)) return; // beyond the shared part
     words[local + 1] = global + 1;

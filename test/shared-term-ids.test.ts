@@ -44,4 +44,15 @@ describe("a worker's shared local -> global term id table", () => {
     expect(main.get(9)).toBe(109);
     expect(buffer.byteLength).toBe(4 * 5);
   });
+
+  it('unpublished (one worker, which maps nothing itself), keeps the mapping on the main thread only', () => {
+    const buffer = newSharedTermIds();
+    const main = new SharedTermIds(buffer, false);
+    const worker = new KnownTermIds(buffer);
+    for (let local = 0; local < 10; local++) main.set(local, 100 + local);
+    worker.refresh();
+    expect(worker.count).toBe(0);
+    expect(main.get(9)).toBe(109);
+    expect(main.get(10)).toBe(-1);
+  });
 });

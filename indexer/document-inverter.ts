@@ -39,13 +39,37 @@ export function analysedTermIds(tokenizer: Tokenizer, dictionary: TermDictionary
 }
 
 /**
- * Raw token -> a new local id, its index in `rawTokens` (stopwords dropped): a parse worker's
- * numbering. The worker's caches see each raw token once, so no lookup is needed; stemming
- * and the term dictionary are left to the main thread (BatchRemapper), which does them once
- * for all workers instead of once in each (and off the worker, which bounds the build).
+ * A parse worker's local terms: its raw tokens numbered 0, 1, 2, ... in order of first sight,
+ * and the strings of those not sent yet. A string goes to the main thread with the batch that
+ * uses it first and is not kept here, so it dies young instead of filling the old generation
+ * (mail: 127 K strings the worker's collector traced again and again).
  */
-export function rawTokenIds(tokenizer: Tokenizer, rawTokens: string[]): RawTokenNumbering {
-  return (raw) => (tokenizer.isStopword(raw) ? STOPWORD : rawTokens.push(raw) - 1);
+export class LocalTerms {
+  /** Local ids given so far: the next one. */
+  count = 0;
+  private unsent: string[] = [];
+
+  add(raw: string): number {
+    this.unsent.push(raw);
+    return this.count++;
+  }
+
+  /** The strings of local ids count - length .. count - 1, added since the last call. */
+  takeUnsent(): string[] {
+    const taken = this.unsent;
+    this.unsent = [];
+    return taken;
+  }
+}
+
+/**
+ * Raw token -> a new local id (stopwords dropped): a parse worker's numbering. The worker's
+ * caches see each raw token once, so no lookup is needed; stemming and the term dictionary are
+ * left to the main thread (BatchRemapper), which does them once for all workers instead of once
+ * in each (and off the worker, which bounds the build).
+ */
+export function rawTokenIds(tokenizer: Tokenizer, terms: LocalTerms): RawTokenNumbering {
+  return (raw) => (tokenizer.isStopword(raw) ? STOPWORD : terms.add(raw));
 }
 const NON_ASCII = /[^\x00-\x7f]/g;
 /** The ASCII character that stands in for a non-ASCII one of normalized text that needs no Unicode scan. */
@@ -75,7 +99,7 @@ export class DocumentInverter {
 
   /**
    * `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0, or a few units to
-   * cross it). `numbering`: `analyse` is rawTokenIds(tokenizer, numbering.tokens), and the
+   * cross it). `numbering`: `analyse` is rawTokenIds(tokenizer, numbering.terms), and the
    * WebAssembly scanner numbers the same way itself (ScanNumbering).
    */
   constructor(

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler } from '../src/corpus/index.js';
 import { createTokenizer, type Tokenizer } from '../src/tokenizer.js';
 import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
-import { DocumentInverter, rawTokenIds } from './document-inverter.js';
+import { DocumentInverter, LocalTerms, rawTokenIds } from './document-inverter.js';
 import { jsonlFastPath } from './jsonl-fast-path.js';
 import { grown } from './grown.js';
 import { niceThisThread } from './thread-priority.js';
@@ -19,8 +19,8 @@ import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
 const startedAt = performance.timeOrigin + performance.now();
 let firstBatchSent = false;
 const port = parentPort!;
-/** Local id -> raw token: the worker's local terms, sent to the main thread with each batch. */
-const rawTokens: string[] = [];
+/** The worker's local terms: each raw token's string goes to the main thread with the batch that uses it first. */
+const localTerms = new LocalTerms();
 let init!: ParseWorkerInit;
 let tokenizer!: Tokenizer;
 let inverter!: DocumentInverter;
@@ -41,7 +41,7 @@ function setUp(i: ParseWorkerInit): void {
   init = i;
   if (init.niceness) niceThisThread(init.niceness);
   tokenizer = createTokenizer(init.tokenizer);
-  inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, rawTokens), undefined, { tokens: rawTokens, stopwords: tokenizer.stopwords });
+  inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, localTerms), undefined, { terms: localTerms, stopwords: tokenizer.stopwords });
   jsonlLines = jsonlFastPath(resolveFields(init.corpus), inverter);
   knownIds = new KnownTermIds(init.globalTermIds);
   resolveIds = init.resolveIds !== false;
@@ -73,7 +73,6 @@ port.on('message', (m: ToWorker) => {
   }
 });
 
-let sentTerms = 0;
 
 /**
  * Pairs arrays that came back with credits (batches the main thread consumed): reused for the
@@ -165,13 +164,13 @@ async function takeCredit(): Promise<number> {
 
 async function send(b: BatchBuilder, seq: number, part: number, last: boolean, busyMs: number): Promise<void> {
   const idleMs = await takeCredit();
-  const newTerms = rawTokens.slice(sentTerms);
+  const newTerms = localTerms.takeUnsent();
   const msg: ParsedBatch = {
     type: 'batch',
     seq,
     part,
     last,
-    firstNewTerm: sentTerms,
+    firstNewTerm: localTerms.count - newTerms.length,
     newTerms,
     pairs: b.pairs,
     pairCount: b.pairCount,
@@ -191,7 +190,6 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     ...(firstBatchSent ? {} : { workerStartedAt: startedAt }),
   };
   firstBatchSent = true;
-  sentTerms = rawTokens.length;
   if (4 * b.pairCount < init.batchPairs && b.pairs.length === BATCH_WORDS) {
     // A small batch (the end of a file): send a trimmed copy, so batches queued on the main
     // thread hold what they count, and keep the full-size array for the next batch.

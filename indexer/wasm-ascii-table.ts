@@ -103,13 +103,13 @@ export function chunkCuts(text: string): number[] | undefined {
 
 /**
  * A table that numbers the raw tokens it has not seen itself (a parse worker's local ids): each
- * new one gets `tokens.length` and its string is pushed to `tokens`, which the caller's other
- * scans (text that is not pure ASCII) number through too. The ASCII `stopwords` are put in the
- * table first (dropped like any stopword), so a new token is never one: no call back to JS for
- * each new token (mail: 127 K of them, ~35 ms of the parse worker).
+ * new one is added to `terms` (LocalTerms), which the caller's other scans (text that is not
+ * pure ASCII) number through too. The ASCII `stopwords` are put in the table first (dropped
+ * like any stopword), so a new token is never one: no call back to JS for each new token
+ * (mail: 127 K of them, ~35 ms of the parse worker).
  */
 export interface ScanNumbering {
-  tokens: string[];
+  terms: { readonly count: number; add(raw: string): number };
   stopwords: Iterable<string>;
 }
 
@@ -209,7 +209,7 @@ export class WasmAsciiTable {
    */
   scanLineSpan(start: number, end: number, escaped: boolean, maxLength: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): void {
     const x = this.x;
-    if (this.numbered) x.setNextId(this.numbering!.tokens.length);
+    if (this.numbered) x.setNextId(this.numbering!.terms.count);
     const n = x.scanSpan(start, end, escaped ? 1 : 0, maxLength);
     this.emitScanned(n, analyse, emit);
   }
@@ -245,7 +245,7 @@ export class WasmAsciiTable {
     const at = x.input();
     // Latin-1 writes the string's bytes as they are (ASCII here).
     this.bytes.write(start === 0 && end === text.length ? text : text.slice(start, end), at, 'latin1');
-    if (this.numbered) x.setNextId(this.numbering!.tokens.length);
+    if (this.numbered) x.setNextId(this.numbering!.terms.count);
     this.emitScanned(x.scan(end - start, maxLength), analyse, emit);
   }
 
@@ -279,15 +279,15 @@ export class WasmAsciiTable {
     emit(words.subarray(out, kept));
   }
 
-  /** With numbering: the strings of the chunk's new raw tokens (numbered in order), onto `tokens`. */
+  /** With numbering: the strings of the chunk's new raw tokens (numbered in order), added to `terms`. */
   private takeNumbered(missCount: number): void {
     const x = this.x;
-    const tokens = this.numbering!.tokens;
+    const terms = this.numbering!.terms;
     const lengths = x.misses() >> 2;
     let at = x.pool() + x.missKeyStart();
     for (let k = 0; k < missCount; k++) {
       const end = at + this.words[lengths + k]!;
-      tokens.push(this.bytes.toString('latin1', at, end));
+      terms.add(this.bytes.toString('latin1', at, end));
       at = end;
     }
   }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TermDictionary } from '../indexer/dictionary.js';
-import { analysedTermIds, DocumentInverter, rawTokenIds } from '../indexer/document-inverter.js';
+import { analysedTermIds, DocumentInverter, LocalTerms, rawTokenIds } from '../indexer/document-inverter.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
 import { createTokenizer } from '../src/tokenizer.js';
@@ -198,9 +198,16 @@ describe('the WebAssembly ASCII scanner', () => {
       fc.property(fc.array(doc, { minLength: 1, maxLength: 12 }), (docs) => {
         const run = (numbered: boolean) => {
           const tokenizer = createTokenizer();
+          const terms = new LocalTerms();
+          const inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, terms), undefined, numbered ? { terms, stopwords: tokenizer.stopwords } : undefined);
           const tokens: string[] = [];
-          const inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, tokens), undefined, numbered ? { tokens, stopwords: tokenizer.stopwords } : undefined);
-          return { ids: docs.map((text) => Array.from(inverter.invert({ title: 'The Title', text }))), tokens };
+          const ids = docs.map((text) => {
+            const docIds = Array.from(inverter.invert({ title: 'The Title', text }));
+            tokens.push(...terms.takeUnsent());
+            return docIds;
+          });
+          expect(terms.count).toBe(tokens.length);
+          return { ids, tokens };
         };
         const numbered = run(true);
         expect(numbered).toEqual(run(false));
@@ -211,8 +218,8 @@ describe('the WebAssembly ASCII scanner', () => {
   });
 
   it('keeps its stopwords and goes on numbering from the token list after clear()', () => {
-    const tokens: string[] = [];
-    const table = new WasmAsciiTable(8, { tokens, stopwords: ['the', 'of', "don't"] });
+    const terms = new LocalTerms();
+    const table = new WasmAsciiTable(8, { terms, stopwords: ['the', 'of', "don't"] });
     const scan = (text: string) => {
       const values: number[] = [];
       table.scan(text, 255, () => {
@@ -221,11 +228,13 @@ describe('the WebAssembly ASCII scanner', () => {
       return values;
     };
     expect(scan('the whale of the sea')).toEqual([0, 1]);
-    tokens.push('from-elsewhere');
+    terms.add('from-elsewhere');
     expect(scan('whale ship')).toEqual([0, 3]);
     table.clear();
     expect(scan('of the whale')).toEqual([4]);
-    expect(tokens).toEqual(['whale', 'sea', 'from-elsewhere', 'ship', 'whale']);
+    expect(terms.takeUnsent()).toEqual(['whale', 'sea', 'from-elsewhere', 'ship', 'whale']);
+    expect(terms.takeUnsent()).toEqual([]);
+    expect(terms.count).toBe(5);
   });
 
   it('is what the inverter uses, and the JS scan (GPUINDEX_ASCII_SCAN=js) gives the same TermIds', () => {

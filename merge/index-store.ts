@@ -138,6 +138,11 @@ export class IndexStoreWriter {
     this.termStats.add(termId, df, cf, offset, length);
   }
 
+  /** The figures of the next `n` terms from arrays indexed by termID (TermStatsWriter.addAll). */
+  addAllTermStats(n: number, df: ArrayLike<number>, cf: ArrayLike<number>, offsets: ArrayLike<number>, lengths: ArrayLike<number>): void {
+    this.termStats.addAll(n, df, cf, offsets, lengths);
+  }
+
   /** Terms whose figures were added. */
   get termStatsCount(): number {
     return this.termStats.count;

@@ -110,7 +110,7 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
     contents.rows.writeRest();
     const { lexicon } = block;
     if (lexicon.terms !== contents.termCount) throw new Error(`the tally holds ${lexicon.terms} terms, the dictionary ${contents.termCount}`);
-    for (let t = 0; t < lexicon.terms; t++) store.addTermStats(t, lexicon.df[t]!, lexicon.cf[t]!, lexicon.offsets[t]!, lexicon.lengths[t]!);
+    store.addAllTermStats(lexicon.terms, lexicon.df, lexicon.cf, lexicon.offsets, lexicon.lengths);
     // Everything but the postings file's size and hash is known: the database is finished
     // while the worker may still be writing.
     const stats = finishStore(store, contents, lexicon.terms, lexicon.postings);

@@ -58,6 +58,35 @@ describe('term_stats (the lexicon figures in chunks)', () => {
     );
   });
 
+  it('addAll writes the rows add() writes, from arrays indexed by termID (property)', () => {
+    fc.assert(
+      fc.property(figures, fc.nat(), (terms, cut) => {
+        const rowsOf = (fill: (w: TermStatsWriter) => void) => {
+          const db = freshDb();
+          const writer = new TermStatsWriter(db);
+          fill(writer);
+          writer.flush();
+          const rows = db.prepare('SELECT * FROM term_stats ORDER BY first_term_id').raw().all();
+          db.close();
+          return rows;
+        };
+        const col = (k: 'df' | 'cf' | 'offset' | 'length') => terms.map((e) => e[k]);
+        // Some terms one at a time, then the rest at once.
+        const k = terms.length === 0 ? 0 : cut % (terms.length + 1);
+        const mixed = rowsOf((w) => {
+          for (let t = 0; t < k; t++) w.add(t, terms[t]!.df, terms[t]!.cf, terms[t]!.offset, terms[t]!.length);
+          w.addAll(terms.length - k, col('df'), col('cf'), col('offset'), col('length'));
+          expect(w.count).toBe(terms.length);
+        });
+        expect(mixed).toEqual(rowsOf((w) => terms.forEach((e, t) => w.add(t, e.df, e.cf, e.offset, e.length))));
+      }),
+      { numRuns: 60 },
+    );
+    const writer = new TermStatsWriter(freshDb());
+    expect(() => writer.addAll(2, [1, 1], [1, 1], [8, 11], [2, 2])).toThrow(/^lexicon: termID 1's list starts at 11, not where the previous one ends \(10\)$/);
+    expect(() => new TermStatsWriter(freshDb()).addAll(1, [3], [2], [8], [6])).toThrow(/^lexicon: termID 0 has cf 2 below its df 3$/);
+  });
+
   it('refuses figures out of termID order, lists that do not follow each other, and cf below df', () => {
     const writer = new TermStatsWriter(freshDb());
     writer.add(0, 1, 1, 8, 2);

@@ -186,11 +186,20 @@ export class WasmAsciiTable {
     return true;
   }
 
+  /** The spans parseJsonLine() returns, copied out of the module's memory. */
+  private readonly spanCopy = new Int32Array(3 * MAX_KEYS);
+
   /**
    * The JSONL fast path (indexer/jsonl-fast-path.ts): copies `line` in and validates it as a
    * JSON object; returns the spans of the keys set with setJsonKeys (kind, start, end per key;
-   * indexer/wasm/json-line.ts), a view valid until the next call, or undefined where the line
-   * must go the ordinary way (longer than LINE_CAP, not an object, anything unusual or invalid).
+   * indexer/wasm/json-line.ts), valid until the next call, or undefined where the line must go
+   * the ordinary way (longer than LINE_CAP, not an object, anything unusual or invalid).
+   *
+   * The spans are a copy, not a view of the module's memory: scanning the title may grow the
+   * memory (the raw-token table doubling), which detaches every view of it, and the text's
+   * span read from a detached view was undefined, so the text was scanned as empty: a document
+   * indexed with its title's terms only, in about one build of ten of a 200 MB crawl with 15
+   * workers (which worker's table grows during which title depends on timing).
    */
   parseJsonLine(line: Uint8Array): Int32Array | undefined {
     const keys = this.jsonKeys;
@@ -200,7 +209,9 @@ export class WasmAsciiTable {
     this.bytes.set(line, x.lineInput());
     if (x.jsonLine(line.length, keys.length) !== 0) return undefined;
     const at = x.spans() >> 2;
-    return this.words.subarray(at, at + 3 * keys.length);
+    const n = 3 * keys.length;
+    this.spanCopy.set(this.words.subarray(at, at + n));
+    return this.spanCopy.subarray(0, n);
   }
 
   /**

@@ -147,6 +147,28 @@ describe('the JSONL fast path (WebAssembly validation and scan of the line)', ()
     expect(await expectSameAsOrdinary(lines)).toBe(lines.length);
   });
 
+  it("reads a line's later pieces right after scanning an earlier one grew the scanner's memory", async () => {
+    // Growing a WebAssembly memory detaches every view of it: the title's scan can grow it (the
+    // raw-token table doubling), and the text's span was then read from a detached view.
+    const original = WasmAsciiTable.prototype.scanLineSpan;
+    let grown = 0;
+    WasmAsciiTable.prototype.scanLineSpan = function (this: WasmAsciiTable, ...args: Parameters<WasmAsciiTable['scanLineSpan']>) {
+      original.apply(this, args);
+      (this as unknown as { x: { memory: { grow(pages: number): number } } }).x.memory.grow(1);
+      grown++;
+    };
+    try {
+      const lines = [
+        JSON.stringify({ id: 'g1', title: 'A whale of a title', text: 'and the text after it, scanned once the memory grew' }),
+        JSON.stringify({ id: 'g2', title: 'Second', text: 'first text field', body: 'second text field' }),
+      ];
+      expect(await expectSameAsOrdinary(lines, { text: ['text', 'body'] })).toBe(lines.length);
+      expect(grown).toBeGreaterThanOrEqual(5);
+    } finally {
+      WasmAsciiTable.prototype.scanLineSpan = original;
+    }
+  });
+
   it('reads the fields --fields names', async () => {
     const fields = { id: ['docno'], title: ['headline'], text: ['abstract', 'body'] };
     const lines = [

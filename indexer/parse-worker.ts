@@ -1,9 +1,10 @@
 /**
  * A parse worker: reads the files it is given, tokenizes each document, numbers its distinct
  * raw tokens (stopwords dropped; stemming and the term dictionary are the main thread's, see
- * BatchRemapper) and posts batches of (termID, document-in-batch) pairs (the global termID
- * where the main thread has mapped the local one already, shared-term-ids.ts), waiting for a
- * credit whenever `credits` batches are outstanding so memory stays bounded.
+ * BatchRemapper) and posts batches of (termID, document-in-batch) pairs (with two or more
+ * workers, the global termID where the main thread has mapped the local one already,
+ * shared-term-ids.ts; with one, the local ids), waiting for a credit whenever `credits` batches
+ * are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler } from '../src/corpus/index.js';
@@ -73,7 +74,6 @@ port.on('message', (m: ToWorker) => {
   }
 });
 
-
 /**
  * Pairs arrays that came back with credits (batches the main thread consumed): reused for the
  * next batches, so batch arrays are a fixed set in circulation rather than a stream of garbage
@@ -114,29 +114,26 @@ class BatchBuilder {
     const pairs = this.pairs;
     let p = 2 * this.pairCount;
     if (!resolveIds) {
+      // One worker: the local ids as they are (ParsedBatch.localIds).
       for (let i = 0; i < termIds.length; i++) {
         pairs[p++] = termIds[i]!;
         pairs[p++] = doc;
       }
-      this.pairCount += termIds.length;
-      this.externalIds.push(externalId);
-      this.lengths.push(termIds.length);
-      this.bytes += bytes;
-      return;
-    }
-    knownIds.refresh();
-    const known = knownIds.ids;
-    const knownCount = knownIds.count;
-    for (let i = 0; i < termIds.length; i++) {
-      const local = termIds[i]!;
-      const g = local < knownCount ? known[local]! : 0;
-      if (g !== 0) {
-        pairs[p++] = g - 1;
-      } else {
-        this.noteUnresolved(p >>> 1);
-        pairs[p++] = local | UNRESOLVED_BIT;
+    } else {
+      knownIds.refresh();
+      const known = knownIds.ids;
+      const knownCount = knownIds.count;
+      for (let i = 0; i < termIds.length; i++) {
+        const local = termIds[i]!;
+        const g = local < knownCount ? known[local]! : 0;
+        if (g !== 0) {
+          pairs[p++] = g - 1;
+        } else {
+          this.noteUnresolved(p >>> 1);
+          pairs[p++] = local | UNRESOLVED_BIT;
+        }
+        pairs[p++] = doc;
       }
-      pairs[p++] = doc;
     }
     this.pairCount += termIds.length;
     this.externalIds.push(externalId);

@@ -100,7 +100,7 @@ export class BatchRemapper {
    * document base. Pairs must be copied in order (a term's id is given at its first sight).
    */
   copy(state: RemapState, from: number, count: number, block: PairBlockBuilder): void {
-    const { pairs, unresolved, terms, termIds, docBase } = state;
+    const { pairs, unresolved, termIds, docBase } = state;
     const at = block.count;
     const out = block.pairs.subarray(2 * at, 2 * (at + count));
     out.set(pairs.subarray(2 * from, 2 * (from + count)));
@@ -113,10 +113,7 @@ export class BatchRemapper {
       if (i < from) continue; // resumed mid-batch: pairs before `from` are in a completed run
       const local = pairs[2 * i]! & LOCAL_ID;
       let g = termIds.get(local);
-      if (g < 0) {
-        g = this.termIdOf(terms[local]!);
-        termIds.set(local, g);
-      }
+      if (g < 0) g = this.mapFirstSight(state, local);
       out[2 * (i - from)] = g;
     }
     state.nextUnresolved = k;
@@ -124,16 +121,20 @@ export class BatchRemapper {
 
   /** The termID of each of the `count` pairs copied to `out`, all local ids (RemapState.localIds). */
   private mapAll(state: RemapState, out: Uint32Array, count: number): void {
-    const { terms, termIds } = state;
+    const { termIds } = state;
     for (let i = 0; i < 2 * count; i += 2) {
       const local = out[i]!;
       let g = termIds.get(local);
-      if (g < 0) {
-        g = this.termIdOf(terms[local]!);
-        termIds.set(local, g);
-      }
+      if (g < 0) g = this.mapFirstSight(state, local);
       out[i] = g;
     }
+  }
+
+  /** A local id not mapped yet (its first sight in crawl order): its TermId, recorded for the next. */
+  private mapFirstSight(state: RemapState, local: number): number {
+    const g = this.termIdOf(state.terms[local]!);
+    state.termIds.set(local, g);
+    return g;
   }
 
   /**

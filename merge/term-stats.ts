@@ -48,7 +48,22 @@ export class TermStatsWriter {
 
   add(termId: number, df: number, cf: number, offset: number, length: number): void {
     if (termId !== this.nextTermId) throw new Error(`lexicon: termID ${termId} after ${this.nextTermId - 1} (termIDs must come in order, without gaps)`);
-    if ((this.nextOffset >= 0 && offset !== this.nextOffset) || cf < df) this.refuse(termId, df, cf, offset);
+    this.put(termId, df, cf, offset, length);
+  }
+
+  /**
+   * add() for terms nextTermId .. nextTermId + n - 1 at once, from arrays indexed by termID
+   * (a tally's lexicon: merge/postings-tally.ts): one loop instead of a call and its checks per
+   * term, which ran cold on the main thread after the parse (mail: 109 K terms, 13-25 ms).
+   */
+  addAll(n: number, df: ArrayLike<number>, cf: ArrayLike<number>, offsets: ArrayLike<number>, lengths: ArrayLike<number>): void {
+    for (let t = this.nextTermId, end = t + n; t < end; t++) this.put(t, df[t]!, cf[t]!, offsets[t]!, lengths[t]!);
+  }
+
+  /** Checks and encodes the figures of termID nextTermId (`termId`). */
+  private put(termId: number, df: number, cf: number, offset: number, length: number): void {
+    if (this.nextOffset >= 0 && offset !== this.nextOffset) throw new Error(`lexicon: termID ${termId}'s list starts at ${offset}, not where the previous one ends (${this.nextOffset})`);
+    if (cf < df) throw new Error(`lexicon: termID ${termId} has cf ${cf} below its df ${df}`);
     if (this.inChunk === 0) {
       this.firstTermId = termId;
       this.firstOffset = offset;
@@ -59,38 +74,6 @@ export class TermStatsWriter {
     this.nextTermId = termId + 1;
     this.nextOffset = offset + length;
     if (++this.inChunk === TERM_STATS_CHUNK) this.flush();
-  }
-
-  /**
-   * add() for terms nextTermId .. nextTermId + n - 1 at once, from arrays indexed by termID
-   * (a tally's lexicon: merge/postings-tally.ts): one loop instead of a call and its checks per
-   * term, which ran cold on the main thread after the parse (mail: 109 K terms, 13-25 ms).
-   */
-  addAll(n: number, df: ArrayLike<number>, cf: ArrayLike<number>, offsets: ArrayLike<number>, lengths: ArrayLike<number>): void {
-    const first = this.nextTermId;
-    for (let t = first; t < first + n; t++) {
-      const d = df[t]!;
-      const c = cf[t]!;
-      const offset = offsets[t]!;
-      const length = lengths[t]!;
-      if ((this.nextOffset >= 0 && offset !== this.nextOffset) || c < d) this.refuse(t, d, c, offset);
-      if (this.inChunk === 0) {
-        this.firstTermId = t;
-        this.firstOffset = offset;
-      }
-      let p = writeVarint(this.buf, this.used, d);
-      p = writeVarint(this.buf, p, c - d);
-      this.used = writeVarint(this.buf, p, length);
-      this.nextOffset = offset + length;
-      if (++this.inChunk === TERM_STATS_CHUNK) this.flush();
-    }
-    this.nextTermId = first + n;
-  }
-
-  /** Throws for figures add() and addAll() do not take: a list not where the previous one ends, or cf below df. */
-  private refuse(termId: number, df: number, cf: number, offset: number): never {
-    if (this.nextOffset >= 0 && offset !== this.nextOffset) throw new Error(`lexicon: termID ${termId}'s list starts at ${offset}, not where the previous one ends (${this.nextOffset})`);
-    throw new Error(`lexicon: termID ${termId} has cf ${cf} below its df ${df}`);
   }
 
   /** Writes the last, partial chunk. */

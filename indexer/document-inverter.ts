@@ -9,7 +9,7 @@ import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js'
 import { grown } from './grown.js';
 import type { TermDictionary } from './dictionary.js';
 import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
-import { WasmAsciiTable, wasmScanEnabled, type ScanNumbering } from './wasm-ascii-table.js';
+import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
@@ -97,19 +97,24 @@ export class DocumentInverter {
   /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
   private readonly asciiTable: AsciiTermTable;
 
+  /** The id of a raw token not seen before (see RawTokenNumbering). */
+  private readonly analyse: RawTokenNumbering;
+
   /**
-   * `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0, or a few units to
-   * cross it). `numbering`: `analyse` is rawTokenIds(tokenizer, numbering.terms), and the
-   * WebAssembly scanner numbers the same way itself (ScanNumbering).
+   * `numbering`: how a raw token not seen before gets its id; a LocalTerms numbers them as a
+   * parse worker does (rawTokenIds), and the WebAssembly scanner then numbers its own the same
+   * way (ScanNumbering). `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0,
+   * or a few units to cross it).
    */
   constructor(
     private readonly tokenizer: Tokenizer,
-    private readonly analyse: RawTokenNumbering,
+    numbering: RawTokenNumbering | LocalTerms,
     private readonly unicodeTableAfterUnits = UNICODE_TABLE_AFTER_UNITS,
-    numbering?: ScanNumbering,
   ) {
     this.bigrams = tokenizer.options.cjk === 'bigram';
-    this.wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS, numbering) : undefined;
+    const local = numbering instanceof LocalTerms ? numbering : undefined;
+    this.analyse = local ? rawTokenIds(tokenizer, local) : (numbering as RawTokenNumbering);
+    this.wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS, local && { terms: local, stopwords: tokenizer.stopwords }) : undefined;
     this.asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
   }
 

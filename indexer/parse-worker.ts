@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler } from '../src/corpus/index.js';
 import { createTokenizer, type Tokenizer } from '../src/tokenizer.js';
 import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
-import { DocumentInverter, LocalTerms, rawTokenIds } from './document-inverter.js';
+import { DocumentInverter, LocalTerms } from './document-inverter.js';
 import { jsonlFastPath } from './jsonl-fast-path.js';
 import { grown } from './grown.js';
 import { niceThisThread } from './thread-priority.js';
@@ -42,7 +42,7 @@ function setUp(i: ParseWorkerInit): void {
   init = i;
   if (init.niceness) niceThisThread(init.niceness);
   tokenizer = createTokenizer(init.tokenizer);
-  inverter = new DocumentInverter(tokenizer, rawTokenIds(tokenizer, localTerms), undefined, { terms: localTerms, stopwords: tokenizer.stopwords });
+  inverter = new DocumentInverter(tokenizer, localTerms);
   jsonlLines = jsonlFastPath(resolveFields(init.corpus), inverter);
   knownIds = new KnownTermIds(init.globalTermIds);
   resolveIds = init.resolveIds !== false;

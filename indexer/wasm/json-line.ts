@@ -304,9 +304,12 @@ export function copyUnescaped(line: usize, start: u32, end: u32, to: usize): voi
       }
       // The lowest flag is exact (see skipString): a backslash or U+FFFD's first byte.
       i += <u32>(ctz(special) >> 3);
-    } else if (<u32>load<u8>(to + i) != 0x5c && <u32>load<u8>(to + i) < 0x80) {
-      i++;
-      continue;
+    } else {
+      const c = <u32>load<u8>(to + i);
+      if (c != 0x5c && c < 0x80) {
+        i++;
+        continue;
+      }
     }
     if (<u32>load<u8>(to + i) == 0x5c) {
       store<u16>(to + i, 0x2020);

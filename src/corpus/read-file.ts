@@ -186,7 +186,8 @@ function parseJsonlLine(st: JsonlState, raw: Buffer): CorpusItem | undefined {
   let i = start;
   while (i < end && (raw[i] === 0x20 || raw[i] === 0x09)) i++;
   if (i === end) return undefined; // blank line
-  const line = raw.subarray(start, end);
+  // Most lines need no trimming: no second view (a Buffer's subarray is slow in a cold worker).
+  const line = start === 0 && end === raw.length ? raw : raw.subarray(start, end);
   const valid = isUtf8(line);
   const fast = valid && st.lineHandler !== undefined ? st.lineHandler(line) : undefined;
   if (fast !== undefined) {

@@ -28,18 +28,35 @@ export class IndexRowsAhead {
   private next = 0;
 
   /**
-   * `terms`: the dictionary's strings, terms[termId] (it grows as the fill goes). Documents and
-   * terms already there (restored by --resume) form the first batch. `releaseWritten`: drop the
-   * strings of the document rows written (DocumentTable.releaseStrings); not with --resume,
-   * whose checkpoints save the documents after the rows ahead write them.
+   * `store`: the database, or how to open it on first use (by writeSome, which the parse calls
+   * while it waits for its first batch: the parse workers get their tasks before the ~3 ms of
+   * opening it and creating its tables). `terms`: the dictionary's strings, terms[termId] (it
+   * grows as the fill goes). Documents and terms already there (restored by --resume) form the
+   * first batch. `releaseWritten`: drop the strings of the document rows written
+   * (DocumentTable.releaseStrings); not with --resume, whose checkpoints save the documents after
+   * the rows ahead write them.
    */
   constructor(
-    readonly store: IndexStoreWriter,
+    store: IndexStoreWriter | (() => IndexStoreWriter),
     private readonly documents: DocumentTable,
     private readonly terms: readonly string[],
     private readonly releaseWritten = false,
   ) {
+    if (typeof store === 'function') this.openStore = store;
+    else this.opened = store;
     this.batchFilled();
+  }
+
+  private opened?: IndexStoreWriter;
+  private readonly openStore?: () => IndexStoreWriter;
+
+  get store(): IndexStoreWriter {
+    return (this.opened ??= this.openStore!());
+  }
+
+  /** Closes the database if it was opened (a build that failed). */
+  abort(): void {
+    this.opened?.abort();
   }
 
   /** The fill has consumed one more batch: its documents and the terms it used first are final. */
@@ -54,8 +71,17 @@ export class IndexRowsAhead {
     this.boundsUsed = n + 2;
   };
 
-  /** Writes up to ROWS_PER_PIECE more rows of the batches consumed so far; returns whether rows of them remain. */
-  readonly writeSome = (): boolean => this.write(ROWS_PER_PIECE) > 0 || this.next < this.boundsUsed;
+  /**
+   * Writes up to ROWS_PER_PIECE more rows of the batches consumed so far (a first call opens the
+   * database instead); returns whether rows of them remain.
+   */
+  readonly writeSome = (): boolean => {
+    if (this.opened === undefined) {
+      this.opened = this.openStore!();
+      return true;
+    }
+    return this.write(ROWS_PER_PIECE) > 0 || this.next < this.boundsUsed;
+  };
 
   /** Writes every row not written yet, in the same order (the merge calls it once the parse is over). */
   writeRest(): void {

@@ -37,6 +37,13 @@ const WORKER_TERM_BYTES = 112;
 const RAW_CACHE_SLOT_BYTES = 33;
 const TWO_BYTE = /[^\x00-\xff]/;
 
+/**
+ * Terms whose strings are measured one by one; beyond, an even sample of this many stands for
+ * them all. The loop runs once, at the end of a build, in code not yet optimized: over mail's
+ * 109 K terms it took 7-9 ms of the build's last phase.
+ */
+const TERM_SAMPLE = 8192;
+
 /** Heap bytes of a V8 string of this content (0 for the empty string, which is shared). */
 export function stringBytes(s: string): number {
   if (s.length === 0) return 0;
@@ -49,8 +56,15 @@ export function stringBytes(s: string): number {
  * each worker's WebAssembly raw-token table bytes, 0 or absent where it used the JS scan).
  */
 export function estimateDictionaryBytes(terms: readonly string[], documents: Pick<DocumentTable, 'externalIds' | 'paths'>, workerTerms: readonly number[] = [], workerScanBytes: readonly number[] = []): number {
-  let termBytes = 0;
-  for (const t of terms) termBytes += stringBytes(t) + TERM_BYTES;
+  let termBytes = TERM_BYTES * terms.length;
+  if (terms.length <= TERM_SAMPLE) {
+    for (const t of terms) termBytes += stringBytes(t);
+  } else {
+    let sampled = 0;
+    const step = terms.length / TERM_SAMPLE;
+    for (let k = 0; k < TERM_SAMPLE; k++) sampled += stringBytes(terms[Math.floor(k * step)]!);
+    termBytes += (sampled / TERM_SAMPLE) * terms.length;
+  }
   let documentBytes = 0;
   const { externalIds, paths } = documents;
   for (let i = 0; i < externalIds.length; i++) {

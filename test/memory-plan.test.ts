@@ -125,4 +125,17 @@ describe('estimateDictionaryBytes', () => {
     expect(wasm - js).toBeCloseTo(1_000_000 - 3 * (averageString + 33), 6);
     expect(estimateDictionaryBytes(terms, documents, [3, 2], [0, 0])).toBe(js);
   });
+
+  it('measures up to 8,192 term strings exactly and estimates more from an even sample', () => {
+    const none = { externalIds: [], paths: [] };
+    const exact = (ts: string[]) => ts.reduce((s, t) => s + stringBytes(t) + 55, 0);
+    // Lengths 1..40 in turn, one in 7 a two-byte string: the sample must see both kinds.
+    const make = (n: number) => Array.from({ length: n }, (_, i) => (i % 7 === 0 ? 'ж' : 'w').repeat(1 + (i % 40)));
+    const small = make(8192);
+    expect(estimateDictionaryBytes(small, none)).toBe(exact(small));
+    const large = make(200_000);
+    const estimate = estimateDictionaryBytes(large, none);
+    expect(estimate).not.toBe(exact(large));
+    expect(Math.abs(estimate - exact(large)) / exact(large)).toBeLessThan(0.01);
+  });
 });

@@ -22,6 +22,19 @@ const RAW_CACHE_LIMIT = 1 << 22;
  * the saving has paid for it (multilingual: 34 M units; docs/benchmarks.md).
  */
 export const UNICODE_TABLE_AFTER_UNITS = 1 << 20;
+/**
+ * A text that is not pure ASCII and at least this long is cut into ASCII pieces, which take the
+ * WebAssembly scanner, and the words around its non-ASCII characters, which take the Unicode
+ * analysis (addIslands). Mail's 59 such texts (482 K characters) hold 29 K characters of such
+ * words: the rest went through NFKC, the tokenizer's regex and a Map per token, ~50 ms of the
+ * parse worker.
+ */
+export const ISLANDS_FROM_CHARS = 1024;
+/** ASCII between two such words shorter than this stays with them (a scanner call costs more). */
+const MIN_ASCII_PIECE = 64;
+const NON_ASCII_CHAR = /[^\x00-\x7f]/g;
+const ASCII_SPACE = /[ \t\n\r]/g;
+const isAsciiSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 const STOPWORD = -1;
 
 /**
@@ -104,12 +117,13 @@ export class DocumentInverter {
    * `numbering`: how a raw token not seen before gets its id; a LocalTerms numbers them as a
    * parse worker does (rawTokenIds), and the WebAssembly scanner then numbers its own the same
    * way (ScanNumbering). `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0,
-   * or a few units to cross it).
+   * or a few units to cross it); `islandsFromChars`: see ISLANDS_FROM_CHARS.
    */
   constructor(
     private readonly tokenizer: Tokenizer,
     numbering: RawTokenNumbering | LocalTerms,
     private readonly unicodeTableAfterUnits = UNICODE_TABLE_AFTER_UNITS,
+    private readonly islandsFromChars = ISLANDS_FROM_CHARS,
   ) {
     this.bigrams = tokenizer.options.cjk === 'bigram';
     const local = numbering instanceof LocalTerms ? numbering : undefined;
@@ -167,11 +181,60 @@ export class DocumentInverter {
       if (result === 'scanned') return;
       // 'uncut' (pure ASCII, a 256 Ki-character token) goes to the JS scan below.
       knownNotAscii = result === 'not-ascii';
+      if (knownNotAscii && text.length >= this.islandsFromChars) return this.addIslands(text);
     }
     if (!knownNotAscii && scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
-    // Not ASCII: drop what the ASCII scan emitted. Normalized text whose non-ASCII characters
-    // only separate tokens still takes the table; the rest goes the Unicode way.
+    // Not ASCII: drop what the ASCII scan emitted.
     this.length = start;
+    this.addNonAscii(text);
+  }
+
+  /** Pure-ASCII text: the WebAssembly scanner, or the JS scan for text it cannot cut. */
+  private addAscii(text: string): void {
+    if (this.wasmTable?.scan(text, this.tokenizer.maxTokenLength, this.analyse, this.pushAll) === 'scanned') return;
+    scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength);
+  }
+
+  /**
+   * Text that is not pure ASCII, cut at ASCII whitespace into ASCII pieces (addAscii) and the
+   * words holding its non-ASCII characters (addNonAscii), taken in order: the same tokens as
+   * the whole text's Unicode analysis, since no token spans whitespace, and normalization
+   * (NFKC, lowercasing with its final-sigma rule) looks no further than the whitespace around a
+   * word.
+   */
+  private addIslands(text: string): void {
+    /** Where the ASCII not yet added starts, and the pending island [islandStart, islandEnd). */
+    let ascii = 0;
+    let islandStart = -1;
+    let islandEnd = 0;
+    NON_ASCII_CHAR.lastIndex = 0;
+    for (let m = NON_ASCII_CHAR.exec(text); m !== null; m = NON_ASCII_CHAR.exec(text)) {
+      let start = m.index;
+      while (start > islandEnd && !isAsciiSpace(text.charCodeAt(start - 1))) start--;
+      ASCII_SPACE.lastIndex = m.index;
+      const end = ASCII_SPACE.exec(text)?.index ?? text.length;
+      if (islandStart >= 0 && start - islandEnd < MIN_ASCII_PIECE) {
+        islandEnd = end;
+      } else {
+        if (islandStart >= 0) {
+          this.addNonAscii(text.slice(islandStart, islandEnd));
+          ascii = islandEnd;
+        }
+        if (start > ascii) this.addAscii(text.slice(ascii, start));
+        islandStart = start;
+        islandEnd = end;
+      }
+      NON_ASCII_CHAR.lastIndex = end;
+    }
+    this.addNonAscii(text.slice(islandStart, islandEnd));
+    if (islandEnd < text.length) this.addAscii(text.slice(islandEnd));
+  }
+
+  /**
+   * Text that is not pure ASCII: normalized text whose non-ASCII characters only separate tokens
+   * still takes the scanner, the rest goes the Unicode way.
+   */
+  private addNonAscii(text: string): void {
     const normalized = this.tokenizer.normalizeNonAscii(text);
     if (!this.tokenizer.needsUnicodeScan(normalized)) return this.addNormalized(normalized);
     if (this.unicodeUnits < this.unicodeTableAfterUnits) {

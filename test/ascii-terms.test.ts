@@ -82,6 +82,33 @@ describe('the ASCII fast path of the parser', () => {
     );
   });
 
+  it('cuts a long text that is not pure ASCII into ASCII pieces and the words around its other characters: the same TermIds as the whole text', () => {
+    // Words whose analysis depends on what is around them: Greek final sigma, NFKC that makes
+    // ASCII (ligature, fullwidth, superscript, NBSP), a combining mark after a space, joiners,
+    // CJK runs, U+2019 between letters; ASCII between them short and long (MIN_ASCII_PIECE).
+    const word = fc.constantFrom(
+      '\u03a3\u0391\u03a3', '\u039f\u0394\u039f\u03a3.ab', 'x\u00b2', '\ufb01ne', '\uff21\uff22c', 'a\u00a0b', '\u0301abc', 'a\u200db', '\u65e5\u672c\u8a9e', '\u65e5 \u672c',
+      'don\u2019t', 'caf\u00e9', 'Stra\u00dfe', '\ufffd', '\u201cq\u201d', '\ud83d\ude00x', 'na\u00efve\u2019s',
+    );
+    const gap = fc.oneof(fc.constantFrom(' ', '\n', '\t', ' \r\n '), asciiText.map((t) => ` ${t} `), fc.array(piece, { minLength: 20, maxLength: 40 }).map((p) => ` ${p.join(' ')} `));
+    const text = fc.array(fc.tuple(gap, word), { minLength: 1, maxLength: 12 }).map((parts) => parts.map(([g, w]) => g + w).join('') + ' end');
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 4 }), fc.constantFrom(0, 200), (texts, islandsFrom) => {
+        for (const options of [{}, { cjk: 'bigram' as const }]) {
+          const tokenizer = createTokenizer(options);
+          const inverter = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()), undefined, islandsFrom);
+          const dict = new TermDictionary();
+          for (const t of texts) {
+            const expected: number[] = [];
+            tokenizer.tokenize(t, (term) => expected.push(dict.idOf(term)));
+            expect(Array.from(inverter.invert({ title: '', text: t }))).toEqual(expected);
+          }
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it('keeps working as its table grows (20,000 distinct tokens)', () => {
     const text = Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' ');
     expect(fastTokens(text)).toEqual(rawTokens(text));

@@ -17,6 +17,7 @@ import type { DocumentTable } from './documents.js';
 import type { ParsedBatch } from './parse-messages.js';
 import type { Tokenizer } from '../src/tokenizer.js';
 import { WasmStemmer } from './wasm-ascii-table.js';
+import { RawTokenList } from './raw-token-list.js';
 import { UNRESOLVED_BIT, type SharedTermIds } from './shared-term-ids.js';
 
 const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
@@ -27,7 +28,8 @@ export interface RemapState {
   readonly unresolved: Uint32Array;
   /** Next entry of `unresolved` to fix (copies go in order). */
   nextUnresolved: number;
-  readonly terms: readonly string[];
+  /** The worker's raw tokens, by local id. */
+  readonly terms: RawTokenList;
   readonly termIds: SharedTermIds;
   readonly docBase: number;
   /** ParsedBatch.localIds: every pair is mapped here. */
@@ -35,7 +37,7 @@ export interface RemapState {
 }
 
 export class BatchRemapper {
-  private readonly localTerms: string[][] = [];
+  private readonly localTerms: RawTokenList[] = [];
 
   /**
    * `termIds[w]`: worker w's shared local -> global table (ParsePool.termIds); `tokenizer`
@@ -71,14 +73,26 @@ export class BatchRemapper {
    */
   private readonly stemmer?: WasmStemmer;
 
-  /** The global TermId of a worker's raw token (never a stopword: the worker dropped those). */
-  private termIdOf(raw: string): number {
-    let id = this.cacheRawIds ? this.rawIds.get(raw) : undefined;
-    if (id !== undefined) return id;
-    const term = this.tokenizer.isStopword(raw) ? null : this.stemmer?.stem(raw) ?? this.tokenizer.analyzeToken(raw);
-    if (term === null) throw new Error(`worker sent the stopword ${JSON.stringify(raw)} as a term`);
-    id = this.dictionary.idOf(term);
-    if (this.cacheRawIds) this.rawIds.set(raw, id);
+  /**
+   * The global TermId of raw token `local` of a worker's list (never a stopword: the worker
+   * dropped those). A token of [a-z0-9] is stemmed from its bytes; only its term becomes a
+   * string (and, with several workers, the token itself, for rawIds).
+   */
+  private termIdOf(tokens: RawTokenList, local: number): number {
+    let raw: string | undefined;
+    if (this.cacheRawIds) {
+      raw = tokens.string(local);
+      const id = this.rawIds.get(raw);
+      if (id !== undefined) return id;
+    }
+    let term = this.stemmer?.stemRange(tokens.bytes, tokens.start(local), tokens.end(local)) ?? null;
+    if (term === null) {
+      raw ??= tokens.string(local);
+      term = this.tokenizer.analyzeToken(raw);
+      if (term === null) throw new Error(`worker sent the stopword ${JSON.stringify(raw)} as a term`);
+    }
+    const id = this.dictionary.idOf(term);
+    if (raw !== undefined) this.rawIds.set(raw, id);
     return id;
   }
 
@@ -132,7 +146,7 @@ export class BatchRemapper {
 
   /** A local id not mapped yet (its first sight in crawl order): its TermId, recorded for the next. */
   private mapFirstSight(state: RemapState, local: number): number {
-    const g = this.termIdOf(state.terms[local]!);
+    const g = this.termIdOf(state.terms, local);
     state.termIds.set(local, g);
     return g;
   }
@@ -141,15 +155,15 @@ export class BatchRemapper {
    * Records the worker's new local terms of batch b without remapping it: for batches a resumed
    * build skips (their pairs are in completed runs), so that the worker's later batches map right.
    */
-  learn(worker: number, b: ParsedBatch): string[] {
-    const terms = (this.localTerms[worker] ??= []);
-    if (b.firstNewTerm !== terms.length) throw new Error(`worker ${worker}: term ids out of sequence (${b.firstNewTerm} after ${terms.length})`);
-    for (const t of b.newTerms) terms.push(t);
+  learn(worker: number, b: ParsedBatch): RawTokenList {
+    const terms = (this.localTerms[worker] ??= new RawTokenList());
+    if (b.firstNewTerm !== terms.count) throw new Error(`worker ${worker}: term ids out of sequence (${b.firstNewTerm} after ${terms.count})`);
+    terms.append(b.newTerms);
     return terms;
   }
 
   /** Terms in each worker's local dictionary (for the memory estimate: each worker holds its own). */
   localTermCounts(): number[] {
-    return Array.from(this.localTerms, (t) => t?.length ?? 0);
+    return Array.from(this.localTerms, (t) => t?.count ?? 0);
   }
 }

@@ -10,6 +10,7 @@ import { grown } from './grown.js';
 import type { TermDictionary } from './dictionary.js';
 import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
 import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
+import { RawTokenList, type RawTokenBytes } from './raw-token-list.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
@@ -53,25 +54,29 @@ export function analysedTermIds(tokenizer: Tokenizer, dictionary: TermDictionary
 
 /**
  * A parse worker's local terms: its raw tokens numbered 0, 1, 2, ... in order of first sight,
- * and the strings of those not sent yet. A string goes to the main thread with the batch that
- * uses it first and is not kept here, so it dies young instead of filling the old generation
- * (mail: 127 K strings the worker's collector traced again and again).
+ * and the bytes of those not sent yet (RawTokenList). A token goes to the main thread with the
+ * batch that uses it first and is not kept here; the scanner's new tokens go in as a run of the
+ * bytes it has (addRun), with no string made.
  */
 export class LocalTerms {
   /** Local ids given so far: the next one. */
   count = 0;
-  private unsent: string[] = [];
+  private readonly unsent = new RawTokenList();
 
   add(raw: string): number {
-    this.unsent.push(raw);
+    this.unsent.pushString(raw);
     return this.count++;
   }
 
-  /** The strings of local ids count - length .. count - 1, added since the last call. */
-  takeUnsent(): string[] {
-    const taken = this.unsent;
-    this.unsent = [];
-    return taken;
+  /** `n` new raw tokens whose bytes lie one after another in `src` from `from`, numbered in order. */
+  addRun(src: Uint8Array, from: number, lengths: ArrayLike<number>, n: number): void {
+    this.unsent.pushRun(src, from, lengths, n);
+    this.count += n;
+  }
+
+  /** The raw tokens of local ids count - n .. count - 1, added since the last call. */
+  takeUnsent(): RawTokenBytes {
+    return this.unsent.take();
   }
 }
 

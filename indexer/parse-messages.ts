@@ -12,6 +12,7 @@
 import type { CorpusOptions, SkippedItem } from '../src/corpus/index.js';
 import type { TokenizerOptions } from '../src/tokenizer.js';
 import type { PostingsLayout, WrittenPostings } from '../merge/doc-order-postings.js';
+import type { RawTokenBytes } from './raw-token-list.js';
 
 /** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
 export function batchArrayWords(batchPairs: number): number {
@@ -84,7 +85,7 @@ export interface ParsedBatch {
   last: boolean;
   /** The raw tokens of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... (never stopwords; not yet stemmed). */
   firstNewTerm: number;
-  newTerms: string[];
+  newTerms: RawTokenBytes;
   /**
    * (termID, document index within this batch) pairs; the buffer is transferred, not copied. A
    * termID is global, or a local id with UNRESOLVED_BIT set where the worker did not know the

@@ -258,12 +258,12 @@ export class ParsePool {
 
 /**
  * What a batch holds while it waits on the main thread: its pairs array (transferred whole),
- * lengths and unresolved-pair list, and its strings (one-byte V8 strings: ~16 bytes of header each, plus array slots).
+ * lengths and unresolved-pair list, its new raw tokens' bytes, and its strings (one-byte V8 strings: ~16 bytes of header each, plus array slots).
  */
 export function queuedBatchBytes(b: ParsedBatch): number {
   let bytes = b.pairs.byteLength + b.lengths.byteLength + b.unresolved.byteLength;
   bytes += 40 + b.path.length;
   for (let i = 0; i < b.externalIds.length; i++) bytes += 40 + b.externalIds[i]!.length;
-  for (const t of b.newTerms) bytes += 24 + t.length;
+  bytes += b.newTerms.bytes.byteLength + b.newTerms.ends.byteLength;
   return bytes;
 }

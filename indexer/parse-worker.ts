@@ -167,7 +167,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     seq,
     part,
     last,
-    firstNewTerm: localTerms.count - newTerms.length,
+    firstNewTerm: localTerms.count - newTerms.ends.length,
     newTerms,
     pairs: b.pairs,
     pairCount: b.pairCount,
@@ -193,7 +193,7 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     msg.pairs = b.pairs.slice(0, 2 * b.pairCount);
     free.push(b.pairs.buffer as ArrayBuffer);
   }
-  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer]);
+  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer, newTerms.bytes.buffer as ArrayBuffer, newTerms.ends.buffer as ArrayBuffer]);
   externalIds.length = 0;
 }
 

@@ -109,7 +109,7 @@ export function chunkCuts(text: string): number[] | undefined {
  * (mail: 127 K of them, ~35 ms of the parse worker).
  */
 export interface ScanNumbering {
-  terms: { readonly count: number; add(raw: string): number };
+  terms: { readonly count: number; add(raw: string): number; addRun(src: Uint8Array, from: number, lengths: ArrayLike<number>, n: number): void };
   stopwords: Iterable<string>;
 }
 
@@ -290,17 +290,11 @@ export class WasmAsciiTable {
     emit(words.subarray(out, kept));
   }
 
-  /** With numbering: the strings of the chunk's new raw tokens (numbered in order), added to `terms`. */
+  /** With numbering: the chunk's new raw tokens (numbered in order, keys one after another in the pool), added to `terms`. */
   private takeNumbered(missCount: number): void {
     const x = this.x;
-    const terms = this.numbering!.terms;
     const lengths = x.misses() >> 2;
-    let at = x.pool() + x.missKeyStart();
-    for (let k = 0; k < missCount; k++) {
-      const end = at + this.words[lengths + k]!;
-      terms.add(this.bytes.toString('latin1', at, end));
-      at = end;
-    }
+    this.numbering!.terms.addRun(this.bytes, x.pool() + x.missKeyStart(), this.words.subarray(lengths, lengths + missCount), missCount);
   }
 
   /** Analyses the chunk's new raw tokens, in order of first occurrence, and stores their values. */
@@ -375,5 +369,27 @@ export class WasmStemmer {
       if (same) return token;
     }
     return bytes.toString('latin1', at, at + m);
+  }
+
+  /**
+   * stem() of the token whose bytes (UTF-8) are src[start, end) (a RawTokenList's): undefined
+   * unless they are all [a-z0-9]. The bytes go in as they are: no string of the token is made.
+   */
+  stemRange(src: Uint8Array, start: number, end: number): string | undefined {
+    const x = this.x;
+    const n = end - start;
+    if (n > 255) {
+      const token = Buffer.from(src.buffer, src.byteOffset + start, n).toString('latin1');
+      return /^[a-z0-9]+$/.test(token) ? token : undefined;
+    }
+    if (x.memory.buffer !== this.buffer) {
+      this.buffer = x.memory.buffer;
+      this.bytes = Buffer.from(this.buffer);
+    }
+    const bytes = this.bytes;
+    const at = x.stemInput();
+    for (let i = 0; i < n; i++) bytes[at + i] = src[start + i]!;
+    const m = x.stem(n);
+    return m < 0 ? undefined : bytes.toString('latin1', at, at + m);
   }
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchRemapper } from '../indexer/batch-remapper.js';
 import { PairBlockBuilder } from '../indexer/block.js';
@@ -6,6 +9,14 @@ import { DocumentTable } from '../indexer/documents.js';
 import type { ParsedBatch } from '../indexer/parse-messages.js';
 import { newSharedTermIds, SharedTermIds, UNRESOLVED_BIT } from '../indexer/shared-term-ids.js';
 import { createTokenizer } from '../src/tokenizer.js';
+import { RawTokenList, type RawTokenBytes } from '../indexer/raw-token-list.js';
+
+/** Tokens as a batch sends them (RawTokenList). */
+function rawTokens(tokens: string[]): RawTokenBytes {
+  const list = new RawTokenList();
+  for (const t of tokens) list.pushString(t);
+  return list.take();
+}
 
 /** A worker's batch of one document whose pairs are all local ids (nothing mapped yet). */
 function batch(newTerms: string[], firstNewTerm: number, locals: number[]): ParsedBatch {
@@ -20,7 +31,7 @@ function batch(newTerms: string[], firstNewTerm: number, locals: number[]): Pars
     part: 0,
     last: true,
     firstNewTerm,
-    newTerms,
+    newTerms: rawTokens(newTerms),
     pairs,
     pairCount: locals.length,
     unresolved: Uint32Array.from(locals.keys()),
@@ -76,10 +87,27 @@ describe('BatchRemapper: workers send raw tokens, the main thread stems them onc
     expect(run(true).pairs.filter((_, i) => i % 2 === 0)).toEqual([0, 1, 0, 0, 2, 1, 1, 0]);
   });
 
-  it('a stopword sent as a term is an error, not a term', () => {
-    const remapper = new BatchRemapper(new TermDictionary(), new DocumentTable(), [new SharedTermIds(newSharedTermIds())], createTokenizer());
-    const b = batch(['the'], 0, [0]);
-    const state = remapper.begin(0, b);
-    expect(() => remapper.copy(state, 0, 1, new PairBlockBuilder(4))).toThrow('worker sent the stopword "the" as a term');
+  it("gives each raw token sent as bytes the tokenizer's term: [a-z0-9] stemmed from its bytes, UTF-8 analysed, over-long kept", () => {
+    const tokenizer = createTokenizer();
+    const raws = ['relational', 'cafés', 'naïve', 'москва', '東', '2002', 'abc123', 'x'.repeat(300) + 'ing', 'ponies', 'running'];
+    const dictionary = new TermDictionary();
+    const remapper = new BatchRemapper(dictionary, new DocumentTable(), [new SharedTermIds(newSharedTermIds())], tokenizer);
+    const b = batch(raws, 0, raws.map((_, i) => i));
+    remapper.copy(remapper.begin(0, b), 0, b.pairCount, new PairBlockBuilder(16));
+    expect(dictionary.terms).toEqual(raws.map((r) => tokenizer.analyzeToken(r)));
+  });
+
+  it('a stopword the tokenizer analyses (not [a-z0-9]) sent as a term is an error, not a term', () => {
+    // ASCII ones are stemmed from their bytes, unchecked: the worker's scanner holds them as stopwords.
+    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stop-'));
+    try {
+      writeFileSync(join(dir, 'stop.txt'), 'für\nthe\n');
+      const remapper = new BatchRemapper(new TermDictionary(), new DocumentTable(), [new SharedTermIds(newSharedTermIds())], createTokenizer({ stopwords: join(dir, 'stop.txt') }));
+      const b = batch(['für'], 0, [0]);
+      const state = remapper.begin(0, b);
+      expect(() => remapper.copy(state, 0, 1, new PairBlockBuilder(4))).toThrow('worker sent the stopword "für" as a term');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,7 +4,7 @@
 # crawl that fits one block built with Indexcpu; postings.bin compared between the two, the new
 # indexes verified, and the same search answered by both. Used for index format 2 and the
 # sort-free one-block postings (3babe8e against 3c44c6f, thirteenth session) and for the
-# fourteenth session's parse changes (against ecc4b8d).
+# fourteenth session's parse changes (against ecc4b8d) and the fifteenth's (against 9fa670f).
 #   npm ci && npm run build && cp -r dist .cache/dist-base (at the base commit), then the current build; bash ../shared/device/pack.sh
 #   run: carry [".device", "dist", ".cache/dist-base"], command: source .device/prelude.sh && bash bench/h100-base-ab.sh
 # Knobs: ROUNDS (3), ONLY=gpuplus (the 2 GB builds only), OUT.

@@ -326,8 +326,8 @@ export class WasmAsciiTable {
 
 /**
  * natural's Porter stemmer for lowercase ASCII tokens, in WebAssembly (indexer/wasm/porter.ts):
- * the parse workers' stemmer, so stemming costs no JS compilation. Its own instance of the
- * scanner's module (a small table).
+ * the main thread's stemmer of the workers' raw tokens (BatchRemapper), so stemming costs no JS
+ * compilation. Its own instance of the scanner's module (a small table).
  */
 export class WasmStemmer {
   private readonly x: ScanExports;
@@ -340,40 +340,10 @@ export class WasmStemmer {
   }
 
   /**
-   * The term of an ASCII token of [a-z0-9] (Porter-stemmed when it has a letter and at most
-   * 255 characters, as Tokenizer.analyzeToken does); undefined for any other token.
-   */
-  stem(token: string): string | undefined {
-    const x = this.x;
-    const n = token.length;
-    if (n > 255) return n <= 4096 && /^[a-z0-9]+$/.test(token) ? token : undefined;
-    if (x.memory.buffer !== this.buffer) {
-      this.buffer = x.memory.buffer;
-      this.bytes = Buffer.from(this.buffer);
-    }
-    // Written a character at a time (a token is short: Buffer.write's call cost more), which
-    // also finds the non-ASCII ones (Latin-1 would write a byte of them that stem() might take).
-    const bytes = this.bytes;
-    const at = x.stemInput();
-    for (let i = 0; i < n; i++) {
-      const c = token.charCodeAt(i);
-      if (c > 0x7f) return undefined;
-      bytes[at + i] = c;
-    }
-    const m = x.stem(n);
-    if (m < 0) return undefined;
-    // Most raw tokens are no word a rule applies to (ids, hashes, numbers): no new string then.
-    if (m === n) {
-      let same = true;
-      for (let i = 0; i < n && same; i++) same = bytes[at + i] === token.charCodeAt(i);
-      if (same) return token;
-    }
-    return bytes.toString('latin1', at, at + m);
-  }
-
-  /**
-   * stem() of the token whose bytes (UTF-8) are src[start, end) (a RawTokenList's): undefined
-   * unless they are all [a-z0-9]. The bytes go in as they are: no string of the token is made.
+   * The term of the token whose bytes (UTF-8) are src[start, end) (a RawTokenList's) when they
+   * are all [a-z0-9]: Porter-stemmed when it has a letter and at most 255 characters, else as it
+   * is, as Tokenizer.analyzeToken does; undefined for any other token. The bytes go in as they
+   * are: no string of the token is made.
    */
   stemRange(src: Uint8Array, start: number, end: number): string | undefined {
     const x = this.x;

@@ -20,7 +20,7 @@ import { KnownTermIds, UNRESOLVED_BIT } from './shared-term-ids.js';
 const startedAt = performance.timeOrigin + performance.now();
 let firstBatchSent = false;
 const port = parentPort!;
-/** The worker's local terms: each raw token's string goes to the main thread with the batch that uses it first. */
+/** The worker's local terms: each raw token's bytes go to the main thread with the batch that uses it first. */
 const localTerms = new LocalTerms();
 let init!: ParseWorkerInit;
 let tokenizer!: Tokenizer;

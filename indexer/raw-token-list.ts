@@ -88,9 +88,3 @@ export class RawTokenList {
     }
   }
 }
-
-/** A batch's raw tokens as strings (tests, and what a reader wants to see). */
-export function tokenStrings(b: RawTokenBytes): string[] {
-  const text = Buffer.from(b.bytes.buffer, b.bytes.byteOffset, b.bytes.length);
-  return Array.from(b.ends, (end, i) => text.toString('utf8', i === 0 ? 0 : b.ends[i - 1]!, end));
-}

@@ -109,7 +109,7 @@ export function chunkCuts(text: string): number[] | undefined {
  * (mail: 127 K of them, ~35 ms of the parse worker).
  */
 export interface ScanNumbering {
-  terms: { readonly count: number; add(raw: string): number; addRun(src: Uint8Array, from: number, lengths: ArrayLike<number>, n: number): void };
+  terms: { readonly count: number; addRun(src: Uint8Array, from: number, lengths: ArrayLike<number>, n: number): void };
   stopwords: Iterable<string>;
 }
 

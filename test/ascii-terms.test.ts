@@ -4,7 +4,7 @@ import { TermDictionary } from '../indexer/dictionary.js';
 import { analysedTermIds, DocumentInverter, LocalTerms, rawTokenIds } from '../indexer/document-inverter.js';
 import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
 import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
-import { tokenStrings } from '../indexer/raw-token-list.js';
+import { tokenStrings } from './helpers/raw-tokens.js';
 import { createTokenizer } from '../src/tokenizer.js';
 
 /** What the tokenizer makes of a text, as raw tokens. */

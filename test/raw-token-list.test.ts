@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RawTokenList, tokenStrings } from '../indexer/raw-token-list.js';
+import { RawTokenList } from '../indexer/raw-token-list.js';
+import { tokenStrings } from './helpers/raw-tokens.js';
 
 describe('RawTokenList: raw tokens as bytes', () => {
   it('keeps tokens pushed as strings and as runs of bytes, in order, through growth, take() and append()', () => {

@@ -18,7 +18,7 @@ if (!crawl || !out) {
 }
 // GPUINDEX_DIST: another compiled tree (bench/peers.mjs --dist); default the checkout's dist/.
 const dist = process.env.GPUINDEX_DIST ? pathToFileURL(process.env.GPUINDEX_DIST + '/') : new URL('../dist/', import.meta.url);
-const { readCorpus } = await import(new URL('src/corpus/index.js', dist).href);
+const { readCorpus } = await import(new URL('indexer/corpus/index.js', dist).href);
 const t0 = performance.now();
 const fd = openSync(out, 'w');
 let chunk = [];

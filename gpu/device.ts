@@ -8,7 +8,7 @@
  * a module-level holder for the whole process and is reused by every openGpu(); only devices
  * come and go. A process holding it still exits normally.
  */
-import { labelNewThreads } from '../src/cpu-time.js';
+import { labelNewThreads } from '../runtime/cpu-time.js';
 
 export interface GpuLimits {
   maxStorageBufferBindingSize: number;

@@ -5,8 +5,8 @@
  * on the thread that also takes batches and feeds the GPU (the stage that bounded Indexgpu+).
  */
 import { readFileSync } from 'node:fs';
-import { assetUrl } from '../src/assets.js';
-import type { DocBases } from '../src/types.js';
+import { assetUrl } from '../runtime/assets.js';
+import type { DocBases } from '../src/shared/types.js';
 
 const THREADS = 256;
 /** Workgroups of the dispatch: enough to fill an H100 (132 SMs), looping over larger blocks. */

@@ -8,7 +8,7 @@
  * are reused from block to block and grow only when a larger block arrives.
  * The caller's consumer reads the sorted pairs straight from the mapped readback range.
  */
-import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../src/types.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../src/shared/types.js';
 import { DocBasePass } from './doc-base-pass.js';
 import { nextPow2, planDispatches, planSort, type Dispatch, type SortPass } from './bitonic-plan.js';
 import { closeGpu, isSoftwareAdapter, type GpuContext } from './device.js';

@@ -4,7 +4,7 @@
  * in registers rather than in an indexed array that compilers may spill to memory).
  */
 import { readFileSync } from 'node:fs';
-import { assetUrl } from '../src/assets.js';
+import { assetUrl } from '../runtime/assets.js';
 
 const template = (name: string): string => readFileSync(assetUrl(`gpu/kernels/${name}`), 'utf8');
 

@@ -5,7 +5,7 @@
  * thread, plus garbage for V8's helper threads, all taken from the parse workers. So the map
  * waits for most of the GPU time the earlier large blocks took, scaled by the network's work.
  */
-import { integerFromEnv } from '../src/env-knobs.js';
+import { integerFromEnv } from '../runtime/env-knobs.js';
 
 /** The share of the expected GPU time to wait: under 1, so a block faster than the last ones waits a little, not long. */
 const EXPECTED_GPU_FRACTION = 0.85;

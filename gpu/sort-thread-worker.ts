@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { writeRunFile } from '../merge/runs.js';
-import { errorCode } from '../src/errors.js';
+import { errorCode } from '../src/shared/errors.js';
 import type { GpuSorter } from './gpu-sorter.js';
 import { openGpuSorter } from './index.js';
 import type { SortThreadReply, SortThreadRequest } from './sort-thread-protocol.js';

@@ -18,9 +18,9 @@
  * it does not keep the process alive while no request is pending.
  */
 import { Worker } from 'node:worker_threads';
-import { labelNewThreads } from '../src/cpu-time.js';
-import { RunWriteError, type DocBases, type PairSorter, type RunRequest, type RunWritten, type SortedConsumer } from '../src/types.js';
-import { workerScript } from '../src/worker-script.js';
+import { labelNewThreads } from '../runtime/cpu-time.js';
+import { RunWriteError, type DocBases, type PairSorter, type RunRequest, type RunWritten, type SortedConsumer } from '../src/shared/types.js';
+import { workerScript } from '../runtime/worker-script.js';
 import type { GpuSortTiming } from './gpu-sorter.js';
 import type { OpenedSorter, SortThreadReply, SortThreadRequest, ThreadSorterOptions } from './sort-thread-protocol.js';
 

@@ -12,9 +12,10 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { DocBases } from '../src/types.js';
+import type { DocBases } from '../src/shared/types.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
 import { writeVarintU32 } from './varint.js';
+import type { TalliedLexicon } from './postings-tally.js';
 
 /** Where each term's list goes: what PostingsTally.finish() counted. */
 export interface PostingsLayout {
@@ -25,6 +26,18 @@ export interface PostingsLayout {
 }
 
 /** What writeDocOrderPostings wrote. */
+/** The lexicon's figures, known now, and the postings.bin the parse worker is writing meanwhile. */
+export interface BlockPostings {
+  lexicon: TalliedLexicon;
+  /** Settles once postings.bin is written (and, on a failure, the parse workers are closed). */
+  written: Promise<WrittenPostings>;
+  /**
+   * Resolves once the parse workers are closed, which on success follows `written`: the index
+   * is finished meanwhile (terminating the worker took 10-20 ms of mail's tail before).
+   */
+  closed: Promise<void>;
+}
+
 export interface WrittenPostings {
   sha256: string;
   /** postings.bin's size in bytes. */

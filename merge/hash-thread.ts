@@ -7,7 +7,7 @@
  * when hashing is slower than copying.
  */
 import { Worker } from 'node:worker_threads';
-import { workerScript } from '../src/worker-script.js';
+import { workerScript } from '../runtime/worker-script.js';
 
 export class HashThread {
   private readonly worker: Worker;

@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
-import { workerScript } from '../src/worker-script.js';
+import { workerScript } from '../runtime/worker-script.js';
 import { splitTermRanges } from './term-ranges.js';
 
 export interface ParallelMergeInput {

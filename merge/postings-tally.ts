@@ -6,7 +6,7 @@
  * writeIndexFromTally). The writer of the postings returns the real lengths, and they are
  * checked against these.
  */
-import { grown } from '../indexer/grown.js';
+import { grown } from '../runtime/grown.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
 
 /** Bytes of v as a varint (v < 2^32). */

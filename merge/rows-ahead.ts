@@ -11,10 +11,19 @@
  * batch it has consumed (batchFilled); what was not written ahead is written in the same order
  * by writeRest().
  */
-import type { DocumentTable } from '../indexer/documents.js';
-import { grown } from '../indexer/grown.js';
-import { asDocId } from '../src/types.js';
+import { grown } from '../runtime/grown.js';
+import { asDocId, type DocId } from '../src/shared/types.js';
 import type { IndexStoreWriter } from './index-store.js';
+
+/** What the rows ahead read of the parse's document table (indexer/fill/documents.ts). */
+export interface DocumentRows {
+  readonly count: number;
+  readonly externalIds: readonly (string | undefined)[];
+  readonly paths: readonly (string | undefined)[];
+  lengthOf(docId: DocId): number;
+  /** Drops the strings of documents [0, end), written by now. */
+  releaseStrings(end: number): void;
+}
 
 /** Rows per piece: about 0.3 ms on the H100 machine, short enough not to hold up a batch. */
 const ROWS_PER_PIECE = 256;
@@ -33,12 +42,12 @@ export class IndexRowsAhead {
    * opening it and creating its tables). `terms`: the dictionary's strings, terms[termId] (it
    * grows as the fill goes). Documents and terms already there (restored by --resume) form the
    * first batch. `releaseWritten`: drop the strings of the document rows written
-   * (DocumentTable.releaseStrings); not with --resume, whose checkpoints save the documents after
+   * (DocumentRows.releaseStrings); not with --resume, whose checkpoints save the documents after
    * the rows ahead write them.
    */
   constructor(
     store: IndexStoreWriter | (() => IndexStoreWriter),
-    private readonly documents: DocumentTable,
+    private readonly documents: DocumentRows,
     private readonly terms: readonly string[],
     private readonly releaseWritten = false,
   ) {

@@ -8,7 +8,7 @@ import { INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type IndexSt
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
-import type { BlockPostings } from '../indexer/worker-pipeline.js';
+import type { BlockPostings } from './doc-order-postings.js';
 
 export interface IndexContents {
   /**

@@ -5,6 +5,6 @@
 import { chmodSync, cpSync, mkdirSync } from 'node:fs';
 mkdirSync('dist/gpu/kernels', { recursive: true });
 cpSync('gpu/kernels', 'dist/gpu/kernels', { recursive: true });
-mkdirSync('dist/indexer/wasm', { recursive: true });
-cpSync('indexer/wasm/ascii-scan.wasm', 'dist/indexer/wasm/ascii-scan.wasm');
+mkdirSync('dist/indexer/scan/wasm', { recursive: true });
+cpSync('indexer/scan/wasm/ascii-scan.wasm', 'dist/indexer/scan/wasm/ascii-scan.wasm');
 chmodSync('dist/src/cli.js', 0o755);

@@ -6,19 +6,19 @@
  */
 import { existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
-import { TermDictionary } from '../indexer/dictionary.js';
-import { DocumentTable } from '../indexer/documents.js';
-import { StageClock } from '../indexer/stage-clock.js';
-import { PAIR_BYTES, workerYoungGenerationMb } from '../indexer/memory-plan.js';
-import { runWorkerPipeline } from '../indexer/worker-pipeline.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { DocumentTable } from '../indexer/fill/documents.js';
+import { StageClock } from '../indexer/pipeline/stage-clock.js';
+import { PAIR_BYTES, workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
+import { runWorkerPipeline } from '../indexer/pipeline/worker-pipeline.js';
 import { buildIndex, defaultWorkers, planParseTasks, type BuildSummary } from './build.js';
-import { listCorpusFiles } from './corpus/index.js';
-import { UserError } from './errors.js';
-import type { PipelineChoice } from './options.js';
-import { createTokenizer } from './tokenizer.js';
-import type { DocBases, PairSorter, SortedConsumer, SortTiming } from './types.js';
-import { chooseSorter } from '../indexer/sorters.js';
-import { labelLibuvPool, startPhaseCpu, type PhaseCpuMs } from './cpu-time.js';
+import { listCorpusFiles } from '../indexer/corpus/index.js';
+import { UserError } from './shared/errors.js';
+import type { PipelineChoice } from './shared/options.js';
+import { createTokenizer } from '../indexer/analysis/tokenizer.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming } from './shared/types.js';
+import { chooseSorter } from '../indexer/sort/sorters.js';
+import { labelLibuvPool, startPhaseCpu, type PhaseCpuMs } from '../runtime/cpu-time.js';
 
 /** Stands in for the sort stage when measuring parse alone: takes blocks, sorts and writes nothing. */
 class DiscardSorter implements PairSorter {

@@ -1,6 +1,6 @@
 /** `gpuindex bench`: the Indexcpu / Indexgpu / Indexgpu+ comparison (paper 000, Table 2). */
 import type { Command } from 'commander';
-import { UserError } from './errors.js';
+import { UserError } from './shared/errors.js';
 
 export function registerBenchCommands(program: Command): void {
   program

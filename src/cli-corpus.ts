@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, type Command } from 'commander';
-import { UserError } from './errors.js';
+import { UserError } from './shared/errors.js';
 import { generateCorpus, parseSize } from './gen-corpus.js';
 import { formatCount } from './format-count.js';
 

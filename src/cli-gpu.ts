@@ -1,6 +1,6 @@
 /** GPU commands: `gpu-info` and `bench-sort`. The GPU modules load only when one runs. */
 import type { Command } from 'commander';
-import { UserError } from './errors.js';
+import { UserError } from './shared/errors.js';
 
 export function registerGpuCommands(program: Command): void {
   program
@@ -32,7 +32,7 @@ export function registerGpuCommands(program: Command): void {
     .option('--max', 'also sort the largest block the adapter allows', false)
     .option('--json', 'print the report as JSON', false)
     .action(async (o: { sizes: string; dist: string; reps: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
-      const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('../gpu/bench-sort.js');
+      const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('./bench-sort.js');
       const m = /^(\d+)\.\.(\d+)$/.exec(o.sizes);
       const sizes = m ? Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i) : o.sizes.split(',').map(Number);
       if (sizes.some((s) => !Number.isInteger(s) || s < 0 || s > 31)) throw new UserError(`--sizes: cannot read "${o.sizes}"`);

@@ -5,8 +5,8 @@
  * thread loads its modules. The build takes them over; any it does not need are ended.
  */
 import { availableParallelism } from 'node:os';
-import { workerYoungGenerationMb } from '../indexer/memory-plan.js';
-import { prestartParseWorkers } from '../indexer/parse-worker-spares.js';
+import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
+import { prestartParseWorkers } from '../indexer/parse/parse-worker-spares.js';
 
 /** The --workers value of a build's arguments, or the build's default (cores - 1). */
 function workersArg(args: readonly string[]): number {

@@ -9,8 +9,8 @@ import './cli-stdout.js';
 import './cli-prestart.js';
 import { Command, InvalidArgumentError } from 'commander';
 import type { BuildSummary } from './build.js';
-import { AbortError, UserError } from './errors.js';
-import type { BuildOptions, PipelineChoice, SorterChoice } from './options.js';
+import { AbortError, UserError } from './shared/errors.js';
+import type { BuildOptions, PipelineChoice, SorterChoice } from './shared/options.js';
 import { progressLine } from './progress.js';
 import type { IndexReader } from './reader.js';
 import { VERSION } from './version.js';
@@ -221,7 +221,7 @@ program
     if (o.format !== 'ciff') throw new UserError(`unknown export format "${o.format}" (supported: ciff)`);
     const reader = await openIndex(index);
     try {
-      const { exportCiff } = await import('../merge/ciff.js');
+      const { exportCiff } = await import('./ciff/ciff.js');
       const r = exportCiff(reader, o.output, `gpuindex ${VERSION}; tokenizer ${JSON.stringify(reader.settings.tokenizer)}`);
       process.stdout.write(`wrote ${o.output}: ${r.postingsLists} postings lists, ${r.docRecords} documents, ${(r.bytes / 1e6).toFixed(1)} MB\n`);
     } finally {

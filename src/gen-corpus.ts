@@ -18,7 +18,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { UserError } from './errors.js';
+import { UserError } from './shared/errors.js';
 
 export interface GenCorpusOptions {
   /** Total bytes to write: a number of bytes or a size such as '1GB', '500MB', '2GiB'. */

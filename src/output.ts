@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { storageFailure, UserError } from './errors.js';
+import { storageFailure, UserError } from './shared/errors.js';
 
 export const TEMP_MARKER = '.gpuindex-tmp-';
 export const RESUME_SUFFIX = '.gpuindex-resume';

@@ -2,7 +2,7 @@
  * The build's progress line on stderr (only when stderr is a TTY): documents, MB of text,
  * blocks sorted, rate, stage; redrawn in place, built on the ProgressEvent stream of the API.
  */
-import type { ProgressEvent } from './options.js';
+import type { ProgressEvent } from './shared/options.js';
 import { formatCount } from './format-count.js';
 
 export function progressLine(isTty: boolean): { onProgress: (e: ProgressEvent) => void; clear: () => void } {

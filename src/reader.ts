@@ -8,8 +8,8 @@ import Database from 'better-sqlite3';
 import { decodePostings } from '../merge/postings-codec.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
 import { TermStatsReader } from '../merge/term-stats.js';
-import { UserError } from './errors.js';
-import { createTokenizer, type Tokenizer, type TokenizerOptions } from './tokenizer.js';
+import { UserError } from './shared/errors.js';
+import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 
 export interface Posting {
   docId: number;

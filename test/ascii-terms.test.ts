@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TermDictionary } from '../indexer/dictionary.js';
-import { analysedTermIds, DocumentInverter, LocalTerms, rawTokenIds } from '../indexer/document-inverter.js';
-import { AsciiTermTable, scanAscii } from '../indexer/ascii-terms.js';
-import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { analysedTermIds, DocumentInverter, LocalTerms, rawTokenIds } from '../indexer/scan/document-inverter.js';
+import { AsciiTermTable, scanAscii } from '../indexer/scan/ascii-terms.js';
+import { CHUNK, chunkCuts, WasmAsciiTable } from '../indexer/scan/wasm-ascii-table.js';
 import { tokenStrings } from './helpers/raw-tokens.js';
-import { createTokenizer } from '../src/tokenizer.js';
+import { createTokenizer } from '../indexer/analysis/tokenizer.js';
 
 /** What the tokenizer makes of a text, as raw tokens. */
 function rawTokens(text: string): string[] {

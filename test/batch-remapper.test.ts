@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BatchRemapper } from '../indexer/batch-remapper.js';
-import { PairBlockBuilder } from '../indexer/block.js';
-import { TermDictionary } from '../indexer/dictionary.js';
-import { DocumentTable } from '../indexer/documents.js';
-import type { ParsedBatch } from '../indexer/parse-messages.js';
-import { newSharedTermIds, SharedTermIds, UNRESOLVED_BIT } from '../indexer/shared-term-ids.js';
-import { createTokenizer } from '../src/tokenizer.js';
-import { RawTokenList, type RawTokenBytes } from '../indexer/raw-token-list.js';
+import { BatchRemapper } from '../indexer/fill/batch-remapper.js';
+import { PairBlockBuilder } from '../indexer/fill/block.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { DocumentTable } from '../indexer/fill/documents.js';
+import type { ParsedBatch } from '../indexer/parse/parse-messages.js';
+import { newSharedTermIds, SharedTermIds, UNRESOLVED_BIT } from '../indexer/fill/shared-term-ids.js';
+import { createTokenizer } from '../indexer/analysis/tokenizer.js';
+import { RawTokenList, type RawTokenBytes } from '../indexer/scan/raw-token-list.js';
 
 /** Tokens as a batch sends them (RawTokenList). */
 function rawTokens(tokens: string[]): RawTokenBytes {

@@ -13,8 +13,8 @@ import {
   type CorpusOptions,
   type SkippedItem,
   type SourceDocument,
-} from '../src/corpus/index.js';
-import { UserError } from '../src/errors.js';
+} from '../indexer/corpus/index.js';
+import { UserError } from '../src/shared/errors.js';
 
 const fixtures = new URL('./fixtures/corpus/', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-corpus-'));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { radixSortPairs } from '../indexer/cpu-sorter.js';
+import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 
 /** Reference: sort through BigUint64Array of termID<<32|docID. */
 function referenceSort(pairs: Uint32Array, count: number): Uint32Array {
@@ -52,11 +52,11 @@ describe('radixSortPairs', () => {
 
 describe('RunSink with the CPU sorter', () => {
   it('a run that cannot be written ends the build with a RunWriteError carrying the system code (ENOSPC becomes the one-line storage message)', async () => {
-    const { RunSink } = await import('../indexer/run-sink.js');
-    const { CpuSorter } = await import('../indexer/cpu-sorter.js');
-    const { StageClock } = await import('../indexer/stage-clock.js');
-    const { RunWriteError } = await import('../src/types.js');
-    const { storageFailure } = await import('../src/errors.js');
+    const { RunSink } = await import('../indexer/sort/run-sink.js');
+    const { CpuSorter } = await import('../indexer/sort/cpu-sorter.js');
+    const { StageClock } = await import('../indexer/pipeline/stage-clock.js');
+    const { RunWriteError } = await import('../src/shared/types.js');
+    const { storageFailure } = await import('../src/shared/errors.js');
     const sink = new RunSink(new CpuSorter(), '/nonexistent-gpuindex-dir/runs', new StageClock());
     const err = await sink.sortAndWrite(Uint32Array.from([3, 1, 1, 2]), 2).then(
       () => undefined,
@@ -71,7 +71,7 @@ describe('RunSink with the CPU sorter', () => {
 
 describe('CpuSorter.prepareFor (scratch touched while the block fills)', () => {
   it('touches nothing while the block is under an eighth full (a crawl that small is never sorted)', async () => {
-    const { CpuSorter } = await import('../indexer/cpu-sorter.js');
+    const { CpuSorter } = await import('../indexer/sort/cpu-sorter.js');
     const sorter = new CpuSorter();
     for (let filled = 0; filled < 1000; filled += 100) sorter.prepareFor(filled, 8000);
     expect(sorter.handOverScratch()).toBeUndefined();
@@ -80,7 +80,7 @@ describe('CpuSorter.prepareFor (scratch touched while the block fills)', () => {
   });
 
   it('sorts exactly as without it, and never writes into a sorted view a consumer still holds', async () => {
-    const { CpuSorter } = await import('../indexer/cpu-sorter.js');
+    const { CpuSorter } = await import('../indexer/sort/cpu-sorter.js');
     const next = lcg(7);
     const capacity = 50_000;
     const block = (count: number) => {

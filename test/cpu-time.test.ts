@@ -1,7 +1,7 @@
 import { pbkdf2 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { workerYoungGenerationMb, WORKER_YOUNG_GENERATION_MB } from '../indexer/memory-plan.js';
-import { labelLibuvPool, startPhaseCpu } from '../src/cpu-time.js';
+import { workerYoungGenerationMb, WORKER_YOUNG_GENERATION_MB } from '../indexer/plan/memory-plan.js';
+import { labelLibuvPool, startPhaseCpu } from '../runtime/cpu-time.js';
 import { withEnv } from './helpers/env.js';
 
 /** Hashing that only libuv's pool runs: `n` jobs of about `ms` each. */

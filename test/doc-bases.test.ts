@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyDocBases, DocBaseSegments } from '../indexer/doc-bases.js';
-import { CpuSorter } from '../indexer/cpu-sorter.js';
+import { applyDocBases, DocBaseSegments } from '../indexer/fill/doc-bases.js';
+import { CpuSorter } from '../indexer/sort/cpu-sorter.js';
 
 /** Pairs of three batches as a block holds them: batch-local document indexes. */
 function blockOfBatches(): { pairs: Uint32Array; count: number; segments: DocBaseSegments; expected: Uint32Array } {

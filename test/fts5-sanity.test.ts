@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import type { InputDocument } from '../src/options.js';
+import type { InputDocument } from '../src/shared/options.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
 import { formatSanity, retrievalSanity, sampleTerms } from '../bench/retrieval-sanity.mjs';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UserError } from '../src/errors.js';
+import { UserError } from '../src/shared/errors.js';
 import {
   AliasTable, ZIPF_S, corpusVocabulary, generateCorpus, inflect, parseSize, prng32, zipfProbabilities,
 } from '../src/gen-corpus.js';

@@ -3,7 +3,7 @@
  * buffers through a sequence of blocks that grows, shrinks and grows again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { radixSortPairs } from '../indexer/cpu-sorter.js';
+import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { GpuSorter } from '../gpu/gpu-sorter.js';

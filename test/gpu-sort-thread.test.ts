@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RunSink } from '../indexer/run-sink.js';
-import { StageClock } from '../indexer/stage-clock.js';
+import { RunSink } from '../indexer/sort/run-sink.js';
+import { StageClock } from '../indexer/pipeline/stage-clock.js';
 import { makePairs } from '../gpu/distributions.js';
 import { openGpuSortThread, type GpuSortThread } from '../gpu/sort-thread.js';
-import { RunWriteError } from '../src/types.js';
+import { RunWriteError } from '../src/shared/types.js';
 import { hasGpu } from './helpers/gpu-available.js';
 import { cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
 

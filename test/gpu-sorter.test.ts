@@ -2,16 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunSink } from '../indexer/run-sink.js';
-import { StageClock } from '../indexer/stage-clock.js';
-import { applyDocBases } from '../indexer/doc-bases.js';
+import { RunSink } from '../indexer/sort/run-sink.js';
+import { StageClock } from '../indexer/pipeline/stage-clock.js';
+import { applyDocBases } from '../indexer/fill/doc-bases.js';
 import { planSort, stepCount } from '../gpu/bitonic-plan.js';
 import { GpuSorter, type GpuSorterOptions } from '../gpu/gpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { hasGpu } from './helpers/gpu-available.js';
 import { cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
-import { RunWriteError } from '../src/types.js';
+import { RunWriteError } from '../src/shared/types.js';
 
 describe('the bitonic pass plan', () => {
   it('covers every network step exactly once, tiles first, flips first in each stage', () => {
@@ -188,7 +188,7 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
     expect(typeof opened).toBe('string');
     expect(opened).toMatch(/^GPU kernel compilation failed: .*error: expected ':' for parameter/);
     expect(opened).not.toMatch(/\n/); // one line: it becomes the build's notice
-    const { chooseSorter } = await import('../indexer/sorters.js');
+    const { chooseSorter } = await import('../indexer/sort/sorters.js');
     // auto with no usable GPU falls back with one notice; here lavapipe is declined as software.
     const chosen = await chooseSorter('auto');
     expect(chosen.sorter.kind).toBe('cpu');

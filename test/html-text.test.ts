@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Parser } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
-import { htmlToText } from '../src/corpus/html.js';
+import { htmlToText } from '../indexer/corpus/html.js';
 
 /** The extraction as it was written first, on the unmodified Parser (attributes parsed, onopentag): the reference. */
 function referenceHtmlToText(html: string): { title: string; text: string } {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { exportCiff } from '../merge/ciff.js';
+import { exportCiff } from '../src/ciff/ciff.js';
 import { openIndex } from '../src/reader.js';
 import { readCiff } from './helpers/ciff-reader.js';
 import { codePointOrder, naiveInvert } from './helpers/naive-inversion.js';

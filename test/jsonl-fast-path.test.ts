@@ -3,12 +3,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TermDictionary } from '../indexer/dictionary.js';
-import { analysedTermIds, DocumentInverter } from '../indexer/document-inverter.js';
-import { jsonlFastPath, SPAN_KINDS } from '../indexer/jsonl-fast-path.js';
-import { WasmAsciiTable } from '../indexer/wasm-ascii-table.js';
-import { readCorpusFile, resolveFields, type CorpusItem, type FieldNames } from '../src/corpus/index.js';
-import { createTokenizer } from '../src/tokenizer.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { analysedTermIds, DocumentInverter } from '../indexer/scan/document-inverter.js';
+import { jsonlFastPath, SPAN_KINDS } from '../indexer/scan/jsonl-fast-path.js';
+import { WasmAsciiTable } from '../indexer/scan/wasm-ascii-table.js';
+import { readCorpusFile, resolveFields, type CorpusItem, type FieldNames } from '../indexer/corpus/index.js';
+import { createTokenizer } from '../indexer/analysis/tokenizer.js';
 
 /** A parser's inverter with its own dictionary (TermIds are numbered in order of first sight). */
 function inverterWithDictionary(): { inverter: DocumentInverter; dictionary: TermDictionary } {
@@ -192,7 +192,7 @@ describe('the JSONL fast path (WebAssembly validation and scan of the line)', ()
 
 describe('the synchronous JSONL reader of the parse workers', () => {
   async function both(root: string, path: string, range?: { start: number; end: number }) {
-    const { readPlainJsonlSync } = await import('../src/corpus/index.js');
+    const { readPlainJsonlSync } = await import('../indexer/corpus/index.js');
     const syncCounts: unknown[] = [];
     const asyncCounts: unknown[] = [];
     const sync = [...readPlainJsonlSync(root, path, {}, range && { ...range, onEnd: (c) => syncCounts.push(c) })!];
@@ -232,7 +232,7 @@ describe('the synchronous JSONL reader of the parse workers', () => {
   });
 
   it('is only for plain .jsonl (gzip and other formats go as a stream)', async () => {
-    const { readPlainJsonlSync } = await import('../src/corpus/index.js');
+    const { readPlainJsonlSync } = await import('../indexer/corpus/index.js');
     expect(readPlainJsonlSync('test/fixtures/corpus/formats', 'docs.jsonl.gz')).toBeUndefined();
     expect(readPlainJsonlSync('test/fixtures/corpus/formats', 'array.json')).toBeUndefined();
     expect([...readPlainJsonlSync('test/fixtures/corpus/formats', 'missing.jsonl')!]).toEqual([{ kind: 'skip', skip: { path: 'missing.jsonl', reason: expect.stringMatching(/ENOENT/) } }]);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withEnv } from './helpers/env.js';
-import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor, tailCutFor } from '../indexer/jsonl-ranges.js';
+import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor, tailCutFor } from '../indexer/parse/jsonl-ranges.js';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/index.js';
-import { batchArrayBytes, CREDITS, HASH_THREAD_BYTES, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/memory-plan.js';
-import { UserError } from '../src/errors.js';
-import { estimateDictionaryBytes, stringBytes } from '../indexer/dictionary-bytes.js';
+import { batchArrayBytes, CREDITS, HASH_THREAD_BYTES, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/plan/memory-plan.js';
+import { UserError } from '../src/shared/errors.js';
+import { estimateDictionaryBytes, stringBytes } from '../indexer/plan/dictionary-bytes.js';
 
 const MiB = 2 ** 20;
 const base = { baselineBytes: 60 * MiB, workers: 2, workersExplicit: true, hostBlocks: 2 as const, sorterBytesPerPair: 8 };

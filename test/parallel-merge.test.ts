@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { asDocId } from '../src/types.js';
+import { asDocId } from '../src/shared/types.js';
 import { sha256OfFile } from '../merge/manifest.js';
 import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';

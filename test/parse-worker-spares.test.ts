@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { workerYoungGenerationMb } from '../indexer/memory-plan.js';
-import { endSpareWorkers, prestartParseWorkers, spareWorkerCount, takeSpareWorker } from '../indexer/parse-worker-spares.js';
+import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
+import { endSpareWorkers, prestartParseWorkers, spareWorkerCount, takeSpareWorker } from '../indexer/parse/parse-worker-spares.js';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
 

@@ -57,7 +57,7 @@ describe('schedules and workers', () => {
 
   it('gives the same index as the in-process parse of the same documents', async () => {
     const viaWorkers = await build({ pipeline: 'cpu', workers: 2 });
-    const { readCorpus } = await import('../src/corpus/index.js');
+    const { readCorpus } = await import('../indexer/corpus/index.js');
     const docs: { id: string; title: string; text: string }[] = [];
     for await (const item of readCorpus(crawl)) if (item.kind === 'doc') docs.push({ id: item.doc.externalId, title: item.doc.title, text: item.doc.text });
     const output = join(work, `idx-${n++}`);

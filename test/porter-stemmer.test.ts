@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { porterStem } from '../src/porter-stemmer.js';
+import { porterStem } from '../indexer/analysis/porter-stemmer.js';
 
 const natural = createRequire(import.meta.url)('natural/lib/natural/stemmers/porter_stemmer') as { stem(word: string): string };
 

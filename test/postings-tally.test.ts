@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { radixSortPairs } from '../indexer/cpu-sorter.js';
+import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { mergeRuns } from '../merge/heap-merge.js';
 import { PostingsFileWriter } from '../merge/postings-file.js';
 import { PostingsTally } from '../merge/postings-tally.js';

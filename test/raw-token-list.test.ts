@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RawTokenList } from '../indexer/raw-token-list.js';
+import { RawTokenList } from '../indexer/scan/raw-token-list.js';
 import { tokenStrings } from './helpers/raw-tokens.js';
 
 describe('RawTokenList: raw tokens as bytes', () => {

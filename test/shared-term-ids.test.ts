@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KnownTermIds, newSharedTermIds, SharedTermIds } from '../indexer/shared-term-ids.js';
+import { KnownTermIds, newSharedTermIds, SharedTermIds } from '../indexer/fill/shared-term-ids.js';
 
 describe("a worker's shared local -> global term id table", () => {
   it('maps ids, and the worker sees the mapped prefix once the watermark passes it', () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { settleMeanwhile } from '../indexer/worker-pipeline.js';
+import { settleMeanwhile } from '../indexer/pipeline/worker-pipeline.js';
 import { buildIndex } from '../src/build.js';
 import { withEnv } from './helpers/env.js';
 import { readIndexContent } from './helpers/index-files.js';
@@ -65,8 +65,8 @@ describe('the per-stage report of a build with parse workers', () => {
 
 describe('the parse pool', () => {
   it('terminates each worker once it has sent its last batch and no task is left; every batch still arrives', async () => {
-    const { ParsePool } = await import('../indexer/parse-pool.js');
-    const { createTokenizer } = await import('../src/tokenizer.js');
+    const { ParsePool } = await import('../indexer/parse/parse-pool.js');
+    const { createTokenizer } = await import('../indexer/analysis/tokenizer.js');
     const root = join(dir, 'pool');
     mkdirSync(root);
     // One long file and two short ones: the worker given a short one finishes first.
@@ -91,7 +91,7 @@ describe('the parse pool', () => {
 
 describe('document rows written ahead, then the rest by the merge', () => {
   it('give the same docs table as all rows written by the merge', async () => {
-    const { DocumentTable } = await import('../indexer/documents.js');
+    const { DocumentTable } = await import('../indexer/fill/documents.js');
     const { INDEX_DB } = await import('../merge/index-store.js');
     const { writeIndex } = await import('../merge/write-index.js');
     const { contentsIn } = await import('./helpers/index-contents.js');
@@ -119,7 +119,7 @@ describe('document rows written ahead, then the rest by the merge', () => {
 
 describe('benchmark knobs of the parse pool', () => {
   it('GPUINDEX_TASKS_AHEAD: 1 by default, an integer from 1 to 8, else a one-line error', async () => {
-    const { tasksAheadFromEnv } = await import('../indexer/parse-pool.js');
+    const { tasksAheadFromEnv } = await import('../indexer/parse/parse-pool.js');
     const saved = process.env.GPUINDEX_TASKS_AHEAD;
     try {
       delete process.env.GPUINDEX_TASKS_AHEAD;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TailSplit } from '../indexer/tail-split.js';
+import { TailSplit } from '../indexer/fill/tail-split.js';
 
 describe('the tail split of the overlapped schedule', () => {
   it('estimates the pairs to come from the crawl bytes left and hands blocks over early only near the end', () => {

@@ -1,14 +1,14 @@
 import { getPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { workerNicenessFromEnv, WORKER_NICENESS } from '../indexer/thread-priority.js';
+import { workerNicenessFromEnv, WORKER_NICENESS } from '../indexer/parse/thread-priority.js';
 import { withEnv } from './helpers/env.js';
 
 describe('parse worker priority', () => {
   it.runIf(process.platform === 'linux')('lowers the calling thread only (Linux)', async () => {
     const mainBefore = getPriority();
     // A worker running the compiled module (workers run dist, as the build's do).
-    const url = new URL('../dist/indexer/thread-priority.js', import.meta.url).href;
+    const url = new URL('../dist/indexer/parse/thread-priority.js', import.meta.url).href;
     const code = `import(${JSON.stringify(url)}).then((m) => { const ok = m.niceThisThread(7); const { getPriority } = require('node:os'); require('node:worker_threads').parentPort.postMessage({ ok, tid: m.threadId(), prio: getPriority(m.threadId()) }); });`;
     const worker = new Worker(code, { eval: true });
     const reply = await new Promise<{ ok: boolean; tid: number; prio: number }>((resolve, reject) => {

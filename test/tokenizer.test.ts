@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UserError } from '../src/errors.js';
-import { createTokenizer, MAX_TOKEN_LENGTH, resolveTokenizerOptions, type TokenizerOptions } from '../src/tokenizer.js';
+import { UserError } from '../src/shared/errors.js';
+import { createTokenizer, MAX_TOKEN_LENGTH, resolveTokenizerOptions, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-tok-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

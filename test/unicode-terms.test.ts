@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TermDictionary } from '../indexer/dictionary.js';
-import { analysedTermIds, DocumentInverter, UNICODE_TABLE_AFTER_UNITS } from '../indexer/document-inverter.js';
-import { scanUnicodeTerms, UnicodeTermTable } from '../indexer/unicode-terms.js';
-import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, createTokenizer, unicodeCharClass, type TokenizerOptions } from '../src/tokenizer.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { analysedTermIds, DocumentInverter, UNICODE_TABLE_AFTER_UNITS } from '../indexer/scan/document-inverter.js';
+import { scanUnicodeTerms, UnicodeTermTable } from '../indexer/scan/unicode-terms.js';
+import { CHAR_CJK, CHAR_JOINER, CHAR_MARK, CHAR_OTHER, CHAR_START, createTokenizer, unicodeCharClass, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 
 const RAW = { stem: 'none', stopwords: 'none' } as const;
 

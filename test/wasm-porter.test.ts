@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { WasmStemmer } from '../indexer/wasm-ascii-table.js';
-import { porterStem } from '../src/porter-stemmer.js';
-import { createTokenizer } from '../src/tokenizer.js';
+import { WasmStemmer } from '../indexer/scan/wasm-ascii-table.js';
+import { porterStem } from '../indexer/analysis/porter-stemmer.js';
+import { createTokenizer } from '../indexer/analysis/tokenizer.js';
 
 /** A stemmer of strings: WasmStemmer.stemRange over the string's UTF-8 bytes. */
 function wasmStemmer(): { stem(token: string): string | undefined } {

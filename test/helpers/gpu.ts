@@ -14,8 +14,8 @@
  * u32 arithmetic is emulated by JS numbers: fine below 2^31 pairs, far above test sizes.
  */
 import { planDispatches, type DispatchShape } from '../../gpu/bitonic-plan.js';
-import { radixSortPairs } from '../../indexer/cpu-sorter.js';
-import { applyDocBases } from '../../indexer/doc-bases.js';
+import { radixSortPairs } from '../../indexer/sort/cpu-sorter.js';
+import { applyDocBases } from '../../indexer/fill/doc-bases.js';
 import { RunCursor } from '../../merge/runs.js';
 import { globalKernelSource, localKernelSource } from '../../gpu/kernel-source.js';
 

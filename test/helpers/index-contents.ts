@@ -1,6 +1,6 @@
 /** IndexContents for merge tests: a fresh index.sqlite in `dir` and a document table from plain rows. */
 import { join } from 'node:path';
-import { DocumentTable } from '../../indexer/documents.js';
+import { DocumentTable } from '../../indexer/fill/documents.js';
 import { INDEX_DB, IndexStoreWriter } from '../../merge/index-store.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { IndexContents } from '../../merge/write-index.js';

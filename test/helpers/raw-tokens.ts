@@ -1,4 +1,4 @@
-import { RawTokenList, type RawTokenBytes } from '../../indexer/raw-token-list.js';
+import { RawTokenList, type RawTokenBytes } from '../../indexer/scan/raw-token-list.js';
 
 /** A batch's raw tokens as strings, read back through a RawTokenList as the main thread reads them. */
 export function tokenStrings(b: RawTokenBytes): string[] {

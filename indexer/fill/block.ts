@@ -1,0 +1,35 @@
+/**
+ * A fixed-size block of (termID, docID) pairs being filled by the parser (BSBI's "block").
+ * When full, the owner hands `pairs`/`count` to a sorter and starts a fresh block.
+ */
+import type { DocId, TermId } from '../../src/shared/types.js';
+import { DocBaseSegments } from './doc-bases.js';
+
+export class PairBlockBuilder {
+  readonly pairs: Uint32Array;
+  count = 0;
+  /** Where pairs hold batch-local document indexes, the bases that make them DocIds (for the sorter). */
+  readonly docBases = new DocBaseSegments();
+
+  /** `shared`: the block lives in a SharedArrayBuffer, for a sorter on another thread (PairSorter.sharedBlocks). */
+  constructor(readonly capacity: number, shared = false) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`block size must be a positive integer, got ${capacity}`);
+    this.pairs = new Uint32Array(shared ? new SharedArrayBuffer(8 * capacity) : new ArrayBuffer(8 * capacity));
+  }
+
+  /** Empties the block for reuse. */
+  reset(): void {
+    this.count = 0;
+    this.docBases.clear();
+  }
+
+  get full(): boolean {
+    return this.count === this.capacity;
+  }
+
+  push(termId: TermId, docId: DocId): void {
+    const i = this.count++ << 1;
+    this.pairs[i] = termId;
+    this.pairs[i + 1] = docId;
+  }
+}

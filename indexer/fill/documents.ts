@@ -1,0 +1,53 @@
+/**
+ * The document table built during parsing: DocIds are dense and increase in crawl order.
+ * Columnar arrays keep millions of documents cheap; the merge stage writes them to SQLite.
+ */
+import { asDocId, type DocId } from '../../src/shared/types.js';
+import { grown } from '../../runtime/grown.js';
+
+export class DocumentTable {
+  readonly externalIds: string[] = [];
+  readonly paths: string[] = [];
+  private lengths = new Uint32Array(1024);
+  totalTokens = 0;
+  /** Documents below this DocId have had their strings dropped (releaseStrings starts there). */
+  private released = 0;
+
+  add(externalId: string, path: string, length: number): DocId {
+    const id = this.externalIds.length;
+    // Documents of one file share one path string (each batch from a worker brings its own copies).
+    if (id > 0 && path === this.paths[id - 1]) path = this.paths[id - 1]!;
+    if (id === this.lengths.length) this.lengths = grown(this.lengths, id + 1);
+    this.externalIds.push(externalId);
+    this.paths.push(path);
+    this.lengths[id] = length;
+    this.totalTokens += length;
+    return asDocId(id);
+  }
+
+  /** The next DocId that add() will assign. */
+  get nextDocId(): DocId {
+    return asDocId(this.externalIds.length);
+  }
+
+  get count(): number {
+    return this.externalIds.length;
+  }
+
+  lengthOf(docId: DocId): number {
+    return this.lengths[docId]!;
+  }
+
+  /**
+   * Drops the external id and path strings of the documents below `end` (their rows are in
+   * index.sqlite already): the main thread's heap then holds only the rows not yet written, so
+   * its collections, which every mapped 128 MB GPU range starts, mark less. Their lengths stay.
+   */
+  releaseStrings(end: number): void {
+    for (let i = this.released; i < end; i++) {
+      this.externalIds[i] = '';
+      this.paths[i] = '';
+    }
+    this.released = Math.max(this.released, end);
+  }
+}

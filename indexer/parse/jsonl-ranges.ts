@@ -1,0 +1,164 @@
+/**
+ * Parse tasks, and line numbers across them. A large uncompressed JSONL file is cut into
+ * line-aligned byte ranges, one parse task each, so that one big file keeps every parse worker
+ * busy instead of one. A range's worker numbers lines from its own first line; the main thread,
+ * which takes batches in crawl order, knows how many lines the earlier ranges of the file had
+ * and turns range-local line numbers (in skip and warning lines, and in the `path:line` ids of
+ * documents without an id field) into the file's own, so the index and the summary are the
+ * same as for one task per file.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { hasNulByte, SNIFF_BYTES } from '../corpus/decode.js';
+import type { ByteRange, SkippedItem } from '../corpus/index.js';
+import type { ParsedBatch } from './parse-messages.js';
+
+/** Files larger than this are cut into ranges of about this many bytes (at most; see rangeBytesFor). */
+export const DEFAULT_RANGE_BYTES = 16 << 20;
+
+/** One parse task: a whole file, or the lines of a JSONL file starting in [start, end). */
+export interface ParseTask {
+  path: string;
+  range?: ByteRange;
+  /** Bytes of the file this task covers (for the progress ETA). */
+  bytes: number;
+}
+
+/** The smallest range the plan cuts (below it, per-task costs would start to show). */
+export const MIN_RANGE_BYTES = 1 << 20;
+
+/**
+ * The range size for a build with `workers` parse workers whose batches ahead of crawl order
+ * are bounded by `aheadBytes` (the memory plan's bound: one block's pairs, or more). Batches are taken in crawl order, so
+ * while one worker parses the task being consumed, the others fill that bound with the tasks
+ * after it; once it is full they wait for credits, and the build runs at one worker's pace until
+ * the task ends (measured on the H100: a one-file 2 GB crawl in 16 MiB ranges took 13.8 s to
+ * parse with 15 workers, the same bytes as 250 files of 8 MB 6.3 s). So a task is at most the
+ * bound's share of each worker, halved: a worker's batches take about as many bytes as the crawl
+ * text they come from (pairs and document strings), about 0.7x on the synthetic crawl.
+ * GPUINDEX_RANGE_BYTES overrides it: a test and benchmark knob (tests cut tiny files into many
+ * ranges). Not an option: the index is the same whatever it is.
+ */
+export function rangeBytesFor(workers: number, aheadBytes: number): number {
+  const v = Number(process.env.GPUINDEX_RANGE_BYTES);
+  if (Number.isInteger(v) && v > 0) return v;
+  if (workers < 2 || aheadBytes <= 0) return DEFAULT_RANGE_BYTES;
+  return Math.max(MIN_RANGE_BYTES, Math.min(DEFAULT_RANGE_BYTES, Math.floor(aheadBytes / (2 * workers))));
+}
+
+/**
+ * The end of a crawl cut finer: the files that end in its last `bytes` are cut into ranges of
+ * `rangeBytes` (smaller than the plan's). With tasks of the plan's size the workers all finish
+ * their last ones together, and that last wave of batches (about workers x range bytes of crawl)
+ * reaches the sort stage only after the parse: on the H100 (15 workers, 4.3 MB ranges) the sort
+ * and run writes after the last batch took 0.19-0.24 s.
+ */
+export interface TailCut {
+  bytes: number;
+  rangeBytes: number;
+}
+
+/** The tail cut for `workers` parse workers and ranges of `rangeBytes`: the last two waves, in 1 MiB ranges. */
+export function tailCutFor(workers: number, rangeBytes: number): TailCut | undefined {
+  if (workers < 2) return undefined;
+  return { bytes: 2 * workers * rangeBytes, rangeBytes: Math.min(rangeBytes, MIN_RANGE_BYTES) };
+}
+
+/** The tasks of a crawl's files, in crawl order (`sizes`: each file's size on disk). */
+export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes: number, tail?: TailCut): ParseTask[] {
+  const tasks: ParseTask[] = [];
+  const tailStart = tail ? sizes.reduce((a, b) => a + b, 0) - tail.bytes : Infinity;
+  let fileStart = 0;
+  files.forEach((path, i) => {
+    const size = sizes[i]!;
+    // Bytes of this file before the tail region, cut at rangeBytes; the rest at the tail's size.
+    const head = Math.min(size, Math.max(0, tailStart - fileStart));
+    fileStart += size;
+    const wholeFits = head === size ? size <= rangeBytes : size <= tail!.rangeBytes;
+    if (wholeFits || !/\.jsonl$/i.test(path) || !looksLikeText(join(base, path))) {
+      tasks.push({ path, bytes: size });
+      return;
+    }
+    const cut = (from: number, to: number, bytes: number) => {
+      const count = Math.ceil((to - from) / bytes);
+      for (let k = 0; k < count; k++) {
+        const start = from + Math.floor((k * (to - from)) / count);
+        const end = from + Math.floor(((k + 1) * (to - from)) / count);
+        tasks.push({ path, range: { start, end: end === size ? Infinity : end }, bytes: end - start });
+      }
+    };
+    cut(0, head, rangeBytes);
+    cut(head, size, tail?.rangeBytes ?? rangeBytes);
+  });
+  return tasks;
+}
+
+/** Readable, and not what the reader calls a binary file (which it skips whole, so it is not cut). */
+function looksLikeText(full: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(full, 'r');
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const n = readSync(fd, buf, 0, SNIFF_BYTES, 0);
+    return !hasNulByte(buf.subarray(0, n));
+  } catch {
+    return false; // the reader reports why, once, for the whole file
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Where numbering stands at a resume point (saved with --resume checkpoints). */
+export interface LineState {
+  /** Lines of the earlier ranges of the file of the task in progress. */
+  lineBase: number;
+  /** Items (documents and skips) of those ranges: none at all makes the file an empty file. */
+  items: number;
+}
+
+/**
+ * Turns the range-local line numbers of batches, taken in crawl order, into their file's. Call
+ * take() for every batch in crawl order (those a resumed build skips too).
+ */
+export class LineNumbering {
+  private base: number;
+  private items: number;
+  private next: LineState;
+
+  constructor(private readonly tasks: readonly ParseTask[], resumed?: LineState) {
+    this.base = resumed?.lineBase ?? 0;
+    this.items = resumed?.items ?? 0;
+    this.next = { lineBase: this.base, items: this.items };
+  }
+
+  /**
+   * Fixes batch b's line numbers in place and, after the last range of a file with no items,
+   * returns the 'empty file' skip that a single task would have reported.
+   */
+  take(b: ParsedBatch): SkippedItem | undefined {
+    const task = this.tasks[b.seq]!;
+    if (b.part === 0) {
+      const continues = task.range !== undefined && task.range.start > 0;
+      this.base = continues ? this.next.lineBase : 0;
+      this.items = continues ? this.next.items : 0;
+    }
+    if (this.base > 0) {
+      const ids = b.lineIds ?? [];
+      for (let k = 0; k < ids.length; k += 2) b.externalIds[ids[k]!] = `${task.path}:${this.base + ids[k + 1]!}`;
+      for (const s of b.skips) if (s.line !== undefined) s.line += this.base;
+      for (const w of b.warnings) if (w.line !== undefined) w.line += this.base;
+    }
+    if (!b.last || !task.range) return undefined;
+    this.next = { lineBase: this.base + (b.lines ?? 0), items: this.items + (b.items ?? 0) };
+    const nextTask = this.tasks[b.seq + 1];
+    const fileEnds = !(nextTask && nextTask.path === task.path && nextTask.range && nextTask.range.start > 0);
+    return fileEnds && this.next.items === 0 ? { path: task.path, reason: 'empty file' } : undefined;
+  }
+
+  /** The state for a resume point at the start of task `seq` or inside it (see ResumePoint). */
+  stateAt(seq: number, currentSeq: number): LineState {
+    if (seq === currentSeq) return { lineBase: this.base, items: this.items };
+    const task = this.tasks[seq];
+    return task?.range && task.range.start > 0 ? { ...this.next } : { lineBase: 0, items: 0 };
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Messages between the main thread and the parse workers.
+ *
+ * termIDs stay global and deterministic through per-worker local ids remapped on the main
+ * thread: a worker numbers terms in its own TermDictionary and sends, with each batch, the
+ * strings of the local ids it created for that batch. The main thread takes batches in crawl
+ * order and maps local -> global on first sight of each pair, which is exactly the order a
+ * single-threaded parse assigns ids in: the index is byte-identical whatever the worker count.
+ * The mappings made so far are shared back (shared-term-ids.ts), so a worker writes global ids
+ * itself for the terms already mapped and the main thread fixes only the other pairs.
+ */
+import type { CorpusOptions, SkippedItem } from '../corpus/index.js';
+import type { TokenizerOptions } from '../analysis/tokenizer.js';
+import type { PostingsLayout, WrittenPostings } from '../../merge/doc-order-postings.js';
+import type { RawTokenBytes } from '../scan/raw-token-list.js';
+
+/** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
+export function batchArrayWords(batchPairs: number): number {
+  return 2 * batchPairs + 4096;
+}
+
+export interface ParseWorkerInit {
+  root: string;
+  corpus: CorpusOptions;
+  /** The build's resolved tokenizer options (maxTokenLength included): workers analyse exactly like the main thread. */
+  tokenizer: TokenizerOptions;
+  /** A batch is sent once it holds at least this many pairs (and at the end of each file). */
+  batchPairs: number;
+  /** Batches a worker may have sent and not yet seen consumed (the SyncSend bound). */
+  credits: number;
+  /** The worker's resourceLimits.maxYoungGenerationSizeMb (set by ParsePool); default V8's. */
+  maxYoungGenerationMb?: number;
+  /** Niceness the worker sets for its thread (indexer/thread-priority.ts); 0 or absent: none. */
+  niceness?: number;
+  /** This worker's local -> global term id table (shared-term-ids.ts), written by the main thread. */
+  globalTermIds: SharedArrayBuffer;
+  /**
+   * Whether the worker writes the global ids it knows into its pairs (default) or leaves every
+   * pair's local id to the main thread (ParsedBatch.localIds): with one worker, see ParsePool.
+   */
+  resolveIds?: boolean;
+}
+
+/**
+ * A credit may carry (transferred) the pairs array of a batch the main thread has consumed, for
+ * the worker's next batch: batch arrays circulate instead of becoming garbage (see ParsePool).
+ */
+/** A task: a whole file, or with start/end the lines of a JSONL file starting in that byte range (indexer/jsonl-ranges.ts). */
+export type ToWorker =
+  | { type: 'task'; seq: number; path: string; start?: number; end?: number }
+  | { type: 'credit'; buffer?: ArrayBuffer }
+  | { type: 'stop' }
+  /** The set-up of a worker started ahead of the build (parse-worker-spares.ts); its first message. */
+  | { type: 'init'; init: ParseWorkerInit }
+  | BlockPostingsRequest;
+
+/**
+ * After its last batch, a worker may be handed the build's one block (the whole crawl fitted in
+ * it): it writes postings.bin at `path` from the block in docID order and the tally's layout
+ * (merge/doc-order-postings.ts) while the main thread writes the lexicon (worker-pipeline.ts).
+ * `pairs` and `scratch` are transferred; `docBases` as in PairSorter.sortBlock.
+ */
+export interface BlockPostingsRequest {
+  type: 'postings';
+  pairs: ArrayBuffer;
+  count: number;
+  docBases: Uint32Array;
+  /** Each term's list length and gap bytes, from the PostingsTally of the fill. */
+  layout: PostingsLayout;
+  /** The CPU sorter's scratch, already touched during the fill (a first page touch is slow here): the file's bytes go there. */
+  scratch?: ArrayBuffer;
+  path: string;
+}
+
+/** The answer to a BlockPostingsRequest: merge/doc-order-postings.ts's figures, or the error (with its system code). */
+export type BlockPostingsReply =
+  | ({ type: 'postings'; writeMs: number } & WrittenPostings)
+  | { type: 'postings-error'; message: string; code?: string };
+
+/** One batch of parsed documents of one file: the stream element between parse and block fill. */
+export interface ParsedBatch {
+  type: 'batch';
+  seq: number;
+  part: number;
+  last: boolean;
+  /** The raw tokens of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... (never stopwords; not yet stemmed). */
+  firstNewTerm: number;
+  newTerms: RawTokenBytes;
+  /**
+   * (termID, document index within this batch) pairs; the buffer is transferred, not copied. A
+   * termID is global, or a local id with UNRESOLVED_BIT set where the worker did not know the
+   * global one yet (shared-term-ids.ts).
+   */
+  pairs: Uint32Array;
+  pairCount: number;
+  /** Indexes of the pairs holding a local id, ascending (empty with localIds). */
+  unresolved: Uint32Array;
+  /** Every pair's termID is the worker's local id, without UNRESOLVED_BIT (ParseWorkerInit.resolveIds false). */
+  localIds?: true;
+  externalIds: string[];
+  /** The crawl file every document of the batch comes from (a batch never spans files): one string, not one a document. */
+  path: string;
+  /**
+   * Range tasks only (line numbers count from the range's first line): [document index, line]
+   * of each document whose id is its `path:line`, for the main thread to renumber.
+   */
+  lineIds?: number[];
+  /** Range tasks, last batch only: the range's lines and items (documents and skips). */
+  lines?: number;
+  items?: number;
+  lengths: Uint32Array;
+  bytes: number;
+  skips: SkippedItem[];
+  /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced): path, line, what. */
+  warnings: SkippedItem[];
+  /** Milliseconds the worker spent parsing this batch, and waiting for a credit before it. */
+  busyMs: number;
+  idleMs: number;
+  /** Bytes of the worker's WebAssembly raw-token table when the batch was sent. */
+  scanTableBytes: number;
+  /** The worker's first batch only: when its script began running (ms since the epoch, performance.timeOrigin-based). */
+  workerStartedAt?: number;
+}
+
+/** 'loaded': a worker started ahead (deferred) has loaded its modules and waits for 'init'. */
+export type FromWorker = ParsedBatch | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply;

@@ -1,0 +1,123 @@
+/**
+ * Indexcpu / Indexgpu (paper 000, Fig. 7): Parse -> Sort -> toDisk, one block after another.
+ * Parse tokenizes each document, maps terms to TermIds and fills a PairBlockBuilder; a full
+ * block is sorted (CPU or GPU sorter, the only difference between the two indexers) and its
+ * sorted run is written from the sorter's output view.
+ */
+import type { CorpusItem, SkippedItem } from '../corpus/index.js';
+import { AbortError } from '../../src/shared/errors.js';
+import type { Tokenizer } from '../analysis/tokenizer.js';
+import type { PairSorter } from '../../src/shared/types.js';
+import { PairBlockBuilder } from '../fill/block.js';
+import type { TermDictionary } from '../fill/dictionary.js';
+import type { DocumentTable } from '../fill/documents.js';
+import { releaseBuffers } from '../../runtime/release-buffers.js';
+import { RunSink } from '../sort/run-sink.js';
+import { analysedTermIds, DocumentInverter } from '../scan/document-inverter.js';
+import type { StageClock } from './stage-clock.js';
+
+export interface ParseCounters {
+  documents: number;
+  bytes: number;
+  pairs: number;
+  blocks: number;
+  runBytes: number;
+  skipped: SkippedItem[];
+  skippedCount: number;
+  /** Documents indexed with a warning (listed up to MAX_LISTED_SKIPS, all counted). */
+  warned: SkippedItem[];
+  warnedCount: number;
+  /** Bytes of the crawl files finished so far and in all (for the progress ETA). */
+  fileBytesDone: number;
+  fileBytesTotal: number;
+}
+
+export interface PipelineInput {
+  source: AsyncIterable<CorpusItem>;
+  tokenizer: Tokenizer;
+  dictionary: TermDictionary;
+  documents: DocumentTable;
+  sorter: PairSorter;
+  blockSize: number;
+  runDir: string;
+  clock: StageClock;
+  signal?: AbortSignal;
+  /** Called for each skipped file or document. */
+  onSkip?: (item: SkippedItem) => void;
+  /** Called for each document indexed with a warning. */
+  onDocumentWarning?: (item: SkippedItem) => void;
+  /** Called after each document and each block. */
+  onProgress?: (counters: ParseCounters) => void;
+  /** One-line warnings (a GPU fault and the switch to the CPU sorter). */
+  onWarning?: (message: string) => void;
+}
+
+export interface PipelineResult {
+  runPaths: string[];
+  counters: ParseCounters;
+  /** The sorter that sorted the last block ('cpu' after a GPU fault). */
+  sorterKind: 'cpu' | 'gpu';
+}
+
+export function newCounters(): ParseCounters {
+  return { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0, warned: [], warnedCount: 0, fileBytesDone: 0, fileBytesTotal: 0 };
+}
+
+export function noteWarning(c: ParseCounters, w: SkippedItem, report?: (w: SkippedItem) => void): void {
+  c.warnedCount++;
+  if (c.warned.length < MAX_LISTED_SKIPS) c.warned.push(w);
+  report?.(w);
+}
+
+/** Keep the summary readable on crawls with millions of bad lines: list the first ones, count all. */
+export const MAX_LISTED_SKIPS = 1000;
+
+export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
+  const { clock, sorter, signal } = input;
+  const counters: ParseCounters = newCounters();
+  const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true);
+  const inverter = new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
+
+  const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
+  const flushBlock = async (): Promise<void> => {
+    if (signal?.aborted) throw new AbortError();
+    await sink.sortAndWrite(block.pairs, block.count);
+    counters.blocks = sink.blocks;
+    counters.runBytes = sink.runBytes;
+    block.reset();
+    input.onProgress?.(counters);
+  };
+
+  let parseStart = performance.now();
+  for await (const item of input.source) {
+    if (item.kind === 'skip') {
+      counters.skippedCount++;
+      if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(item.skip);
+      input.onSkip?.(item.skip);
+      continue;
+    }
+    const doc = item.doc;
+    if (doc.warning) noteWarning(counters, { path: doc.path, line: doc.line, reason: doc.warning }, input.onDocumentWarning);
+    const termIds = inverter.invert(doc);
+    const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
+    counters.documents++;
+    counters.bytes += doc.bytes;
+    counters.pairs += termIds.length;
+    for (let i = 0; i < termIds.length; i++) {
+      block.push(termIds[i] as never, docId);
+      if (block.full) {
+        clock.add('parse', performance.now() - parseStart);
+        await flushBlock();
+        parseStart = performance.now();
+      }
+    }
+    if (signal?.aborted) throw new AbortError();
+    input.onProgress?.(counters);
+  }
+  clock.add('parse', performance.now() - parseStart);
+  await flushBlock();
+  // The block and sort scratch go now, not at some later collection: the merge comes next.
+  await releaseBuffers([block.pairs.buffer]);
+  await sink.release();
+  return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind };
+}

@@ -1,0 +1,300 @@
+/**
+ * Document -> TermIds for the parse (a worker's, or the in-process parse of API documents):
+ * the tokenizer's analysis of each distinct raw token, cached, through the WebAssembly scanner
+ * for pure-ASCII text. Its own module so that parse workers load nothing of the sort stage.
+ */
+import type { SourceDocument } from '../corpus/index.js';
+import type { Tokenizer } from '../analysis/tokenizer.js';
+import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
+import { grown } from '../../runtime/grown.js';
+import type { TermDictionary } from '../fill/dictionary.js';
+import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
+import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
+import { RawTokenList, type RawTokenBytes } from './raw-token-list.js';
+
+/** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
+const RAW_CACHE_LIMIT = 1 << 22;
+/**
+ * Text needing the Unicode pattern goes through the tokenizer's regex until a thread has scanned
+ * this many UTF-16 units of it, then through scanUnicodeTerms. The hand-written scan is 1.5-3x
+ * faster once compiled, but runs in V8's interpreter first: on mail's 278 K units of such text
+ * it took 42-65 ms cold against the regex's 22-41 (11 against 15-24 warm), and a crawl with
+ * little of it (mail: 53 of 6,046 messages) would pay that warm-up for nothing. Past ~1 M units
+ * the saving has paid for it (multilingual: 34 M units; docs/benchmarks.md).
+ */
+export const UNICODE_TABLE_AFTER_UNITS = 1 << 20;
+/**
+ * A text that is not pure ASCII and at least this long is cut into ASCII pieces, which take the
+ * WebAssembly scanner, and the words around its non-ASCII characters, which take the Unicode
+ * analysis (addIslands). Mail's 59 such texts (482 K characters) hold 29 K characters of such
+ * words: the rest went through NFKC, the tokenizer's regex and a Map per token, ~50 ms of the
+ * parse worker.
+ */
+export const ISLANDS_FROM_CHARS = 1024;
+/** ASCII between two such words shorter than this stays with them (a scanner call costs more). */
+const MIN_ASCII_PIECE = 64;
+const NON_ASCII_CHAR = /[^\x00-\x7f]/g;
+const ASCII_SPACE = /[ \t\n\r]/g;
+const isAsciiSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+const STOPWORD = -1;
+
+/**
+ * The id a raw token (not yet seen by this inverter's caches) stands for in the TermIds it
+ * emits, or STOPWORD. Called once per distinct raw token, in order of first occurrence.
+ */
+export type RawTokenNumbering = (raw: string) => number;
+
+/** Raw token -> its term's TermId in `dictionary` (stopword test, stemming, lookup): the in-process parse. */
+export function analysedTermIds(tokenizer: Tokenizer, dictionary: TermDictionary): RawTokenNumbering {
+  return (raw) => {
+    const term = tokenizer.analyzeToken(raw);
+    return term === null ? STOPWORD : dictionary.idOf(term);
+  };
+}
+
+/**
+ * A parse worker's local terms: its raw tokens numbered 0, 1, 2, ... in order of first sight,
+ * and the bytes of those not sent yet (RawTokenList). A token goes to the main thread with the
+ * batch that uses it first and is not kept here; the scanner's new tokens go in as a run of the
+ * bytes it has (addRun), with no string made.
+ */
+export class LocalTerms {
+  /** Local ids given so far: the next one. */
+  count = 0;
+  private readonly unsent = new RawTokenList();
+
+  add(raw: string): number {
+    this.unsent.pushString(raw);
+    return this.count++;
+  }
+
+  /** `n` new raw tokens whose bytes lie one after another in `src` from `from`, numbered in order. */
+  addRun(src: Uint8Array, from: number, lengths: ArrayLike<number>, n: number): void {
+    this.unsent.pushRun(src, from, lengths, n);
+    this.count += n;
+  }
+
+  /** The raw tokens of local ids count - n .. count - 1, added since the last call. */
+  takeUnsent(): RawTokenBytes {
+    return this.unsent.take();
+  }
+}
+
+/**
+ * Raw token -> a new local id (stopwords dropped): a parse worker's numbering. The worker's
+ * caches see each raw token once, so no lookup is needed; stemming and the term dictionary are
+ * left to the main thread (BatchRemapper), which does them once for all workers instead of once
+ * in each (and off the worker, which bounds the build).
+ */
+export function rawTokenIds(tokenizer: Tokenizer, terms: LocalTerms): RawTokenNumbering {
+  return (raw) => (tokenizer.isStopword(raw) ? STOPWORD : terms.add(raw));
+}
+const NON_ASCII = /[^\x00-\x7f]/g;
+/** The ASCII character that stands in for a non-ASCII one of normalized text that needs no Unicode scan. */
+const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
+
+/**
+ * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
+ * analysis of each distinct raw token (stopword test, stemming, dictionary lookup) is cached
+ * as one raw token -> TermId entry: pure-ASCII text goes through scanAscii's in-place table
+ * (no string allocated for a token seen before), other text through the tokenizer and a Map
+ * at first, then through scanUnicodeTerms' in-place table (UNICODE_TABLE_AFTER_UNITS).
+ */
+export class DocumentInverter {
+  private termIds = new Uint32Array(4096);
+  private length = 0;
+  /** Text that needs the Unicode pattern, until UNICODE_TABLE_AFTER_UNITS: the regex scan and a Map. */
+  private readonly rawToId = new Map<string, number>();
+  /** UTF-16 units of such text scanned so far. */
+  private unicodeUnits = 0;
+  /** Then: scanUnicodeTerms (unicode-terms.ts), made on first use. */
+  private unicodeTable: UnicodeTermTable | undefined;
+  private readonly bigrams: boolean;
+  /** Pure-ASCII text: the WebAssembly scanner, unless GPUINDEX_ASCII_SCAN=js. */
+  private readonly wasmTable: WasmAsciiTable | undefined;
+  /** Normalized text (and all ASCII text with GPUINDEX_ASCII_SCAN=js): the JS scan. */
+  private readonly asciiTable: AsciiTermTable;
+
+  /** The id of a raw token not seen before (see RawTokenNumbering). */
+  private readonly analyse: RawTokenNumbering;
+
+  /**
+   * `numbering`: how a raw token not seen before gets its id; a LocalTerms numbers them as a
+   * parse worker does (rawTokenIds), and the WebAssembly scanner then numbers its own the same
+   * way (ScanNumbering). `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0,
+   * or a few units to cross it); `islandsFromChars`: see ISLANDS_FROM_CHARS.
+   */
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    numbering: RawTokenNumbering | LocalTerms,
+    private readonly unicodeTableAfterUnits = UNICODE_TABLE_AFTER_UNITS,
+    private readonly islandsFromChars = ISLANDS_FROM_CHARS,
+  ) {
+    this.bigrams = tokenizer.options.cjk === 'bigram';
+    const local = numbering instanceof LocalTerms ? numbering : undefined;
+    this.analyse = local ? rawTokenIds(tokenizer, local) : (numbering as RawTokenNumbering);
+    this.wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS, local && { terms: local, stopwords: tokenizer.stopwords }) : undefined;
+    this.asciiTable = new AsciiTermTable(this.wasmTable ? undefined : PARSER_TABLE_SLOTS);
+  }
+
+  private readonly push = (id: number): void => {
+    if (id === STOPWORD) return;
+    if (this.length === this.termIds.length) this.grow(this.length + 1);
+    this.termIds[this.length++] = id;
+  };
+
+  private readonly emitRaw = (raw: string): void => {
+    let id = this.rawToId.get(raw);
+    if (id === undefined) {
+      id = this.analyse(raw);
+      if (this.rawToId.size >= RAW_CACHE_LIMIT) this.rawToId.clear();
+      this.rawToId.set(raw, id);
+    }
+    this.push(id);
+  };
+
+  private readonly pushAll = (ids: Int32Array): void => {
+    const need = this.length + ids.length;
+    if (need > this.termIds.length) this.grow(need);
+    this.termIds.set(ids, this.length);
+    this.length = need;
+  };
+
+  /** Room for `need` TermIds, keeping the first `length`. */
+  private grow(need: number): void {
+    this.termIds = grown(this.termIds, need, this.length);
+  }
+
+  /** Whether pure-ASCII text takes the WebAssembly scanner (not with GPUINDEX_ASCII_SCAN=js). */
+  get wasmScan(): boolean {
+    return this.wasmTable !== undefined;
+  }
+
+  /** Bytes of the WebAssembly scanner's raw-token table (0 without it) and of the Unicode one. */
+  get scanTableBytes(): number {
+    return (this.wasmTable?.tableBytes ?? 0) + (this.unicodeTable?.byteLength ?? 0);
+  }
+
+  /** `mayClear`: false while a JSON line sits in the scanner (clear() would drop it). */
+  private add(text: string, mayClear = true): void {
+    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
+    const start = this.length;
+    let knownNotAscii = false;
+    if (this.wasmTable !== undefined) {
+      if (mayClear && this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+      const result = this.wasmTable.scan(text, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+      if (result === 'scanned') return;
+      // 'uncut' (pure ASCII, a 256 Ki-character token) goes to the JS scan below.
+      knownNotAscii = result === 'not-ascii';
+      if (knownNotAscii && text.length >= this.islandsFromChars) return this.addIslands(text);
+    }
+    if (!knownNotAscii && scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
+    // Not ASCII: drop what the ASCII scan emitted.
+    this.length = start;
+    this.addNonAscii(text);
+  }
+
+  /** Pure-ASCII text: the WebAssembly scanner, or the JS scan for text it cannot cut. */
+  private addAscii(text: string): void {
+    if (this.wasmTable?.scan(text, this.tokenizer.maxTokenLength, this.analyse, this.pushAll) === 'scanned') return;
+    scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength);
+  }
+
+  /**
+   * Text that is not pure ASCII, cut at ASCII whitespace into ASCII pieces (addAscii) and the
+   * words holding its non-ASCII characters (addNonAscii), taken in order: the same tokens as
+   * the whole text's Unicode analysis, since no token spans whitespace, and normalization
+   * (NFKC, lowercasing with its final-sigma rule) looks no further than the whitespace around a
+   * word.
+   */
+  private addIslands(text: string): void {
+    /** Where the ASCII not yet added starts, and the pending island [islandStart, islandEnd). */
+    let ascii = 0;
+    let islandStart = -1;
+    let islandEnd = 0;
+    NON_ASCII_CHAR.lastIndex = 0;
+    for (let m = NON_ASCII_CHAR.exec(text); m !== null; m = NON_ASCII_CHAR.exec(text)) {
+      let start = m.index;
+      while (start > islandEnd && !isAsciiSpace(text.charCodeAt(start - 1))) start--;
+      ASCII_SPACE.lastIndex = m.index;
+      const end = ASCII_SPACE.exec(text)?.index ?? text.length;
+      if (islandStart >= 0 && start - islandEnd < MIN_ASCII_PIECE) {
+        islandEnd = end;
+      } else {
+        if (islandStart >= 0) {
+          this.addNonAscii(text.slice(islandStart, islandEnd));
+          ascii = islandEnd;
+        }
+        if (start > ascii) this.addAscii(text.slice(ascii, start));
+        islandStart = start;
+        islandEnd = end;
+      }
+      NON_ASCII_CHAR.lastIndex = end;
+    }
+    this.addNonAscii(text.slice(islandStart, islandEnd));
+    if (islandEnd < text.length) this.addAscii(text.slice(islandEnd));
+  }
+
+  /**
+   * Text that is not pure ASCII: normalized text whose non-ASCII characters only separate tokens
+   * still takes the scanner, the rest goes the Unicode way.
+   */
+  private addNonAscii(text: string): void {
+    const normalized = this.tokenizer.normalizeNonAscii(text);
+    if (!this.tokenizer.needsUnicodeScan(normalized)) return this.addNormalized(normalized);
+    if (this.unicodeUnits < this.unicodeTableAfterUnits) {
+      this.unicodeUnits += normalized.length;
+      return this.tokenizer.tokenizeUnicodeRaw(normalized, this.emitRaw);
+    }
+    if (this.unicodeTable === undefined) {
+      this.unicodeTable = new UnicodeTermTable();
+      this.rawToId.clear();
+    } else if (this.unicodeTable.size >= RAW_CACHE_LIMIT) this.unicodeTable.clear();
+    scanUnicodeTerms(normalized, this.unicodeTable, this.bigrams, this.tokenizer.maxTokenLength, this.analyse, this.push);
+  }
+
+  /**
+   * Normalized text that needs no Unicode scan (Tokenizer.needsUnicodeScan): its non-ASCII characters only separate tokens,
+   * except U+2019, which joins like an apostrophe. Written as ASCII (a space, an apostrophe) it
+   * has the same tokens and takes the WebAssembly scanner too.
+   */
+  private addNormalized(normalized: string): void {
+    const maxLength = this.tokenizer.maxTokenLength;
+    if (this.wasmTable?.scan(normalized.replace(NON_ASCII, asciiStandIn), maxLength, this.analyse, this.pushAll) === 'scanned') return;
+    scanAscii(normalized, this.asciiTable, this.analyse, this.push, maxLength, true);
+  }
+
+  /**
+   * The JSONL fast path (jsonl-fast-path.ts) inverts a document piece by piece, straight from
+   * the line in the WebAssembly scanner: begin() (the scanner, or undefined without it), then
+   * addLineSpan() / addText() for the title and text pieces in order, then pieces().
+   */
+  begin(): WasmAsciiTable | undefined {
+    this.length = 0;
+    if (this.wasmTable !== undefined && this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+    return this.wasmTable;
+  }
+
+  /** A pure-ASCII string of the line begin()'s scanner holds (escaped: with two-byte escapes). */
+  addLineSpan(start: number, end: number, escaped: boolean): void {
+    this.wasmTable!.scanLineSpan(start, end, escaped, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+  }
+
+  /** A decoded piece (non-ASCII text, or one with \u escapes): the ordinary analysis. */
+  addText(text: string): void {
+    this.add(text, false);
+  }
+
+  /** The TermIds of the pieces added since begin(): a view valid until the next document. */
+  pieces(): Uint32Array {
+    return this.termIds.subarray(0, this.length);
+  }
+
+  /** Returns a view of the document's TermIds, valid until the next call. */
+  invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
+    this.length = 0;
+    if (doc.title) this.add(doc.title);
+    this.add(doc.text);
+    return this.termIds.subarray(0, this.length);
+  }
+}

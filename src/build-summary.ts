@@ -1,0 +1,147 @@
+/**
+ * What a build reports (BuildSummary), and the figures it is assembled from: stage busy and idle
+ * times, the memory the build held against --memory.
+ */
+import type { StageClock } from '../indexer/pipeline/stage-clock.js';
+import type { PipelineResult } from '../indexer/pipeline/in-process-pipeline.js';
+import type { WorkerPipelineResult } from '../indexer/pipeline/worker-pipeline.js';
+import type { SkippedItem } from '../indexer/corpus/index.js';
+import type { PhaseCpuMs } from '../runtime/cpu-time.js';
+
+export interface StageReport {
+  /** Milliseconds the stage was working. */
+  busyMs: number;
+  /** Milliseconds of the parse+sort phase the stage was not working (waiting or starved). */
+  idleMs: number;
+  /** Pairs per second while busy. */
+  pairsPerSecond: number;
+  /**
+   * Parse workers only: of idleMs, the milliseconds the worker waited for a credit (its batches
+   * not yet consumed by the main thread: the SyncSend bound); the rest of idleMs it had no file
+   * to parse (start-up, between files, the end of the crawl).
+   */
+  blockedMs?: number;
+  /**
+   * Parse workers only: when the worker's first and last batches reached the main thread, in ms
+   * after the parse phase began (start-up before the first; after the last, the end of the crawl).
+   */
+  firstBatchAtMs?: number;
+  lastBatchAtMs?: number;
+  /** Parse workers only: when the worker's code began running (its modules loaded), in ms after the parse phase began. */
+  startedAtMs?: number;
+  /**
+   * 'fill' (the main thread) only: milliseconds it waited for the next batch in crawl order
+   * (writing document rows ahead meanwhile), and for the sort stage to take the next block.
+   */
+  batchWaitMs?: number;
+  sortWaitMs?: number;
+}
+
+export interface BuildSummary {
+  output: string;
+  documents: number;
+  terms: number;
+  pairs: number;
+  postings: number;
+  blocks: number;
+  blockSize: number;
+  /** Indexcpu ('cpu'), Indexgpu ('gpu') or Indexgpu+ ('gpu+'). */
+  pipeline: 'cpu' | 'gpu' | 'gpu+';
+  sorter: 'cpu' | 'gpu';
+  workers: number;
+  /** Source bytes read (raw document text as stored in the crawl). */
+  bytesRead: number;
+  indexBytes: number;
+  runBytes: number;
+  skipped: { count: number; items: SkippedItem[] };
+  /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced), with what it was. */
+  warnings: { count: number; items: SkippedItem[] };
+  /**
+   * Wall time of each phase: setup (options, output folder, opening the GPU), parse+sort (with
+   * run writing), release (freeing the sorter's device), merge, finish (checksums, the rename
+   * into place), and the whole build.
+   */
+  timings: { setupMs: number; parseSortMs: number; releaseMs: number; mergeMs: number; finishMs: number; totalMs: number };
+  /** Busy/idle time per stage, so overlap is visible. */
+  stages: Record<string, StageReport>;
+  /**
+   * The parse+sort stage's moments, ms from its start: per block 'sort' (handed to the sorter),
+   * 'write' (sorted; its run write starts) and 'written', with the block's pairs; then 'last
+   * batch' (the workers' last batch taken), 'workers closed' and 'released' (sorter buffers freed).
+   */
+  timeline: { event: string; atMs: number; pairs?: number }[];
+  /**
+   * CPU ms (user + system) of the parse+sort phase: the whole process (workers included) and,
+   * on Linux, the main thread and the other threads alive at its end (PhaseCpuMs); the parse
+   * workers' share is what the process took beyond those two.
+   */
+  cpu: PhaseCpuMs;
+  /**
+   * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead and
+   * termRowsAhead: document and term rows written into index.sqlite while the parse waited for
+   * batches (the merge inserted the rest).
+   * With merge threads: threadsMs, until the last of them finished; appendMs, the main thread's
+   * time appending their parts to postings.bin (copying, and waiting for the SHA-256 thread when
+   * it falls behind) and writing lexicon entries.
+   */
+  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; termRowsAhead: number; threadsMs?: number; appendMs?: number };
+  /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */
+  resumed?: { runs: number; documents: number };
+  peakRssBytes: number;
+  /** --memory and how the build kept to it (indexer/memory-plan.ts, docs/API.md). */
+  memory: {
+    /** --memory in bytes: the bound on workingSetBytes. */
+    budgetBytes: number;
+    /** memoryScope 'build': the calling process's RSS when buildIndex was called, outside the budget; 0 for 'process'. */
+    hostBytes: number;
+    /** Process RSS when the plan was made (modules loaded, sorter open, before the workers), less hostBytes. */
+    baselineBytes: number;
+    /** Peak RSS of the process (same as the top-level peakRssBytes). */
+    peakRssBytes: number;
+    /** Estimate of the term dictionaries and the document table (indexer/dictionary-bytes.ts). */
+    dictionaryBytes: number;
+    /** peakRssBytes - dictionaryBytes - hostBytes. */
+    workingSetBytes: number;
+    /** Pairs per block the plan chose (or the explicit --block-size). */
+    blockPairs: number;
+  };
+  notices: string[];
+}
+
+export function stageReports(clock: StageClock, parsed: PipelineResult | WorkerPipelineResult, parseStart: number, parseSortMs: number, mergeMs: number, pairs: number): Record<string, StageReport> {
+  const report = (busyMs: number, spanMs: number): StageReport => ({
+    busyMs: round(busyMs),
+    idleMs: round(Math.max(0, spanMs - busyMs)),
+    pairsPerSecond: busyMs > 0 ? Math.round((pairs / busyMs) * 1000) : 0,
+  });
+  const b = clock.busyMs;
+  const stages: Record<string, StageReport> = {};
+  if ('workerTimes' in parsed) {
+    parsed.workerTimes.forEach((t, i) => {
+      stages[`parser${i}`] = { ...report(t.busyMs, parseSortMs), blockedMs: round(t.idleMs) };
+      if (t.firstBatchAt !== undefined) stages[`parser${i}`]!.firstBatchAtMs = round(t.firstBatchAt - parseStart);
+      if (t.lastBatchAt !== undefined) stages[`parser${i}`]!.lastBatchAtMs = round(t.lastBatchAt - parseStart);
+      if (t.startedAt !== undefined) stages[`parser${i}`]!.startedAtMs = round(t.startedAt - parseStart);
+    });
+    stages.fill = { ...report(b.fill ?? 0, parseSortMs), batchWaitMs: round(parsed.batchWaitMs), sortWaitMs: round(parsed.sortWaitMs) };
+  } else {
+    stages.parser = report(b.parse ?? 0, parseSortMs);
+  }
+  stages.sort = report(b.sort ?? 0, parseSortMs);
+  if (b.gpuKernel !== undefined) stages.gpuKernel = report(b.gpuKernel, parseSortMs);
+  if (b.gpuUpload !== undefined) stages.gpuUpload = report(b.gpuUpload, parseSortMs);
+  if (b.gpuReadback !== undefined) stages.gpuReadback = report(b.gpuReadback, parseSortMs);
+  stages.writer = report(b.writeRuns ?? 0, parseSortMs);
+  stages.merge = report(mergeMs, mergeMs);
+  return stages;
+}
+
+export const round = (ms: number): number => Math.round(ms * 10) / 10;
+
+export const roundCpu = (c: PhaseCpuMs): PhaseCpuMs => ({
+  processMs: round(c.processMs),
+  ...(c.mainThreadMs !== undefined ? { mainThreadMs: round(c.mainThreadMs) } : {}),
+  ...(c.otherThreadsMs !== undefined ? { otherThreadsMs: round(c.otherThreadsMs) } : {}),
+  ...(c.otherThreadsByGroup ? { otherThreadsByGroup: Object.fromEntries(Object.entries(c.otherThreadsByGroup).map(([g, ms]) => [g, round(ms)])) } : {}),
+});
+

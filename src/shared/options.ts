@@ -1,0 +1,145 @@
+/**
+ * The one options object of a build, shared by the library API and the CLI, with its defaults.
+ */
+import { UserError } from './errors.js';
+
+/** The text analysis (indexer/analysis/tokenizer.ts applies it). */
+export interface TokenizerOptions {
+  stem?: 'porter' | 'none';
+  /** 'english', 'none', or the path of a file with one stopword a line ('#' starts a comment line). */
+  stopwords?: 'english' | 'none' | string;
+  cjk?: 'unigram' | 'bigram';
+  /**
+   * Tokens longer than this many UTF-16 code units are dropped. An integer from 1 to
+   * MAX_TOKEN_LENGTH_LIMIT (65536); default MAX_TOKEN_LENGTH (255). Tokens longer than 255 are
+   * indexed unstemmed. Each distinct term is held in memory during the build, so a large limit
+   * costs memory only when the input really has such tokens.
+   */
+  maxTokenLength?: number;
+}
+
+export interface FieldNames {
+  id?: string[];
+  title?: string[];
+  text?: string[];
+}
+
+export interface CorpusOptions {
+  /** Which JSON fields hold the id, title and text (--fields). Missing lists take the defaults. */
+  fields?: FieldNames;
+}
+
+/** A document handed to buildIndex() directly instead of a crawl folder. */
+export interface InputDocument {
+  id: string;
+  text: string;
+  title?: string;
+  /** Extra text fields, indexed after title and text (in key order). */
+  fields?: Record<string, string>;
+}
+
+export type SorterChoice = 'cpu' | 'gpu' | 'auto';
+/** Indexcpu, Indexgpu, Indexgpu+ of paper 000; 'auto' is gpu+ when a GPU adapter exists, else cpu. */
+export type PipelineChoice = 'cpu' | 'gpu' | 'gpu+' | 'auto';
+
+/**
+ * Build options. The tokenizer's (stem, stopwords, cjk, maxTokenLength: see TokenizerOptions)
+ * are saved in the index's settings, and `search` analyses queries with them.
+ */
+export interface BuildOptions extends TokenizerOptions {
+  /** A crawl folder (or single file), or documents as an async iterable. */
+  input: string | AsyncIterable<InputDocument> | Iterable<InputDocument>;
+  /** The index folder to create. It appears only when the build is complete. */
+  output: string;
+  /** Replace an existing output folder. Default false. */
+  force?: boolean;
+  /**
+   * Memory budget, e.g. '1GiB', '256MiB' or bytes. Default '1GiB'. A hard bound on peak RSS minus
+   * the term dictionary and document table (which grow with the crawl): the build subtracts the
+   * process as it stands and each parse worker's allowance, and sizes blocks, sort buffers and
+   * queues from the rest (indexer/memory-plan.ts). Too small: a UserError naming the minimum.
+   */
+  memory?: string | number;
+  /**
+   * What `memory` bounds. 'build' (default): what the build adds to the calling process (its RSS
+   * at the call is left out: a service's own heap is not the build's). 'process': the whole
+   * process's peak RSS (less the dictionary), as `gpuindex build` uses it.
+   */
+  memoryScope?: 'build' | 'process';
+  /**
+   * Pairs per block; default: the largest that fits the memory budget. One that does not fit
+   * (with its sort buffers and queues) is a UserError naming the largest that does.
+   */
+  blockSize?: number;
+  /** Block sorter: 'auto' uses the GPU when an adapter exists, else the CPU. Default 'auto'. */
+  sorter?: SorterChoice;
+  /** Schedule: cpu (Indexcpu), gpu (Indexgpu), gpu+ (Indexgpu+, overlapped). Default 'auto'. */
+  pipeline?: PipelineChoice;
+  /** Parse worker threads (crawl input). Default: cores - 1, at least 1. */
+  workers?: number;
+  /** Which JSON fields hold the id, title and text (crawl input only). */
+  fields?: CorpusOptions['fields'];
+  /** Where each skipped file or document is reported (one line each). Default: nothing. */
+  onWarning?: (message: string) => void;
+  /** Progress events, see ProgressEvent. */
+  onProgress?: (event: ProgressEvent) => void;
+  /**
+   * Keep a checkpoint after each sorted run in the output's sibling `.NAME.gpuindex-resume/`, and
+   * reuse the completed runs of an interrupted build of the same crawl and settings (checked by a
+   * manifest of hashes). The index is byte-identical to an uninterrupted build. The folder is
+   * removed when the build completes. Crawl input only. Default false.
+   */
+  resume?: boolean;
+  /**
+   * Threads for the merge, each taking a range of terms (the index is the same for any
+   * count). Default: one per parse worker when the crawl gives at least 4Mi pairs, else 1
+   * (threads cost more than they save on a small merge). CLI `--merge-threads <n>`.
+   */
+  mergeThreads?: number;
+  /** Cancels the build: it stops within one block, cleans up and rejects with AbortError. */
+  signal?: AbortSignal;
+}
+
+export interface ProgressEvent {
+  stage: 'parse' | 'merge' | 'write' | 'done';
+  documents: number;
+  bytes: number;
+  blocksSorted: number;
+  runsWritten: number;
+  /** Merge progress in [0, 1] during the merge stage. */
+  mergeFraction?: number;
+  /** Share of the crawl's bytes (files on disk) parsed so far, when the input is a crawl. */
+  parseFraction?: number;
+  /** Estimated seconds left in the parse stage (from parseFraction). */
+  etaSeconds?: number;
+}
+
+export const DEFAULT_MEMORY = '1GiB';
+export const MIN_BLOCK_PAIRS = 1;
+export const MAX_BLOCK_PAIRS = 1 << 28;
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
+
+/** Parses '1GiB', '256MiB', '512MB', '100000' into bytes. */
+export function parseMemory(value: string | number): number {
+  if (typeof value === 'number') {
+    if (!(value > 0)) throw new UserError(`--memory must be positive, got ${value}`);
+    return Math.floor(value);
+  }
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined || !(Number(m[1]) > 0)) throw new UserError(`--memory: cannot read "${value}" (examples: 1GiB, 256MiB, 500MB)`);
+  return Math.floor(Number(m[1]) * unit);
+}
+
+/**
+ * The explicit block size in pairs, checked; undefined without one (the build's memory plan,
+ * indexer/memory-plan.ts, then sizes blocks from --memory once the sorter is open).
+ */
+export function resolveBlockSize(options: Pick<BuildOptions, 'blockSize'>): number | undefined {
+  if (options.blockSize === undefined) return undefined;
+  if (!Number.isInteger(options.blockSize) || options.blockSize < MIN_BLOCK_PAIRS || options.blockSize > MAX_BLOCK_PAIRS)
+    throw new UserError(`--block-size must be an integer from ${MIN_BLOCK_PAIRS} to ${MAX_BLOCK_PAIRS}, got ${options.blockSize}`);
+  return options.blockSize;
+}
+

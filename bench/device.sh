@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# bench/device.sh: gpuindex benchmarks on a GPU machine, run through the `device` tool.
+#
+# The GPU machine has no Node.js and no package registry, so prepare everything here and carry it:
+#   npm ci && npm run build
+#   git rev-parse --short HEAD > dist/COMMIT      # optional: the logs then name the commit
+#   bash ../shared/device/pack.sh                 # node, production node_modules, Vulkan loader -> .device/
+# then call the device tool with carry [".device", "dist"] (and every other build the subcommand
+# names, e.g. ".cache/dist-base") and the command
+#   source .device/prelude.sh && bash bench/device.sh <subcommand> [args]
+# Output goes to $OUT (the device tool's output folder; ./device-out when unset): log.txt (one line
+# per build, and what each subcommand prints), gpu-info.json, details.tgz (each build's `--json`
+# summary and stderr, lscpu) and the files named below. The device tool brings back at most 8 files,
+# so everything else goes into details.tgz; several subcommands in one command add to it.
+#
+# A base build for the A/B subcommands (any earlier commit, built here):
+#   mkdir -p /tmp/base && git archive <commit> | tar -x -C /tmp/base && (cd /tmp/base && npm ci && npm run build)
+#   mkdir -p .cache && cp -r /tmp/base/dist .cache/dist-base
+#
+# Crawls, generated on the machine once per machine start:
+#   /tmp/crawl  2 GB synthetic JSONL, 250 files: gen-corpus --size 2GB --seed 1 --file-size 8MB
+#   /tmp/small  200 MB synthetic JSONL that fits one block: gen-corpus --size 200MB --seed 2 --file-size 8MB
+# Builds of /tmp/crawl use --block-size 16777216 (2^24 pairs) --memory 4GiB.
+#
+# Subcommands:
+#   info          gpu-info --json and lscpu only.
+#   sort          GpuSort alone: `bench-sort --dist zipf --reps 5` at 2^22 and 2^24 pairs, each size in a
+#                 fresh process, with the plain and the fused tile kernels (--fuse). SWEEP=1 adds the
+#                 sweep: 2^16..2^26 and the largest block (--max), zipf, uniform, few-terms and sorted,
+#                 with the CPU radix sorter on the same data. -> sort.md, sort-sweep.md
+#   table         Table 2: `bench --sizes 5 --repeat $REPEAT` (default 3) of /tmp/crawl: Indexcpu, Indexgpu
+#                 and Indexgpu+ against parse alone at five doubling sizes, medians of alternating rounds.
+#                 -> bench/ (bench.json, bench.csv, bench.svg, bench.md), bench.log
+#   builds        single builds of /tmp/crawl: gpu+ (first GPU start), gpu+ with GPUINDEX_CREDITS=2 and 16,
+#                 gpu+ with --merge-threads 1, gpu+ again, cpu, gpu; postings.bin sha256 of each; verify.
+#   memory        the memory bound: builds of the first 1 GB of /tmp/crawl under each --memory case of
+#                 MEMORY_CASES, separated by commas (default "1GiB,2GiB,512MiB --workers 4,384MiB"):
+#                 working set, peak RSS and dictionary against the budget.
+#   onefile       /tmp/crawl as one 2 GB JSONL file, gpu+: in line-aligned ranges, and as one task.
+#   ab [DIST...]  A/B of builds, alternating (default: .cache/dist-base dist). ROUNDS (3) rounds of
+#                 /tmp/crawl for each pipeline of PIPELINES (default "gpu+"), with the parse workers'
+#                 figures and the tail after their last batch (bench/tail-summary.mjs); then three rounds
+#                 of /tmp/small with Indexcpu (skipped with ONLY=gpuplus); postings.bin sha256 of each
+#                 build, verify, and the same searches on every DIST's index. Knobs: ONEFILE=1 (/tmp/crawl
+#                 as one file), EXTRA (more build flags), WARM=0 (no first build to start the GPU).
+#                 Bundled against tsc output: build `npx tsc -p tsconfig.json --outDir .cache/unb` (copy
+#                 the scanner's .wasm and gpu/kernels beside it), then PIPELINES="gpu+ cpu" ONLY=gpuplus
+#                 bash bench/device.sh ab .cache/unb dist
+#   ratio         Indexgpu+ Parse+Sort / parse alone at 2 GB, A/B: per variant in turn one `bench --sizes 1
+#                 --pipelines gpu+ --repeat 2` (round a: parse alone first; round b: the build first), so
+#                 the variants share the host's slow and fast moments. VARIANTS: "name:dist[:VAR=value,...]"
+#                 ... (default "base:.cache/dist-base new:dist"); ROUNDS (5); BUILDS=1 (default) first
+#                 builds each variant with gpu+, gpu and cpu (sha256, verify). -> ratio-ab.txt (every round,
+#                 then the medians; each round's bench lines in details.tgz)
+#   pool          `ratio` of one build with V8's platform pool at each of POOLS (default "default 2 1"),
+#                 through NODE_OPTIONS=--v8-pool-size=N; BUILDS=0.
+#   scaling       parse rate per worker: 512 MB of /tmp/crawl (its first 64 files), gpu+, with each worker
+#                 count of WORKERS (default "1 2 4 8 12 <cores - 1>"), then at cores - 1 with
+#                 NODE_OPTIONS=--v8-pool-size=16 and with UV_THREADPOOL_SIZE=16.
+#   workers       whole builds of /tmp/crawl, gpu+, ROUNDS (2) alternating rounds of each worker count of
+#                 WORKERS (default "<cores - 1> 12 13 10"), and of STGC_WORKERS (default "<cores - 1> 12")
+#                 under node --single-threaded-gc.
+#   profile [ARG...]  one gpu+ build of /tmp/crawl under node --cpu-prof (main thread and every worker),
+#                 extra build flags as arguments; the top self time of each thread
+#                 (bench/profile-summary.mjs). -> profile-top.txt, profiles.tgz
+#   setup         opening the GPU and compiling the sort kernels, three times (bench/setup-time.mjs).
+#   all           builds, table, memory and onefile, in that order.
+# Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
+# SMALL (other folders for the two crawls; generated there only when missing).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+OUT=${OUT:-$PWD/device-out}; mkdir -p "$OUT"
+details=$OUT/details
+[ -f "$OUT/details.tgz" ] && tar xzf "$OUT/details.tgz" -C "$OUT" && rm -f "$OUT/details.tgz"
+mkdir -p "$details"
+trap 'tar czf "$OUT/details.tgz" -C "$OUT" details && rm -rf "$details"' EXIT
+export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+DIST=${DIST:-dist}
+cores=$(nproc)
+crawl=${CRAWL:-/tmp/crawl}
+small=${SMALL:-/tmp/small}
+big=(--block-size 16777216 --memory 4GiB)
+
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/log.txt"; }
+commit_of() { [ -f "$1/COMMIT" ] && echo "$1 at $(cat "$1/COMMIT")" || echo "$1"; }
+# with_env "VAR=value,VAR=value" command...: the command with those variables set
+with_env() { ( local kv e; IFS=, read -r -a kv <<< "$1"; shift; for e in ${kv[@]+"${kv[@]}"}; do export "${e?}"; done; "$@" ) }
+sha() { sha256sum "$1/postings.bin" 2>/dev/null | cut -c1-16; }
+summary() { node bench/build-summary.mjs "$@" 2>&1; }
+
+gen_crawl() {
+  [ -d $crawl ] && return
+  log "gen-corpus 2GB"
+  node "$DIST/src/cli.js" gen-corpus --size 2GB --seed 1 --file-size 8MB -o $crawl 2>&1 | tail -1 | tee -a "$OUT/log.txt"
+}
+gen_small() {
+  [ -d $small ] && return
+  log "gen-corpus 200MB"
+  node "$DIST/src/cli.js" gen-corpus --size 200MB --seed 2 --file-size 8MB -o $small 2>&1 | tail -1 | tee -a "$OUT/log.txt"
+}
+# build LABEL DIST CRAWL INDEX [node flags --] build args...: one build, its summary in details/build-LABEL.json
+build() {
+  local label=$1 dist=$2 from=$3 index=$4; shift 4
+  local flags=()
+  if [[ " $* " == *" -- "* ]]; then while [ "$1" != -- ]; do flags+=("$1"); shift; done; shift; fi
+  rm -rf "$index"
+  node ${flags[@]+"${flags[@]}"} "$dist/src/cli.js" build "$from" -o "$index" --json "$@" > "$details/build-$label.json" 2> "$details/build-$label.err"
+  log "$label rc=$? $(summary ${SUMMARY:-} "$details/build-$label.json") postings $(sha "$index")"
+}
+
+header() {
+  log "$1: $(nproc) cores, node $(node --version), $(uname -r); $(commit_of "$DIST")"
+  lscpu > "$details/lscpu.txt" 2>&1
+  [ -f "$OUT/gpu-info.json" ] || node "$DIST/src/cli.js" gpu-info --json > "$OUT/gpu-info.json" 2>&1
+}
+
+cmd_info() {
+  grep -E '^(Model name|Thread|Core|Socket|CPU\(s\)|L2|L3)' "$details/lscpu.txt" | tr -s ' ' | tee -a "$OUT/log.txt"
+  cat "$OUT/gpu-info.json"
+}
+
+cmd_sort() {
+  local cli="node $DIST/src/cli.js"
+  for size in 22 24; do for fuse in "" --fuse; do
+    log "bench-sort 2^$size zipf ${fuse:-plain}"
+    $cli bench-sort --sizes $size --dist zipf --reps 5 $fuse >> "$OUT/sort.md" 2>&1
+    tail -3 "$OUT/sort.md" | tee -a "$OUT/log.txt"
+  done; done
+  if [ "${SWEEP:-0}" = 1 ]; then
+    log "bench-sort sweep"
+    $cli bench-sort --sizes 16..26 --max --reps 5 --dist zipf,uniform,few-terms,sorted > "$OUT/sort-sweep.md" 2>&1
+    log "sweep rc=$?"
+  fi
+}
+
+cmd_table() {
+  gen_crawl
+  log "bench --sizes 5 --repeat ${REPEAT:-3}"
+  node "$DIST/src/cli.js" bench $crawl --sizes 5 --repeat "${REPEAT:-3}" "${big[@]}" -o "$OUT/bench" > "$OUT/bench.log" 2>&1
+  log "bench rc=$?"
+  tail -12 "$OUT/bench.log" | tee -a "$OUT/log.txt"
+}
+
+cmd_builds() {
+  gen_crawl
+  SUMMARY=--parsers
+  build gpuplus "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline gpu+
+  GPUINDEX_CREDITS=2 build gpuplus-credits2 "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline gpu+
+  GPUINDEX_CREDITS=16 build gpuplus-credits16 "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline gpu+
+  build gpuplus-merge1 "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline gpu+ --merge-threads 1
+  build gpuplus-again "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline gpu+
+  build cpu "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline cpu
+  build gpu "$DIST" $crawl /tmp/idx-b "${big[@]}" --pipeline gpu
+  node "$DIST/src/cli.js" verify /tmp/idx-b >> "$OUT/log.txt" 2>&1; log "verify rc=$?"
+  SUMMARY=
+  rm -rf /tmp/idx-b
+}
+
+cmd_memory() {
+  gen_crawl
+  mkdir -p /tmp/crawl1g; ls $crawl | head -125 | while read -r f; do ln -f "$crawl/$f" "/tmp/crawl1g/$f"; done
+  local cases
+  IFS=, read -r -a cases <<< "${MEMORY_CASES:-1GiB,2GiB,512MiB --workers 4,384MiB}"
+  for m in "${cases[@]}"; do
+    local tag; tag=memory-$(echo "$m" | tr -d ' -')
+    SUMMARY=--memory build "$tag" "$DIST" /tmp/crawl1g /tmp/idx-m --memory $m
+    grep -v -e '^Warning' -e '^$' "$details/build-$tag.err" | tail -2 | sed 's/^/    /' | tee -a "$OUT/log.txt"
+  done
+  rm -rf /tmp/idx-m
+}
+
+cmd_onefile() {
+  gen_crawl
+  mkdir -p /tmp/onefile; [ -f /tmp/onefile/crawl.jsonl ] || cat $crawl/*.jsonl > /tmp/onefile/crawl.jsonl
+  SUMMARY=--parsers
+  build onefile-ranges "$DIST" /tmp/onefile /tmp/idx-o "${big[@]}" --pipeline gpu+
+  GPUINDEX_RANGE_BYTES=1000000000000 build onefile-one-task "$DIST" /tmp/onefile /tmp/idx-o "${big[@]}" --pipeline gpu+
+  SUMMARY=
+  rm -rf /tmp/idx-o
+}
+
+cmd_ab() {
+  local dists=("$@"); [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
+  local names=() i j
+  for i in "${!dists[@]}"; do
+    [ -f "${dists[$i]}/src/cli.js" ] || { log "ab: ${dists[$i]}/src/cli.js not found (build it here and carry it)"; return 1; }
+    names[i]=$(basename "${dists[$i]}")
+    for ((j = 0; j < i; j++)); do [ "${names[j]}" != "${names[i]}" ] || names[i]+="-$i"; done
+    log "ab: ${names[i]} = $(commit_of "${dists[$i]}")"
+  done
+  gen_crawl
+  local from=$crawl last=${dists[$((${#dists[@]} - 1))]} n=$((${#dists[@]} - 1))
+  if [ "${ONEFILE:-0}" = 1 ]; then
+    mkdir -p /tmp/onefile; [ -f /tmp/onefile/crawl.jsonl ] || cat $crawl/*.jsonl > /tmp/onefile/crawl.jsonl; from=/tmp/onefile
+  fi
+  # The machine's first GPU start takes seconds: one build first, not counted.
+  [ "${WARM:-1}" = 0 ] || build warm-up "$last" $from /tmp/idx-ab "${big[@]}" --pipeline gpu+
+  for round in $(seq 1 "${ROUNDS:-3}"); do
+    for p in ${PIPELINES:-gpu+}; do for i in "${!dists[@]}"; do
+      local d=${dists[$i]} label=${names[$i]}-${p/+/plus}-$round
+      # shellcheck disable=SC2086
+      SUMMARY=--parsers build "$label" "$d" $from "/tmp/idx-ab$i" "${big[@]}" --pipeline "$p" ${EXTRA:-}
+      [ "$p" = cpu ] || node bench/tail-summary.mjs "$details/build-$label.json" | sed 's/^/    /' | tee -a "$OUT/log.txt"
+    done; done
+  done
+  node "$last/src/cli.js" verify "/tmp/idx-ab$n" >> "$OUT/log.txt" 2>&1; log "verify $last rc=$?"
+  if [ "${ONLY:-all}" != gpuplus ]; then
+    gen_small
+    for round in 1 2 3; do for i in "${!dists[@]}"; do
+      local d=${dists[$i]}
+      build "${names[$i]}-cpu-oneblock-$round" "$d" $small "/tmp/one$i" --memory 4GiB --pipeline cpu
+    done; done
+    node "$last/src/cli.js" verify "/tmp/one$n" >> "$OUT/log.txt" 2>&1; log "verify one-block $last rc=$?"
+    for q in "time people" "world"; do
+      local line="search '$q':"
+      for i in "${!dists[@]}"; do line+=" ${names[$i]} $(node "${dists[$i]}/src/cli.js" search "/tmp/one$i" "$q" 2>&1 | sha256sum | cut -c1-16)"; done
+      log "$line"
+    done
+  fi
+  rm -rf /tmp/idx-ab* /tmp/one[0-9]*
+}
+
+cmd_ratio() {
+  gen_crawl
+  local variants=${VARIANTS:-"base:.cache/dist-base new:dist"} name d envs
+  for v in $variants; do
+    IFS=: read -r name d envs <<< "$v"
+    [ -f "$d/src/cli.js" ] || { log "ratio: $d/src/cli.js not found (build it here and carry it)"; return 1; }
+    log "ratio: variant $name = $(commit_of "$d") ${envs//,/ }"
+  done
+  if [ "${BUILDS:-1}" = 1 ]; then
+    for v in $variants; do
+      IFS=: read -r name d envs <<< "$v"
+      for p in gpu+ gpu cpu; do
+        SUMMARY=--cpu with_env "$envs" build "$name-${p/+/plus}" "$d" $crawl /tmp/idx-r "${big[@]}" --pipeline "$p"
+        node "$d/src/cli.js" verify /tmp/idx-r 2>&1 | tail -1 | sed 's/^/    /' | tee -a "$OUT/log.txt"
+      done
+    done
+    rm -rf /tmp/idx-r
+  fi
+  for round in $(seq 1 "${ROUNDS:-5}"); do for v in $variants; do
+    IFS=: read -r name d envs <<< "$v"
+    with_env "$envs" node "$d/src/cli.js" bench $crawl --sizes 1 --pipelines gpu+ --repeat 2 "${big[@]}" > /tmp/ratio.log 2>&1
+    for n in 1 2; do
+      local alone gpu order
+      alone=$(grep -o "round $n: parse alone [0-9.]* ms" /tmp/ratio.log | grep -o '[0-9.]* ms' | grep -o '[0-9.]*')
+      gpu=$(grep -o "round $n: gpu+ parse+sort [0-9.]* ms" /tmp/ratio.log | grep -o '[0-9.]* ms' | grep -o '[0-9.]*')
+      order=$([ "$n" = 1 ] && echo a || echo b)
+      echo "round $round$order $name: parse alone $alone ms, gpu+ parse+sort $gpu ms, ratio $(node -e "console.log(($gpu/$alone).toFixed(3))" 2>/dev/null)" | tee -a "$OUT/ratio-ab.txt" "$OUT/log.txt"
+    done
+    { echo "round $round $name"; grep -E 'parse alone|parse\+sort' /tmp/ratio.log | sed 's/^/    /'; } >> "$details/ratio-ab-details.txt"
+  done; done
+  node -e '
+const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n");
+const by = {};
+for (const l of lines) {
+  const m = /^round \d+([ab]?) (\S+): parse alone ([\d.]+) ms, gpu\+ parse\+sort ([\d.]+) ms, ratio ([\d.]+)/.exec(l);
+  if (!m) continue;
+  for (const key of [m[2], m[1] ? `${m[2]} (${m[1] === "a" ? "parse alone first" : "build first"})` : undefined]) if (key) (by[key] ??= []).push([+m[3], +m[4], +m[5]]);
+}
+const med = (a) => { const v = [...a].sort((x, y) => x - y), h = v.length >> 1; return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2; };
+for (const [k, r] of Object.entries(by)) console.log(`${k}: ${r.length} rounds, ratio median ${med(r.map((x) => x[2])).toFixed(3)} (${r.map((x) => x[2].toFixed(3)).join(" / ")}), max ${Math.max(...r.map((x) => x[2])).toFixed(3)}, parse alone median ${med(r.map((x) => x[0])).toFixed(0)} ms, gpu+ median ${med(r.map((x) => x[1])).toFixed(0)} ms`);
+' "$OUT/ratio-ab.txt" > /tmp/ratio-medians.txt
+  tee -a "$OUT/ratio-ab.txt" "$OUT/log.txt" < /tmp/ratio-medians.txt
+}
+
+cmd_pool() {
+  local variants="" p
+  for p in ${POOLS:-default 2 1}; do
+    if [ "$p" = default ]; then variants+=" pool-default:$DIST"; else variants+=" pool-$p:$DIST:NODE_OPTIONS=--v8-pool-size=$p"; fi
+  done
+  VARIANTS=$variants BUILDS=0 ROUNDS=${ROUNDS:-3} cmd_ratio
+}
+
+cmd_scaling() {
+  gen_crawl
+  grep -E '^(Model name|Thread|Core|Socket|CPU\(s\)|L2|L3)' "$details/lscpu.txt" | tr -s ' ' | tr '\n' ';' | tee -a "$OUT/log.txt"; echo | tee -a "$OUT/log.txt"
+  local sub=/tmp/crawl512 w top=$((cores - 1))
+  mkdir -p $sub; ls $crawl | head -64 | while read -r f; do ln -f "$crawl/$f" "$sub/$f"; done
+  SUMMARY=--parsers
+  for w in ${WORKERS:-1 2 4 8 12 $top}; do build "scale-w$w" "$DIST" $sub /tmp/idx-s "${big[@]}" --pipeline gpu+ --workers "$w"; done
+  NODE_OPTIONS=--v8-pool-size=16 build "scale-w$top-v8pool16" "$DIST" $sub /tmp/idx-s "${big[@]}" --pipeline gpu+ --workers $top
+  UV_THREADPOOL_SIZE=16 build "scale-w$top-uv16" "$DIST" $sub /tmp/idx-s "${big[@]}" --pipeline gpu+ --workers $top
+  SUMMARY=
+  rm -rf /tmp/idx-s
+}
+
+cmd_workers() {
+  gen_crawl
+  local top=$((cores - 1)) w round
+  SUMMARY=--parsers
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for w in ${WORKERS:-$top 12 13 10}; do build "w$w-$round" "$DIST" $crawl /tmp/idx-w "${big[@]}" --pipeline gpu+ --workers "$w"; done
+    for w in ${STGC_WORKERS:-$top 12}; do build "w$w-stgc-$round" "$DIST" $crawl /tmp/idx-w --single-threaded-gc -- "${big[@]}" --pipeline gpu+ --workers "$w"; done
+  done
+  SUMMARY=
+  rm -rf /tmp/idx-w
+}
+
+cmd_profile() {
+  gen_crawl
+  rm -rf /tmp/prof; mkdir -p /tmp/prof
+  SUMMARY=--parsers build profile "$DIST" $crawl /tmp/idx-p --cpu-prof --cpu-prof-dir=/tmp/prof -- "${big[@]}" --pipeline gpu+ "$@"
+  node bench/profile-summary.mjs --top 30 /tmp/prof/*.cpuprofile > "$OUT/profile-top.txt" 2>&1
+  head -32 "$OUT/profile-top.txt"
+  tar czf "$OUT/profiles.tgz" -C /tmp/prof .
+  rm -rf /tmp/idx-p
+}
+
+cmd_setup() {
+  node bench/setup-time.mjs "$DIST" 2>&1 | tee -a "$OUT/log.txt"
+}
+
+what=${1:-}
+[ $# -gt 0 ] && shift
+case "$what" in
+  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup)
+    header "$what"; "cmd_$what" "$@" ;;
+  all)
+    header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;
+  *)
+    sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    [ -z "$what" ] || { echo "device.sh: unknown subcommand '$what'" >&2; exit 2; }
+    exit 0 ;;
+esac
+log done

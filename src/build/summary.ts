@@ -2,11 +2,19 @@
  * What a build reports (BuildSummary), and the figures it is assembled from: stage busy and idle
  * times, the memory the build held against --memory.
  */
-import type { StageClock } from '../indexer/pipeline/stage-clock.js';
-import type { PipelineResult } from '../indexer/pipeline/in-process-pipeline.js';
-import type { WorkerPipelineResult } from '../indexer/pipeline/worker-pipeline.js';
-import type { SkippedItem } from '../indexer/corpus/index.js';
-import type { PhaseCpuMs } from '../runtime/cpu-time.js';
+import { resolve } from 'node:path';
+import { estimateDictionaryBytes } from '../../indexer/plan/dictionary-bytes.js';
+import type { PipelineResult } from '../../indexer/pipeline/in-process-pipeline.js';
+import type { PhaseCpuMs } from '../../runtime/cpu-time.js';
+import { StageClock } from '../../indexer/pipeline/stage-clock.js';
+import type { WorkerPipelineResult } from '../../indexer/pipeline/worker-pipeline.js';
+import { INDEX_DB } from '../../merge/index-store.js';
+import type { SkippedItem } from '../../indexer/corpus/index.js';
+import type { OutputPlan } from '../output.js';
+import { statOrZero, type BuildContext } from './context.js';
+import type { BuildPlan } from './plan.js';
+import type { Parsed } from './parse-sort.js';
+import type { Merged } from './merge.js';
 
 export interface StageReport {
   /** Milliseconds the stage was working. */
@@ -145,3 +153,53 @@ export const roundCpu = (c: PhaseCpuMs): PhaseCpuMs => ({
   ...(c.otherThreadsByGroup ? { otherThreadsByGroup: Object.fromEntries(Object.entries(c.otherThreadsByGroup).map(([g, ms]) => [g, round(ms)])) } : {}),
 });
 
+
+export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, parsed: Parsed, merged: Merged, t0: number): BuildSummary {
+  const { result, dictionary, documents, startedAt, parseSortMs } = parsed;
+  const { counters, sorterKind } = result;
+  const { written, mergeMs } = merged;
+  const mergeStart = startedAt + parseSortMs + merged.releaseMs;
+  const peakRssBytes = process.resourceUsage().maxRSS * 1024;
+  const worker = 'workerTerms' in result ? result : undefined;
+  const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, worker?.workerTerms ?? [], worker?.workerScanBytes ?? []);
+  return {
+    output: out.output,
+    documents: documents.count,
+    terms: dictionary.size,
+    pairs: counters.pairs,
+    postings: written.stats.postings,
+    blocks: counters.blocks,
+    blockSize: plan.blockSize,
+    pipeline: sorterKind === 'cpu' && plan.pipeline.name !== 'cpu' ? 'cpu' : plan.pipeline.name,
+    sorter: sorterKind,
+    workers: plan.workers,
+    bytesRead: counters.bytes,
+    indexBytes: written.postingsBytes + statOrZero(resolve(out.output, INDEX_DB)).size,
+    runBytes: counters.runBytes,
+    skipped: { count: counters.skippedCount, items: counters.skipped },
+    warnings: { count: counters.warnedCount, items: counters.warned },
+    timings: {
+      setupMs: round(startedAt - t0),
+      parseSortMs: round(parseSortMs),
+      releaseMs: round(merged.releaseMs),
+      mergeMs: round(mergeMs),
+      finishMs: round(performance.now() - mergeStart - mergeMs),
+      totalMs: round(performance.now() - t0),
+    },
+    stages: stageReports(parsed.clock, result, startedAt, parseSortMs, mergeMs, counters.pairs),
+    cpu: parsed.parseSortCpu,
+    timeline: parsed.clock.timeline(startedAt),
+    merge: {
+      runs: written.merge.runs,
+      segmentPops: written.merge.segmentPops,
+      threads: written.merge.threads,
+      documentRowsAhead: merged.documentRowsAhead,
+      termRowsAhead: merged.termRowsAhead,
+      ...(written.merge.threadsMs !== undefined ? { threadsMs: round(written.merge.threadsMs), appendMs: round(written.merge.appendMs ?? 0) } : {}),
+    },
+    ...(c.options.resume ? { resumed: { runs: parsed.restored?.runPaths.length ?? 0, documents: parsed.restored?.counters.documents ?? 0 } } : {}),
+    peakRssBytes,
+    memory: { budgetBytes: c.memoryBytes, hostBytes: c.hostBytes, baselineBytes: plan.baselineBytes, peakRssBytes, dictionaryBytes, workingSetBytes: peakRssBytes - dictionaryBytes - c.hostBytes, blockPairs: plan.blockSize },
+    notices: c.notices,
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * A build's checked options and what every stage shares: notices, progress, and the resources the
+ * failure path must release.
+ */
+import { availableParallelism } from 'node:os';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
+import { IndexRowsAhead } from '../../merge/rows-ahead.js';
+import type { SkippedItem } from '../../indexer/corpus/index.js';
+import { AbortError, UserError } from '../shared/errors.js';
+import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions } from '../shared/options.js';
+import { createTokenizer, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
+
+/** What the failure path of buildIndex must release: the open sorter, the index database. */
+export interface BuildState {
+  sorter?: { dispose(): void };
+  rowsAhead?: IndexRowsAhead;
+}
+
+/** Reports a stage's progress to options.onProgress (throttled). */
+export type Progress = (stage: 'parse' | 'merge' | 'done', c: ParseCounters, mergeFraction?: number) => void;
+
+/** A build's options, checked before anything is opened or written, and its reporting. */
+export interface BuildContext {
+  options: BuildOptions;
+  /** A notice for the user (onWarning), kept for the summary. */
+  notice: (message: string) => void;
+  notices: string[];
+  progress: Progress;
+  tokenizer: Tokenizer;
+  memoryBytes: number;
+  /** memoryScope 'build' (the library's default): the host process's RSS now, not the build's. */
+  hostBytes: number;
+  explicitBlockSize?: number;
+  workers: number;
+  /** The crawl folder, resolved; undefined when the input is documents. */
+  root?: string;
+}
+
+export function checkOptions(options: BuildOptions): BuildContext {
+  if (!options || !options.output) throw new UserError('an output folder is required (-o <dir>)');
+  if (options.input === undefined || options.input === null) throw new UserError('an input crawl or documents are required');
+  const tokenizer = createTokenizer(options);
+  const memoryBytes = parseMemory(options.memory ?? DEFAULT_MEMORY);
+  const hostBytes = options.memoryScope === 'process' ? 0 : process.memoryUsage.rss();
+  checkMergeThreads(options.mergeThreads);
+  // An explicit --block-size is checked here; the memory plan (once the sorter is open) sizes the rest.
+  const explicitBlockSize = resolveBlockSize(options);
+  const workers = options.workers ?? defaultWorkers();
+  if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
+  const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
+  if (options.resume && !root) throw new UserError('--resume needs a crawl folder as input');
+  if (options.signal?.aborted) throw new AbortError();
+  const notices: string[] = [];
+  const notice = (m: string) => {
+    notices.push(m);
+    options.onWarning?.(m);
+  };
+  return { options, notice, notices, progress: throttledProgress(options), tokenizer, memoryBytes, hostBytes, explicitBlockSize, workers, root };
+}
+
+export function defaultWorkers(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+export function checkCrawl(input: string): string {
+  const root = resolve(input);
+  try {
+    statSync(root);
+  } catch {
+    throw new UserError(`crawl not found: ${input}`);
+  }
+  return root;
+}
+
+/** Checks options.mergeThreads up front (before a long parse). */
+export function checkMergeThreads(value: number | undefined): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 256))
+    throw new UserError(`--merge-threads must be an integer from 1 to 256, got ${value}`);
+}
+
+/**
+ * Progress events at most every 100 ms (plus the final one), so per-document calls cost
+ * nothing. The parse ETA extrapolates from the crawl files finished so far (by size on disk).
+ */
+export function throttledProgress(options: BuildOptions): Progress {
+  let last = 0;
+  const start = performance.now();
+  return (stage, c, mergeFraction) => {
+    if (!options.onProgress) return;
+    const now = performance.now();
+    if (stage !== 'done' && now - last < 100) return;
+    last = now;
+    const fraction = c.fileBytesTotal > 0 ? c.fileBytesDone / c.fileBytesTotal : undefined;
+    const etaSeconds = stage === 'parse' && fraction ? ((now - start) / 1000) * ((1 - fraction) / fraction) : undefined;
+    options.onProgress({ stage, documents: c.documents, bytes: c.bytes, blocksSorted: c.blocks, runsWritten: c.blocks, mergeFraction, parseFraction: fraction, etaSeconds });
+  };
+}
+
+export function formatSkip(s: SkippedItem): string {
+  return `skipped ${s.path}${s.line !== undefined ? `:${s.line}` : ''}: ${s.reason}`;
+}
+
+export function statOrZero(path: string): { size: number; mtimeMs: number } {
+  try {
+    const st = statSync(path);
+    return { size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return { size: 0, mtimeMs: 0 };
+  }
+}

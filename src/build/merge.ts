@@ -1,0 +1,86 @@
+/** The merge and finish stages: runs into postings.bin and index.sqlite, then the index renamed into place. */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { planMerge } from '../../indexer/plan/memory-plan.js';
+import { IndexRowsAhead } from '../../merge/rows-ahead.js';
+import { writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
+import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
+import { writeManifest } from '../../merge/manifest.js';
+import { AbortError } from '../shared/errors.js';
+import type { BuildOptions } from '../shared/options.js';
+import { commitOutput, resumeDirFor, type OutputPlan } from '../output.js';
+import { VERSION } from '../version.js';
+import type { BuildContext, BuildState } from './context.js';
+import type { BuildPlan } from './plan.js';
+import type { Parsed } from './parse-sort.js';
+
+
+export interface Merged {
+  written: Awaited<ReturnType<typeof writeIndex>>;
+  /** From the end of the parse+sort stage to the merge's start (the sorter's release). */
+  releaseMs: number;
+  mergeMs: number;
+  documentRowsAhead: number;
+  termRowsAhead: number;
+}
+
+/** merge_batches: the runs (or the one block's tally) into postings.bin and index.sqlite. */
+export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPlan, parsed: Parsed, state: BuildState): Promise<Merged> {
+  const { options, root } = c;
+  const { result, dictionary, documents } = parsed;
+  const { counters, runPaths } = result;
+  const mergeStart = performance.now();
+  const releaseMs = mergeStart - parsed.startedAt - parsed.parseSortMs;
+  // Documents given to the API have no rows written ahead: the merge writes them all.
+  const rowsAhead = (state.rowsAhead ??= new IndexRowsAhead(new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, dictionary.terms));
+  const documentRowsAhead = rowsAhead.count;
+  const termRowsAhead = rowsAhead.termCount;
+  const { threads, cursorBytes } = planMerge(plan.memory.mergeBytes, mergeThreadsFor(options, root ? plan.workers : 1, counters.pairs), options.mergeThreads !== undefined);
+  const blockPostings = 'blockPostings' in result ? result.blockPostings : undefined;
+  const contents = {
+    rows: rowsAhead,
+    termCount: dictionary.size,
+    documentCount: documents.count,
+    totalTokens: documents.totalTokens,
+    // postings.bin and the terms/docs tables depend only on the input and the analysis
+    // settings; the rest records how this build ran (block size, schedule, sorter).
+    settings: {
+      gpuindexVersion: VERSION,
+      input: root ?? '<documents>',
+      tokenizer: c.tokenizer.options,
+      fields: options.fields ?? null,
+      blockSize: plan.blockSize,
+      memoryBytes: c.memoryBytes,
+      pipeline: plan.pipeline.name,
+      sorter: result.sorterKind,
+      workers: plan.workers,
+    },
+  };
+  const onFraction = (f: number) => c.progress('merge', counters, f);
+  const written = blockPostings
+    ? await writeIndexFromTally(out.temp, contents, blockPostings, counters.pairs, onFraction)
+    : threads > 1
+      ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
+      : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
+  const mergeMs = performance.now() - mergeStart;
+  if (options.signal?.aborted) throw new AbortError();
+  return { written, releaseMs, mergeMs, documentRowsAhead, termRowsAhead };
+}
+
+/** Checksums, then the index renamed into place; any resume state of this output is moot now. */
+export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merged): Promise<void> {
+  // Checksums last: index.sqlite is closed and final by now.
+  writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
+  commitOutput(out);
+  rmSync(resumeDirFor(out.output), { recursive: true, force: true });
+  if ('blockPostings' in parsed.result) await parsed.result.blockPostings?.closed;
+}
+
+/** Below this many pairs the merge takes well under a second: starting threads would cost more. */
+export const PARALLEL_MERGE_MIN_PAIRS = 1 << 22;
+
+/** Merge threads: options.mergeThreads, else one per parse worker once the crawl is large enough. */
+export function mergeThreadsFor(options: BuildOptions, workers: number, pairs: number): number {
+  if (options.mergeThreads !== undefined) return options.mergeThreads;
+  return pairs >= PARALLEL_MERGE_MIN_PAIRS ? Math.max(1, workers) : 1;
+}

@@ -1,0 +1,192 @@
+/** The parse and sort stage: the crawl (or the API's documents) into sorted runs on disk. */
+import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import { CheckpointLog, resumeKey, type RestoredState } from '../../indexer/checkpoint/checkpoint.js';
+import { TermDictionary } from '../../indexer/fill/dictionary.js';
+import { workerYoungGenerationMb } from '../../indexer/plan/memory-plan.js';
+import { DocumentTable } from '../../indexer/fill/documents.js';
+import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '../../indexer/pipeline/in-process-pipeline.js';
+import { startPhaseCpu, type PhaseCpuMs } from '../../runtime/cpu-time.js';
+import { StageClock } from '../../indexer/pipeline/stage-clock.js';
+import { runWorkerPipeline, type WorkerPipelineResult } from '../../indexer/pipeline/worker-pipeline.js';
+import type { ParseTask } from '../../indexer/parse/jsonl-ranges.js';
+import { IndexRowsAhead } from '../../merge/rows-ahead.js';
+import { INDEX_DB, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
+import type { CorpusItem, CorpusListing, SkippedItem } from '../../indexer/corpus/index.js';
+import { integerFromEnv } from '../../runtime/env-knobs.js';
+import { AbortError } from '../shared/errors.js';
+import type { InputDocument } from '../shared/options.js';
+import { resumeDirFor, type OutputPlan } from '../output.js';
+import { VERSION } from '../version.js';
+import { roundCpu } from './summary.js';
+import { formatSkip, statOrZero, type BuildContext, type BuildState } from './context.js';
+import { planParseTasks, type BuildPlan } from './plan.js';
+
+
+/** The parse and sort stage's outcome: runs on disk (or one block's postings), and what was counted. */
+export interface Parsed {
+  result: PipelineResult | WorkerPipelineResult;
+  dictionary: TermDictionary;
+  documents: DocumentTable;
+  clock: StageClock;
+  /** performance.now() when the stage began, and its length. */
+  startedAt: number;
+  parseSortMs: number;
+  parseSortCpu: PhaseCpuMs;
+  restored?: RestoredState;
+}
+
+export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: OutputPlan, state: BuildState): Promise<Parsed> {
+  const { options } = c;
+  const clock = new StageClock();
+  const dictionary = new TermDictionary();
+  const documents = new DocumentTable();
+  const hooks = {
+    onSkip: (s: SkippedItem) => options.onWarning?.(formatSkip(s)),
+    onDocumentWarning: (w: SkippedItem) => options.onWarning?.(`warning ${w.path}${w.line !== undefined ? `:${w.line}` : ''}: ${w.reason}`),
+    onProgress: (counters: ParseCounters) => c.progress('parse', counters),
+    onWarning: c.notice,
+  };
+  const startedAt = performance.now();
+  const cpu = startPhaseCpu();
+  let result: PipelineResult | WorkerPipelineResult;
+  let restored: RestoredState | undefined;
+  if (plan.listing) {
+    const listing = withoutOwnResumeDir(plan.listing, out.output);
+    const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
+    const tasks = planParseTasks(listing.base, listing.files, fileStats.map((st) => st.size), plan.blockSize);
+    const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats, tasks, dictionary, documents) : undefined;
+    restored = resumed?.restored;
+    // The index database opens now: document and term rows go in while the parse waits for batches.
+    const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, dictionary.terms, !options.resume);
+    state.rowsAhead = rowsAhead;
+    result = await runWorkerPipeline({
+      whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? rowsAhead.writeSome : undefined,
+      onBatchFilled: rowsAhead.batchFilled,
+      checkpoints: resumed?.log,
+      restored,
+      root: listing.base,
+      tasks,
+      corpus: { fields: options.fields },
+      tokenizer: c.tokenizer.options,
+      workers: plan.workers,
+      schedule: plan.pipeline.schedule,
+      sorter: plan.pipeline.sorter,
+      blockSize: plan.blockSize,
+      batchPairs: plan.memory.batchPairs,
+      maxBufferedBytes: plan.memory.aheadBytes,
+      credits: plan.memory.credits,
+      maxYoungGenerationMb: workerYoungGenerationMb(),
+      runDir: resumed?.log.runDir ?? out.runDir,
+      blockPostingsPath: join(out.temp, POSTINGS_FILE),
+      dictionary,
+      documents,
+      clock,
+      signal: options.signal,
+      ...hooks,
+    });
+    for (const s of listing.skipped) {
+      result.counters.skippedCount++;
+      result.counters.skipped.unshift(s);
+      hooks.onSkip(s);
+    }
+  } else {
+    result = await runSequentialPipeline({
+      source: fromDocuments(options.input as Iterable<InputDocument>),
+      tokenizer: c.tokenizer,
+      dictionary,
+      documents,
+      sorter: plan.pipeline.sorter,
+      blockSize: plan.blockSize,
+      runDir: out.runDir,
+      clock,
+      signal: options.signal,
+      ...hooks,
+    });
+  }
+  const parseSortMs = performance.now() - startedAt;
+  const parseSortCpu = roundCpu(cpu());
+  plan.pipeline.sorter.dispose();
+  state.sorter = undefined;
+  if (options.signal?.aborted) throw new AbortError();
+  return { result, dictionary, documents, clock, startedAt, parseSortMs, parseSortCpu, restored };
+}
+
+/**
+ * An output inside the crawl: its --resume folder (runs, resume.json, deltas) is no part of the
+ * crawl, else it would change the resume key and be read as documents.
+ */
+export function withoutOwnResumeDir(listing: CorpusListing, output: string): CorpusListing {
+  const ownResumeDir = resumeDirFor(output) + sep;
+  const outside = (rel: string) => !resolve(listing.base, rel).startsWith(ownResumeDir);
+  listing.files = listing.files.filter(outside);
+  listing.skipped = listing.skipped.filter((s) => outside(s.path));
+  return listing;
+}
+
+/** --resume: the checkpoint log of this crawl and settings, and what it restores. */
+export function openCheckpoints(
+  c: BuildContext,
+  plan: BuildPlan,
+  out: OutputPlan,
+  listing: CorpusListing,
+  fileStats: { size: number; mtimeMs: number }[],
+  tasks: ParseTask[],
+  dictionary: TermDictionary,
+  documents: DocumentTable,
+): { log: CheckpointLog; restored?: RestoredState } {
+  const { tokenizer, options, notice } = c;
+  // Everything that shapes the runs or the batch stream: a change starts the build afresh.
+  const key = resumeKey({
+    version: VERSION,
+    root: listing.base,
+    files: listing.files.map((f, i) => [f, fileStats[i]!.size, fileStats[i]!.mtimeMs]),
+    tokenizer: tokenizer.options,
+    // A stopword file is named by its path in the options: its words shape the runs too.
+    stopwordList: ['english', 'none'].includes(tokenizer.options.stopwords) ? null : readFileSync(tokenizer.options.stopwords, 'utf8'),
+    fields: options.fields ?? null,
+    blockSize: plan.blockSize,
+    // The parse tasks' numbering (batches' seq) depends on how files are cut: the range
+    // size and the tail cut, both sized for this machine's default worker count.
+    taskStarts: tasks.map((t) => t.range?.start ?? -1),
+  });
+  const opened = CheckpointLog.open(resumeDirFor(out.output), key, true, dictionary, documents);
+  const { restored } = opened;
+  // A damaged checkpoint drops only itself and the ones after it: say so without "not reusing".
+  if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);
+  if (restored) notice(`resume: reusing ${restored.runPaths.length} completed run(s) holding ${documents.count} document(s)`);
+  return { log: opened.log, restored };
+}
+
+async function* fromDocuments(docs: AsyncIterable<InputDocument> | Iterable<InputDocument>): AsyncGenerator<CorpusItem> {
+  let n = 0;
+  for await (const d of docs as AsyncIterable<InputDocument>) {
+    n++;
+    if (!d || typeof d.id !== 'string' || typeof d.text !== 'string') {
+      yield { kind: 'skip', skip: { path: '<input>', line: n, reason: 'document needs string "id" and "text"' } };
+      continue;
+    }
+    const extra = d.fields ? Object.keys(d.fields).sort().map((k) => d.fields![k]) : [];
+    const text = extra.length ? [d.text, ...extra].join('\n') : d.text;
+    yield { kind: 'doc', doc: { externalId: d.id, path: '', title: d.title ?? '', text, bytes: Buffer.byteLength(text) + Buffer.byteLength(d.title ?? '') } };
+  }
+}
+
+/**
+ * Whether document rows go into index.sqlite while the parse waits for batches (else the merge
+ * writes them all, beside its threads). In the sequential schedules (Indexcpu, Indexgpu) the
+ * workers pause while a block is sorted, so the main thread's waits are spare CPU: on a 2-core
+ * machine (1 GB synthetic crawl) rows ahead shortened the merge by 0.2-0.8 s at no measured cost
+ * to the parse. In the overlapped schedule (Indexgpu+) the workers never pause, and with a worker
+ * a core the waits are no spare CPU (the workers' collections use it): on the H100 (15 workers,
+ * 16 cores, 2 GB crawl) writing 797 K rows during the parse took Indexgpu+'s Parse+Sort against
+ * parse alone from a median ratio of 0.980 to 1.054, while the merge took 0.4 s longer without
+ * them (docs/benchmarks.md). GPUINDEX_ROWS_AHEAD=0|1 (a benchmark knob) decides instead.
+ */
+export function writeRowsAhead(schedule: 'sequential' | 'overlapped', workers: number, cores = availableParallelism()): boolean {
+  const knob = integerFromEnv('GPUINDEX_ROWS_AHEAD', 0, 1);
+  if (knob !== undefined) return knob === 1;
+  return schedule === 'sequential' || workers < cores - 1;
+}
+

@@ -1,0 +1,68 @@
+/** The plan stage: the sorter and schedule, the memory plan, the crawl's listing and its parse tasks. */
+import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan } from '../../indexer/plan/memory-plan.js';
+import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/schedule-choice.js';
+import { planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
+import { listCorpusFiles, type CorpusListing } from '../../indexer/corpus/index.js';
+import { spareWorkerBytes, spareWorkersLoaded } from '../../indexer/parse/parse-worker-spares.js';
+import { integerFromEnv } from '../../runtime/env-knobs.js';
+import { defaultWorkers, type BuildContext, type BuildState } from './context.js';
+
+
+/** The sorter and schedule, the memory plan, and the crawl's listing. */
+export interface BuildPlan {
+  pipeline: ResolvedPipeline;
+  memory: MemoryPlan;
+  /** The process RSS the plan started from, less the host's and spare workers'. */
+  baselineBytes: number;
+  blockSize: number;
+  /** Parse workers (the plan may lower the default); 0 for documents parsed in process. */
+  workers: number;
+  listing?: CorpusListing;
+}
+
+export async function planBuild(c: BuildContext, state: BuildState): Promise<BuildPlan> {
+  const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter);
+  state.sorter = pipeline.sorter;
+  if (pipeline.notice) c.notice(pipeline.notice);
+  // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no worker yet).
+  // Parse workers the CLI started ahead are counted with the workers, not in the baseline.
+  // The crawl is listed meanwhile (its files are stat'ed: ~2 ms of mail's start).
+  const listed = c.root ? listCorpusFiles(c.root) : undefined;
+  listed?.catch(() => {});
+  await spareWorkersLoaded();
+  const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
+  const memory = planMemory({
+    budgetBytes: c.memoryBytes,
+    baselineBytes,
+    workers: c.root ? c.workers : 0,
+    workersExplicit: c.options.workers !== undefined,
+    hostBlocks: c.root && pipeline.schedule === 'overlapped' ? 2 : 1,
+    sorterBytesPerPair: pipeline.sorter.hostBytesPerPair ?? 0,
+    sharedBlocks: pipeline.sorter.sharedBlocks,
+    maxBlockPairs: pipeline.sorter.maxPairs,
+    blockSize: c.explicitBlockSize,
+    credits: creditsFromEnv(),
+  });
+  if (memory.workersLowered) c.notice(memory.workersLowered);
+  return { pipeline, memory, baselineBytes, blockSize: memory.blockPairs, workers: c.root ? memory.workers : 0, listing: await listed };
+}
+
+/**
+ * GPUINDEX_CREDITS: batches a parse worker may have in flight (default 8). A benchmark knob
+ * (docs/benchmarks.md), not an option: the memory plan counts whatever it is.
+ */
+export function creditsFromEnv(): number | undefined {
+  return integerFromEnv('GPUINDEX_CREDITS', 1, 64);
+}
+
+/**
+ * A crawl's parse tasks for blocks of `blockSize` pairs. The ranges are sized for the default
+ * worker count, not --workers, so that a --resume with another worker count numbers the same
+ * tasks; the bound on batches ahead of crawl order they are sized against is one block's pairs
+ * (the least the memory plan gives).
+ */
+export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number): ParseTask[] {
+  const workers = defaultWorkers();
+  const rangeBytes = rangeBytesFor(workers, PAIR_BYTES * blockSize);
+  return planTasks(base, files, sizes, rangeBytes, tailCutFor(workers, rangeBytes));
+}

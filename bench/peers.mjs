@@ -18,7 +18,7 @@
  * bench/results/peers-<corpus>.json). `--corpus all` (the five named corpora, fetched or
  * generated when missing) or a comma-separated list runs them one after the other, each with
  * its default tools unless --tools is given and its JSON at the default path, then prints the
- * issue's targets against the runs (a corpus that fails is reported and the others still run;
+ * targets (TARGETS) against the runs (a corpus that fails is reported and the others still run;
  * the exit code is 1 if any failed). --dist runs a copy of dist/ (so that a rebuild by someone
  * else during a long run does not change the code measured). Needs `npm run build` first, and for Xapian the Debian
  * packages xapian-omega and python3-xapian (used through /usr/bin/python3).
@@ -253,7 +253,7 @@ export function markdownTable(report) {
 export const ALL_CORPORA = ['mail', 'html-docs-small', 'multilingual', 'html-docs', 'synthetic-1GB'];
 
 /**
- * Issue 5's targets, checked against a run's results: the best gpuindex row (default workers or
+ * The targets, checked against a run's results: the best gpuindex row (default workers or
  * --workers 2) against the peer named, by wall time.
  */
 const TARGETS = { 'html-docs': { peer: 'Xapian omindex', ratio: 1.5 }, mail: { peer: 'SQLite FTS5', ratio: 1 }, 'synthetic-1GB': { peer: 'SQLite FTS5', ratio: 1 } };
@@ -267,7 +267,7 @@ export function targetLines(reports) {
     const best = ok.filter((x) => x.tool.startsWith('gpuindex')).sort((a, b) => a.wallMs - b.wallMs)[0];
     const peer = target && ok.find((x) => x.tool.startsWith(target.peer));
     if (!best) lines.push(`- ${r.corpus.name}: no gpuindex result`);
-    else if (!target) lines.push(`- ${r.corpus.name}: gpuindex ${(best.wallMs / 1000).toFixed(2)} s (no target in issue 5)`);
+    else if (!target) lines.push(`- ${r.corpus.name}: gpuindex ${(best.wallMs / 1000).toFixed(2)} s (no target)`);
     else if (!peer) lines.push(`- ${r.corpus.name}: gpuindex ${(best.wallMs / 1000).toFixed(2)} s; ${target.peer} did not run`);
     else {
       const ratio = peer.wallMs / best.wallMs;
@@ -306,7 +306,7 @@ async function main() {
       process.stdout.write(`Corpus **${name}**: failed: ${err?.message ?? err}\n\n`);
     }
   }
-  process.stdout.write(['Issue 5 targets (this machine, these runs):', ...targetLines(reports)].join('\n') + '\n');
+  process.stdout.write(['Targets (this machine, these runs):', ...targetLines(reports)].join('\n') + '\n');
   if (failed) process.exitCode = 1;
 }
 

@@ -1,6 +1,7 @@
 /**
- * The K-model mapping of the bitonic network (paper 000, Sec. 5): which kernels run, in which
- * order, over which Γ-partition.
+ * The K-model mapping of the bitonic network (Sec. 5 of Capannini, Silvestri and Baraglia,
+ * "Sorting on GPUs for large scale datasets: a thorough comparison"): which kernels run, in
+ * which order, over which Γ-partition.
  *
  * The network is the all-ascending variant: the first step of stage k compares i with
  * i XOR (k-1) (the "flip"), later steps compare i with i + j; the smaller value always goes to

@@ -1,5 +1,6 @@
 /**
- * GpuSort(B) of paper 000: sorts a block of (termID, docID) pairs in place in one GPU storage
+ * GpuSort(B) of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large scale datasets: a
+ * thorough comparison": sorts a block of (termID, docID) pairs in place in one GPU storage
  * buffer with the K-model bitonic network of bitonic-plan.ts.
  *
  * Memory: the block buffer (exactly n pairs), one MAP_WRITE staging buffer for the upload, one

@@ -5,7 +5,7 @@
  * external memory to the isolate that maps them, and V8 answers each with a full collection of
  * that isolate. On the main thread, whose heap holds the term dictionary and the document table,
  * those collections cost 1.2-1.7 s of V8-thread CPU and ~0.4 s of main-thread CPU on a 2 GB crawl
- * on the H100, beside the parse workers (docs/benchmarks.md, seventh session); on the GPU
+ * on the H100 machine, beside the parse workers; on the GPU
  * thread, whose heap is a few MiB, each takes 1-4 ms (lavapipe, measured). The upload copy, the
  * GPU calls, Dawn's polling and the run writes leave the main thread with it: the main thread
  * only fills blocks.

@@ -7,7 +7,7 @@
  * posting's tf is final (the term's next posting, or the end), the tf at its tf cursor.
  *
  * This replaced a radix sort of the block and a pass over the sorted pairs (mail: 2.2 M pairs,
- * 85 + 55 ms on the parse worker; docs/benchmarks.md, thirteenth session). The bytes are the
+ * 85 + 55 ms on the parse worker, 2-core machine). The bytes are the
  * ones the heap merge of the block as one sorted run gives (test/postings-tally.test.ts).
  */
 import { createHash } from 'node:crypto';

@@ -1,5 +1,6 @@
 /**
- * Merge (paper 000, Sec. 7): a k-way merge of sorted runs through a binary min-heap over run
+ * Merge (Sec. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large scale datasets:
+ * a thorough comparison"): a k-way merge of sorted runs through a binary min-heap over run
  * cursors. Runs hold increasing docID ranges (blocks are filled in crawl order), so when a run
  * is at the top of the heap the merge takes its whole segment for the current term at once
  * instead of one pair at a time; the heap is keyed by (termID, docID, run) so the docIDs of a

@@ -2,8 +2,8 @@
  * The rows of index.sqlite known before the merge, the documents and the terms' strings, written
  * while the parse waits for batches, so that the merge has fewer left to insert: on the H100 at
  * 2 GB, inserting 797 K document rows took 0.92 s of the main thread beside the merge threads;
- * on mail, the strings of 109 K terms took ~45 ms of the ~150 ms after the parse
- * (docs/benchmarks.md).
+ * on mail (2-core machine), the strings of 109 K terms took ~45 ms of the ~150 ms after the
+ * parse.
  *
  * The rows go in in one order whatever the timing, so that index.sqlite's bytes do not depend
  * on how far ahead the writing got: batch by batch, in the order the fill consumed them, each

@@ -8,7 +8,7 @@
  * Why not columns of the `terms` rows: the terms table's rows (term_id, term) go in while the
  * parse runs (merge/rows-ahead.ts), long before these figures are known, and writing them as
  * 109,064 rows of four columns after the parse took mail's build ~75 ms of its ~150 ms tail,
- * against ~2 ms as 427 chunk rows (docs/benchmarks.md, thirteenth session).
+ * against ~2 ms as 427 chunk rows (2-core machine).
  */
 import type Database from 'better-sqlite3';
 import { readVarint, writeVarint } from './varint.js';

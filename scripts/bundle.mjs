@@ -3,7 +3,7 @@
 // stay imports; what it import()s goes into chunk files beside it, see below). Node's ESM loader resolves, reads and links every module of a
 // graph one by one (the CLI's is ~60 files, a parse worker's ~25), and its own path functions
 // get hot enough to be compiled by TurboFan: on mail, a bundled build was 1.008 -> 0.953 s
-// (8 alternating rounds, docs/benchmarks.md). The library (dist/src/index.js) stays as tsc
+// (8 alternating rounds, 2-core machine). The library (dist/src/index.js) stays as tsc
 // wrote it. Why esbuild: a well-kept bundler that keeps ESM evaluation order (cli-prestart.ts
 // must run first), reads tsc's source maps, and needs no configuration file.
 //

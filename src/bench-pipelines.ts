@@ -1,5 +1,6 @@
 /**
- * `gpuindex bench`: Table 2 of paper 000 on one crawl at doubling sizes. For each size (the
+ * `gpuindex bench`: Table 2 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large
+ * scale datasets: a thorough comparison", on one crawl at doubling sizes. For each size (the
  * first 1, 2, 4, ... files of the crawl, hard-linked into a scratch folder) it builds the
  * index with Indexcpu, Indexgpu and Indexgpu+ and records Parse+Sort and Merge, plus the time
  * the same workers need to parse alone (sorting replaced by a sorter that discards blocks).
@@ -90,7 +91,8 @@ export interface BenchOptions {
    * Builds of each cell, in alternating rounds (parse alone, then each pipeline, per round; even
    * rounds in reverse order);
    * the table reports each cell's median. Default 1. On a noisy machine single builds of the
-   * same thing differ by up to 25 % (docs/benchmarks.md), more than some of the ratios measured.
+   * same thing differ by up to 25 % (the H100 machine; docs/benchmarks.md, Machines), more than
+   * some of the ratios measured.
    */
   repeat?: number;
   log?: (line: string) => void;
@@ -141,7 +143,7 @@ async function parseOnly(root: string, files: string[], workers: number, blockSi
       tokenizer: createTokenizer().options,
       workers,
       // The builds' young generation cap: a larger young generation alone made parse alone 0.8 s
-      // of scavenges lighter than the builds it is compared with (docs/benchmarks.md).
+      // of scavenges lighter than the builds it is compared with (H100 machine, 2 GB crawl).
       maxYoungGenerationMb: workerYoungGenerationMb(),
       schedule: variant === 'parse' ? 'sequential' : 'overlapped',
       sorter,

@@ -1,11 +1,14 @@
-/** `gpuindex bench`: the Indexcpu / Indexgpu / Indexgpu+ comparison (paper 000, Table 2). */
+/**
+ * `gpuindex bench`: the Indexcpu / Indexgpu / Indexgpu+ comparison (Table 2 of Capannini,
+ * Silvestri and Baraglia, "Sorting on GPUs for large scale datasets: a thorough comparison").
+ */
 import type { Command } from 'commander';
 import { UserError } from './shared/errors.js';
 
 export function registerBenchCommands(program: Command): void {
   program
     .command('bench')
-    .description('Table 2 of paper 000: Indexcpu vs Indexgpu vs Indexgpu+ on a crawl at doubling sizes')
+    .description('Indexcpu vs Indexgpu vs Indexgpu+ on a crawl at doubling sizes (Table 2 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large scale datasets: a thorough comparison")')
     .argument('<crawl>', 'crawl folder (many files: sizes are the first 1, 2, 4, ... of them)')
     .option('--sizes <n>', 'number of doubling sizes', (v) => Number(v), 5)
     .option('--pipelines <list>', 'comma list of cpu,gpu,gpu+', 'cpu,gpu,gpu+')

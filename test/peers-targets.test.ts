@@ -11,7 +11,7 @@ describe('the peers bench over several corpora (--corpus all)', () => {
     expect(ALL_CORPORA).toEqual(['mail', 'html-docs-small', 'multilingual', 'html-docs', 'synthetic-1GB']);
   });
 
-  it("checks issue 5's targets with gpuindex's best row against the target peer", () => {
+  it("checks the targets with gpuindex's best row against the target peer", () => {
     const lines = targetLines([
       run('mail', [['gpuindex build --sorter cpu (workers 1)', 880], ['gpuindex build --sorter cpu --workers 2', 980], ['SQLite FTS5 (better-sqlite3)', 750]]),
       run('html-docs', [['gpuindex build --sorter cpu (workers 1)', 32590], ['gpuindex build --sorter cpu --workers 2', 19020], ['Xapian omindex', 93730]]),
@@ -23,7 +23,7 @@ describe('the peers bench over several corpora (--corpus all)', () => {
       '- mail: gpuindex 0.88 s, SQLite FTS5 0.75 s: 0.85x (target 1x: not met)',
       '- html-docs: gpuindex 19.02 s, Xapian omindex 93.73 s: 4.93x (target 1.5x: met)',
       '- synthetic-1GB: gpuindex 13.55 s; SQLite FTS5 did not run',
-      '- multilingual: gpuindex 3.11 s (no target in issue 5)',
+      '- multilingual: gpuindex 3.11 s (no target)',
       '- html-docs-small: no gpuindex result',
     ]);
   });

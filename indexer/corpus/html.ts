@@ -15,7 +15,7 @@ let ParserClass: typeof HtmlParser | undefined;
  * htmlparser2's Parser without attribute values: the Tokenizer calls these four for every
  * attribute, and the Parser slices, lowercases and concatenates its name and value, which no
  * callback here reads (onopentag gets an empty attribs object). Same events otherwise; on the multilingual crawl the attribute work was
- * ~0.25 s of a worker's 4.3 s (docs/benchmarks.md). These four are htmlparser2's public
+ * ~0.25 s of a worker's 4.3 s (perf, 2-core machine). These four are htmlparser2's public
  * Tokenizer `Callbacks`, which the Parser implements; test/html-text.test.ts checks the text and
  * title against the unmodified Parser, so a release that changes them fails there.
  */

@@ -129,7 +129,7 @@ export function describeError(err: unknown): string {
 }
 
 /**
- * Policy for damaged text (issue 2): a document whose bytes do not decode cleanly (invalid
+ * Policy for damaged text: a document whose bytes do not decode cleanly (invalid
  * UTF-8, invalid UTF-16 or declared charset) is skipped with the reason, naming file and line,
  * rather than indexed with guessed text. decode.ts describes the damage; this is the one place
  * that turns it into a skip.

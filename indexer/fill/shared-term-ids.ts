@@ -5,7 +5,7 @@
  * thread has already mapped, and marks the others (UNRESOLVED_BIT) and lists their indexes in
  * the batch; the main thread then copies a batch into a block with one memcpy and fixes only
  * the listed pairs, where it used to look every pair up (10-14 ns a pair on the main thread, the
- * stage that bounded Indexgpu+ on the H100: docs/benchmarks.md). With one worker, the worker
+ * stage that bounded Indexgpu+ on the H100 machine). With one worker, the worker
  * is what bounds the build and it leaves every pair to the main thread (ParsedBatch.localIds).
  *
  * Layout: word 0 is the watermark (local ids below it are all mapped: the main thread maps a

@@ -16,7 +16,7 @@ import { takeSpareWorker } from './parse-worker-spares.js';
 /**
  * Files a worker holds (the one it parses included). One: a second queued file would sit behind
  * a slow first one while other workers starve. Measured on the H100 machine (15 workers, 2 GB
- * of 8 MB files, docs/benchmarks.md): with 2 or 3 the workers' batches run so far ahead of crawl
+ * of 8 MB files): with 2 or 3 the workers' batches run so far ahead of crawl
  * order that they wait for credits (0.5-1.3 s and 4.8-5.0 s a worker) and the build is slower.
  */
 const TASKS_AHEAD = 1;
@@ -96,7 +96,7 @@ export class ParsePool {
       this.termIds.push(termIds);
       // With one worker, the worker bounds the parse and this thread waits for its batches
       // (mail: ~190 of ~560 ms), so this thread maps every pair (ParsedBatch.localIds): the
-      // worker's id lookups took it longer than the mapping takes here (docs/benchmarks.md).
+      // worker's id lookups took it longer than the mapping takes here (mail, 2-core machine).
       const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer, resolveIds: count > 1 };
       // A worker started ahead of the build (the CLI's) gets its set-up as its first message.
       const spare = takeSpareWorker(init.maxYoungGenerationMb);

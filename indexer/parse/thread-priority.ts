@@ -2,7 +2,7 @@
  * Parse workers run at a lower priority than the main thread. The main thread is the one
  * consumer of every worker's batches (remap, copy into blocks, GPU hand-offs, document rows);
  * with one worker a core, the kernel gave it no precedence and it fell behind once the parse
- * got faster (H100: fill waited on, sort stage late; docs/benchmarks.md). A lower priority
+ * got faster (H100 machine: fill waited on, sort stage late). A lower priority
  * lets the workers have whatever the main thread leaves, instead of competing with it.
  *
  * Linux only: setpriority(2) on a thread id changes that thread alone (the thread's id is read

@@ -1,5 +1,6 @@
 /**
- * Indexcpu / Indexgpu (paper 000, Fig. 7): Parse -> Sort -> toDisk, one block after another.
+ * Indexcpu / Indexgpu (Fig. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large
+ * scale datasets: a thorough comparison"): Parse -> Sort -> toDisk, one block after another.
  * Parse tokenizes each document, maps terms to TermIds and fills a PairBlockBuilder; a full
  * block is sorted (CPU or GPU sorter, the only difference between the two indexers) and its
  * sorted run is written from the sorter's output view.

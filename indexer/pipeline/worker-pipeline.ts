@@ -1,6 +1,7 @@
 /**
- * The three indexers of paper 000 (Fig. 7) over parse workers. They differ only in how
- * parsing and sorting are scheduled:
+ * The three indexers of Fig. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large
+ * scale datasets: a thorough comparison", over parse workers. They differ only in how parsing
+ * and sorting are scheduled:
  *
  *   Indexcpu  ('sequential' + CPU sorter): Parse -> Sort -> toDisk, block after block.
  *   Indexgpu  ('sequential' + GpuSort):    the same sequence with the GPU sorter.

@@ -69,7 +69,7 @@ export const HASH_THREAD_BYTES = 16 * MiB;
 /**
  * Batches a worker may have sent and not yet seen consumed (the SyncSend bound). 8, not 2: on
  * the H100 machine (15 workers, 2 GB crawl) 2 left the parsers waiting whenever the main thread
- * was busy filling a block: gpu+ took 10.97 s with 2, 8.40 s with 8 (docs/benchmarks.md).
+ * was busy filling a block: gpu+ took 10.97 s with 2, 8.40 s with 8.
  */
 export const CREDITS = 8;
 /** Largest worker batch, in pairs. */

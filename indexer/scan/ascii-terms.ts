@@ -31,7 +31,7 @@ export const isWordChar = (c: number): boolean => (c >= 97 && c <= 122) || (c >=
  * raw token -> value (a TermId, or -1 for a stopword), probed with characters of the text; the
  * keys' characters sit in one byte pool (raw tokens of ASCII text are ASCII): a probe touches
  * one slot and one run of bytes instead of a string object, measured 28 % faster scanning than a
- * table of JS strings (docs/benchmarks.md). Slots: TermSlots.
+ * table of JS strings (2-core machine). Slots: TermSlots.
  */
 export class AsciiTermTable extends TermSlots<Uint8Array> {
   /**

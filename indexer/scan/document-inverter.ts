@@ -20,7 +20,7 @@ const RAW_CACHE_LIMIT = 1 << 22;
  * faster once compiled, but runs in V8's interpreter first: on mail's 278 K units of such text
  * it took 42-65 ms cold against the regex's 22-41 (11 against 15-24 warm), and a crawl with
  * little of it (mail: 53 of 6,046 messages) would pay that warm-up for nothing. Past ~1 M units
- * the saving has paid for it (multilingual: 34 M units; docs/benchmarks.md).
+ * the saving has paid for it (multilingual: 34 M units; 2-core machine).
  */
 export const UNICODE_TABLE_AFTER_UNITS = 1 << 20;
 /**

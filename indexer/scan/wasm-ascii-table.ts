@@ -1,7 +1,7 @@
 /**
  * The WebAssembly ASCII scanner (indexer/wasm/ascii-scan.ts, built to ascii-scan.wasm): the
  * same tokens and cache as scanAscii with AsciiTermTable, about 3x faster (inverting the
- * synthetic crawl: 12.2 -> 4.0 ns/char; docs/benchmarks.md).
+ * 2 GB synthetic crawl on the H100 machine: 12.2 -> 4.0 ns/char).
  * Each parser owns one instance (one linear memory holding its raw-token table).
  *
  * A text goes in only when it is pure ASCII (checked first, so no term is numbered for a text

@@ -182,7 +182,7 @@ async function* fromDocuments(docs: AsyncIterable<InputDocument> | Iterable<Inpu
  * a core the waits are no spare CPU (the workers' collections use it): on the H100 (15 workers,
  * 16 cores, 2 GB crawl) writing 797 K rows during the parse took Indexgpu+'s Parse+Sort against
  * parse alone from a median ratio of 0.980 to 1.054, while the merge took 0.4 s longer without
- * them (docs/benchmarks.md). GPUINDEX_ROWS_AHEAD=0|1 (a benchmark knob) decides instead.
+ * them. GPUINDEX_ROWS_AHEAD=0|1 (a benchmark knob) decides instead.
  */
 export function writeRowsAhead(schedule: 'sequential' | 'overlapped', workers: number, cores = availableParallelism()): boolean {
   const knob = integerFromEnv('GPUINDEX_ROWS_AHEAD', 0, 1);

@@ -49,7 +49,7 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
 
 /**
  * GPUINDEX_CREDITS: batches a parse worker may have in flight (default 8). A benchmark knob
- * (docs/benchmarks.md), not an option: the memory plan counts whatever it is.
+ * (docs/architecture.md, Environment knobs), not an option: the memory plan counts whatever it is.
  */
 export function creditsFromEnv(): number | undefined {
   return integerFromEnv('GPUINDEX_CREDITS', 1, 64);

@@ -39,7 +39,11 @@ export interface InputDocument {
 }
 
 export type SorterChoice = 'cpu' | 'gpu' | 'auto';
-/** Indexcpu, Indexgpu, Indexgpu+ of paper 000; 'auto' is gpu+ when a GPU adapter exists, else cpu. */
+/**
+ * Indexcpu, Indexgpu, Indexgpu+ (Fig. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs
+ * for large scale datasets: a thorough comparison"); 'auto' is gpu+ when a GPU adapter exists,
+ * else cpu.
+ */
 export type PipelineChoice = 'cpu' | 'gpu' | 'gpu+' | 'auto';
 
 /**

@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../src/shared/errors.js';
 import { createTokenizer, MAX_TOKEN_LENGTH, resolveTokenizerOptions, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { ENGLISH_STOPWORDS } from '../indexer/analysis/english-stopwords.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-tok-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -83,6 +85,12 @@ describe('tokenizer: scripts and characters', () => {
 });
 
 describe('tokenizer: stopwords and stemming', () => {
+  it("uses natural's English stopword list, word for word (natural is a test dependency only)", () => {
+    const natural = createRequire(import.meta.url)('natural/lib/natural/util/stopwords') as { words: string[] };
+    expect([...ENGLISH_STOPWORDS]).toEqual(natural.words);
+    expect(createTokenizer().stopwords).toEqual(new Set(natural.words.filter((w) => /^[a-z0-9]+$/.test(w))));
+  });
+
   it('removes English stopwords (natural) by default, before stemming', () => {
     expect(terms('The whale and the sea', { stem: 'none' })).toEqual(['whale', 'sea']);
     expect(terms('The whale and the sea', RAW)).toEqual(['the', 'whale', 'and', 'the', 'sea']);

@@ -17,22 +17,19 @@
  *     one character stays a unigram). Hangul is written with spaces and stays in words.
  *  5. Tokens longer than `maxTokenLength` UTF-16 units (default MAX_TOKEN_LENGTH = 255: base64
  *     blobs, minified junk) are dropped. The length is counted after steps 1-3, on the raw token.
- *  6. Stopwords (natural's English list, a file, or none) are removed, then the Porter stemmer
- *     (natural) is applied to Latin-script tokens only; other scripts are never stemmed. Tokens
- *     longer than MAX_TOKEN_LENGTH (possible only with a larger `maxTokenLength`) are not
- *     stemmed either: they are kept exactly as scanned (Porter and the Latin-script test take
- *     time quadratic in the length, seconds for a 64 Ki-unit token).
+ *  6. Stopwords (natural's English list, copied in english-stopwords.ts; a file; or none) are
+ *     removed, then the Porter stemmer (natural's) is applied to Latin-script tokens only;
+ *     other scripts are never stemmed. Tokens longer than MAX_TOKEN_LENGTH (possible only with
+ *     a larger `maxTokenLength`) are not stemmed either: they are kept exactly as scanned
+ *     (Porter and the Latin-script test take time quadratic in the length, seconds for a
+ *     64 Ki-unit token).
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { resolve as resolvePath } from 'node:path';
 import { UserError } from '../../src/shared/errors.js';
 // natural's Porter stemmer, reimplemented without regexes (same output, tested against it; ~8x faster).
 import { porterStem } from './porter-stemmer.js';
-
-// Deep imports: natural's index loads every module it has (and a dotenv banner on stdout).
-const require = createRequire(import.meta.url);
-const englishStopwords = (require('natural/lib/natural/util/stopwords') as { words: string[] }).words;
+import { ENGLISH_STOPWORDS } from './english-stopwords.js';
 
 export type { TokenizerOptions } from '../../src/shared/options.js';
 import type { TokenizerOptions } from '../../src/shared/options.js';
@@ -252,7 +249,7 @@ export function createTokenizer(options: TokenizerOptions = {}): Tokenizer {
     resolved.stopwords === 'none'
       ? new Set<string>()
       : resolved.stopwords === 'english'
-        ? stopwordSet(englishStopwords, bigrams, maxLength)
+        ? stopwordSet(ENGLISH_STOPWORDS, bigrams, maxLength)
         : stopwordSet(readStopwordFile(resolved.stopwords, resolved.stopwords).split(/\r?\n/), bigrams, maxLength);
   const stemming = resolved.stem === 'porter';
 

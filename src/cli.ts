@@ -71,6 +71,7 @@ function printSummary(s: BuildSummary): void {
     `  memory: working set ${mib(s.memory.workingSetBytes)} MiB of --memory ${mib(s.memory.budgetBytes)} MiB (peak RSS less ${mib(s.memory.dictionaryBytes)} MiB of dictionary and document table; baseline ${mib(s.memory.baselineBytes)} MiB)`,
   ];
   if (s.skipped.count) lines.push(`  skipped ${s.skipped.count} file(s)/document(s); see the warnings above or --json`);
+  if (s.unsupported.count) lines.push(`  not indexed: ${s.unsupported.count} file(s) of unsupported types; --verbose or --json lists them`);
   if (s.warnings.count) lines.push(`  ${s.warnings.count} document(s) indexed with a warning (see above or --json)`);
   process.stdout.write(lines.join('\n') + '\n');
 }
@@ -95,6 +96,7 @@ program
   .option('--resume', 'checkpoint each run, and reuse the completed runs of an interrupted build of the same crawl and settings', false)
   .option('--json', 'print the build summary as JSON', false)
   .option('-q, --quiet', 'no warnings or progress on stderr', false)
+  .option('--verbose', 'list each file of an unsupported type (images, stylesheets, ...), not only their count per extension', false)
   .action(async (crawl: string, o: Record<string, unknown>) => {
     const controller = new AbortController();
     let signalName: NodeJS.Signals | undefined;
@@ -130,6 +132,7 @@ program
         resume: o.resume as boolean,
         mergeThreads: o.mergeThreads as number | undefined,
         onWarning: warn,
+        verbose: o.verbose as boolean,
         onProgress: progress.onProgress,
         signal: controller.signal,
       });

@@ -132,6 +132,42 @@ describe('gpuindex CLI on bad input', () => {
     expect(summary.warnings.count).toBe(0);
   });
 
+  it('reports files of unsupported types in one line of counts per extension (each under --verbose, all in --json); bad input keeps a line each', () => {
+    const crawl = join(work, 'with-assets');
+    mkdirSync(join(crawl, 'py', '_static'), { recursive: true });
+    writeFileSync(join(crawl, 'py', 'index.html'), '<html><head><title>Index</title></head><body>the whale page</body></html>');
+    writeFileSync(join(crawl, 'docs.jsonl'), '{"id":"a","text":"first whale"}\n{"id":"b","text":\n');
+    const assets = ['py/_static/minus.png', 'py/_static/plus.png', 'py/_static/file.PNG', 'py/_static/doctools.js', 'py/_static/searchtools.js', 'py/_static/basic.css', 'py/Makefile'];
+    for (const a of assets) writeFileSync(join(crawl, a), 'not text');
+    const out = join(work, 'with-assets-index');
+    const inCrawlOrder = [...assets].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    const line = 'gpuindex: skipped 7 files of unsupported types: 3 .png, 2 .js, 1 .css, 1 (none)';
+    const brokenLine = /^gpuindex: skipped docs\.jsonl:2: invalid JSON/;
+
+    const plain = gpuindex('build', crawl, '-o', out, '--sorter', 'cpu');
+    expect(plain.code).toBe(0);
+    const lines = plain.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(brokenLine);
+    expect(lines[1]).toBe(line);
+    expect(plain.stdout).toContain('\n  skipped 1 file(s)/document(s); see the warnings above or --json\n');
+    expect(plain.stdout).toContain('\n  not indexed: 7 file(s) of unsupported types; --verbose or --json lists them\n');
+
+    const verbose = gpuindex('build', crawl, '-o', out, '--sorter', 'cpu', '--force', '--verbose');
+    expect(verbose.code).toBe(0);
+    const vlines = verbose.stderr.trim().split('\n');
+    expect(vlines[0]).toMatch(brokenLine);
+    expect(vlines.slice(1)).toEqual([...inCrawlOrder.map((p) => `gpuindex: skipped ${p}: unsupported file type`), line]);
+
+    const json = gpuindex('build', crawl, '-o', out, '--sorter', 'cpu', '--force', '--json');
+    expect(json.code).toBe(0);
+    const summary = JSON.parse(json.stdout);
+    expect(summary.unsupported).toEqual({ count: 7, byExtension: { '.png': 3, '.js': 2, '.css': 1, '(none)': 1 }, items: inCrawlOrder });
+    expect(summary.skipped.count).toBe(1);
+    expect(summary.skipped.items.map((s: { path: string }) => s.path)).toEqual(['docs.jsonl']);
+    expect(summary.documents).toBe(2);
+  });
+
   it('rejects bad options in one line', () => {
     expect(gpuindex('build', 'corpus-samples', '-o', join(work, 'x'), '--memory', 'lots').stderr).toBe('gpuindex: --memory: cannot read "lots" (examples: 1GiB, 256MiB, 500MB)\n');
     expect(gpuindex('build', 'corpus-samples', '-o', join(work, 'x'), '--pipeline', 'cpu', '--sorter', 'gpu').stderr).toBe('gpuindex: --pipeline cpu sorts on the CPU; it cannot be combined with --sorter gpu\n');

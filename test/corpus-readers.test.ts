@@ -6,9 +6,12 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CorpusError,
+  describeUnsupported,
+  extensionOf,
   listCorpusFiles,
   readCorpus,
   readCorpusFile,
+  unsupportedFiles,
   type CorpusItem,
   type CorpusOptions,
   type SkippedItem,
@@ -263,13 +266,32 @@ describe('bad input becomes skip items, never exceptions', () => {
     expect((await readOne('bad/not-gzip.txt.gz')).skips).toEqual([{ path: 'bad/not-gzip.txt.gz', reason: 'corrupt gzip (incorrect header check)' }]);
   });
 
-  it('unsupported extensions are skipped by the walk and by readCorpusFile', async () => {
-    const { skipped } = await listCorpusFiles(join(fixtures, 'bad'));
-    expect(skipped).toEqual([
-      { path: 'image.png', reason: 'unsupported file type' },
-      { path: 'noext', reason: 'unsupported file type' },
-    ]);
+  it('unsupported extensions are listed apart from bad input by the walk, and skipped by readCorpusFile', async () => {
+    const { skipped, unsupported } = await listCorpusFiles(join(fixtures, 'bad'));
+    expect(skipped).toEqual([]);
+    expect(unsupported).toEqual(['image.png', 'noext']);
     expect((await readOne('bad/image.png')).skips).toEqual([{ path: 'bad/image.png', reason: 'unsupported file type' }]);
+  });
+
+  it('counts files of unsupported types per extension, most first, no extension last among equals', () => {
+    expect(['a.PNG', 'x/b.png', 'Makefile', 'c.js', 'd.svg.gz', 'e.gz', '.buildinfo', 'x.y/README', 'f.css', 'g.js', 'h.png'].map(extensionOf)).toEqual([
+      '.png', '.png', '(none)', '.js', '.svg.gz', '.gz', '.buildinfo', '(none)', '.css', '.js', '.png',
+    ]);
+    const paths = ['s/1.png', 's/a.js', 'Makefile', 's/2.png', 's/x.css', 's/b.js', 's/3.png', 'LICENSE', 'COPYING'];
+    const u = unsupportedFiles(paths);
+    expect(u).toEqual({ count: 9, byExtension: { '.png': 3, '(none)': 3, '.js': 2, '.css': 1 }, items: paths });
+    // a naive count per extension gives the same numbers
+    const naive: Record<string, number> = {};
+    for (const p of paths) {
+      const name = p.split('/').pop()!;
+      const ext = name.includes('.') ? name.slice(name.lastIndexOf('.')) : '(none)';
+      naive[ext] = (naive[ext] ?? 0) + 1;
+    }
+    expect({ ...u.byExtension }).toEqual(naive);
+    expect(Object.keys(u.byExtension)).toEqual(['.png', '(none)', '.js', '.css']);
+    expect(describeUnsupported(u)).toBe('skipped 9 files of unsupported types: 3 .png, 3 (none), 2 .js, 1 .css');
+    expect(describeUnsupported(unsupportedFiles(['a/b/c.png']))).toBe('skipped 1 file of an unsupported type: 1 .png');
+    expect(describeUnsupported(unsupportedFiles(['x.js', 'y.css', 'Makefile']))).toBe('skipped 3 files of unsupported types: 1 .css, 1 .js, 1 (none)');
   });
 
   it('a file deleted after the walk, a folder where a file was, a FIFO: skip items, no exception', async () => {
@@ -351,7 +373,7 @@ describe('walk', () => {
 
   it('accepts a single file as the crawl (paths relative to its folder)', async () => {
     const file = join(fixtures, 'formats', 'docs.ndjson');
-    expect(await listCorpusFiles(file)).toEqual({ base: join(fixtures, 'formats'), files: ['docs.ndjson'], skipped: [] });
+    expect(await listCorpusFiles(file)).toEqual({ base: join(fixtures, 'formats'), files: ['docs.ndjson'], skipped: [], unsupported: [] });
     const { docs } = await collect(readCorpus(file));
     expect(docs.map((d) => [d.path, d.externalId])).toEqual([
       ['docs.ndjson', 'n1'],
@@ -394,12 +416,12 @@ describe('walk', () => {
     symlinkSync('docs/data.bin', join(root, 'named.txt'));
     symlinkSync('docs/data.bin', join(root, 'named2.txt'));
     symlinkSync('nowhere.txt', join(root, 'broken.txt'));
-    const { files, skipped } = await listCorpusFiles(root);
+    const { files, skipped, unsupported } = await listCorpusFiles(root);
     expect(files).toEqual(['docs/a.txt', 'docs/sub/b.txt', 'named.txt']);
+    expect(unsupported).toEqual(['docs/data.bin']);
     expect(skipped).toEqual([
       { path: 'alias.txt', reason: 'symbolic link to docs/a.txt, indexed at its own path' },
       { path: 'broken.txt', reason: 'broken symbolic link' },
-      { path: 'docs/data.bin', reason: 'unsupported file type' },
       { path: 'docs/relative-escape.txt', reason: 'symbolic link points outside the crawl' },
       { path: 'docs/root-loop', reason: 'symbolic link to the crawl root (not followed)' },
       { path: 'docs/sub/loop', reason: 'symbolic link to the folder docs, walked at its own path' },

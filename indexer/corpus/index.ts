@@ -14,6 +14,7 @@ export { readCorpusFile, readPlainJsonlSync, describeError, markdownTitle, MAX_L
 export { resolveFields, type ResolvedFields } from './fields.js';
 export { formatOf, SUPPORTED_EXTENSIONS, type CorpusFormat, type FileFormat } from './formats.js';
 export { htmlToText, type HtmlText } from './html.js';
+export { describeUnsupported, extensionOf, unsupportedFiles, UNSUPPORTED_TYPE, type UnsupportedFiles } from './unsupported.js';
 
 /**
  * Every document of the crawl in crawl order, with the skipped files and documents where the

@@ -27,6 +27,7 @@ import { decodeFile, hasNulByte, sniffHtmlCharset } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
 import { htmlToText } from './html.js';
+import { UNSUPPORTED_TYPE } from './unsupported.js';
 import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument } from './types.js';
 
 /** Longest JSONL line, and largest whole-file document (.html, .txt, .md, single .json), in bytes. */
@@ -70,7 +71,7 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
   const path = relPath;
   const skip = (reason: string): CorpusItem => ({ kind: 'skip', skip: { path, reason } });
   const fmt = formatOf(relPath);
-  if (!fmt) return yield skip('unsupported file type');
+  if (!fmt) return yield skip(UNSUPPORTED_TYPE);
   let full = join(root, relPath);
   let st: Stats;
   try {

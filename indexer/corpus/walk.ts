@@ -15,13 +15,17 @@ import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { formatOf, SUPPORTED_EXTENSIONS } from './formats.js';
 import { CorpusError, type SkippedItem } from './types.js';
+import { UNSUPPORTED_TYPE } from './unsupported.js';
 
 export interface CorpusListing {
   /** The folder the paths are relative to: the root, or its parent when the root is one file. */
   base: string;
   /** Paths relative to `base`, '/'-separated, in crawl order. */
   files: string[];
+  /** Entries not read, each with its reason (bad input: unreadable, not a regular file, links). */
   skipped: SkippedItem[];
+  /** Files of types the readers do not take (unsupported.ts), in crawl order: not bad input. */
+  unsupported: string[];
 }
 
 /** The walk's result in crawl order, files and skipped entries interleaved. */
@@ -35,11 +39,13 @@ export async function listCorpusFiles(root: string): Promise<CorpusListing> {
   const { base, entries } = await walkCorpus(root);
   const files: string[] = [];
   const skipped: SkippedItem[] = [];
+  const unsupported: string[] = [];
   for (const e of entries) {
     if ('file' in e) files.push(e.file);
+    else if (e.skip.reason === UNSUPPORTED_TYPE) unsupported.push(e.skip.path);
     else skipped.push(e.skip);
   }
-  return { base, files, skipped };
+  return { base, files, skipped, unsupported };
 }
 
 /** Throws CorpusError when the root itself is missing, unreadable or of the wrong kind. */
@@ -96,7 +102,7 @@ export async function walkCorpus(root: string): Promise<{ base: string; entries:
       if (kind === 'dir') await walk(full, rel);
       else if (kind === 'file') {
         if (formatOf(e.name)) entries.push({ file: rel });
-        else skip(rel, 'unsupported file type');
+        else skip(rel, UNSUPPORTED_TYPE);
       } else if (kind === 'link') {
         entries.push({ link: rel });
         links++;
@@ -142,7 +148,7 @@ async function resolveLink(rel: string, full: string, realRoot: string, listed: 
   if (indexedAs !== undefined) {
     return { skip: { path: rel, reason: `symbolic link to ${at}, ${indexedAs === at ? 'indexed at its own path' : `already indexed as ${indexedAs}`}` } };
   }
-  if (!formatOf(basename(rel))) return { skip: { path: rel, reason: 'unsupported file type' } };
+  if (!formatOf(basename(rel))) return { skip: { path: rel, reason: UNSUPPORTED_TYPE } };
   listed.set(at, rel);
   return { file: rel };
 }

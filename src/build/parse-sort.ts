@@ -13,10 +13,10 @@ import { runWorkerPipeline, type WorkerPipelineResult } from '../../indexer/pipe
 import type { ParseTask } from '../../indexer/parse/jsonl-ranges.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import { INDEX_DB, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
-import type { CorpusItem, CorpusListing, SkippedItem } from '../../indexer/corpus/index.js';
+import { describeUnsupported, unsupportedFiles, UNSUPPORTED_TYPE, type CorpusItem, type CorpusListing, type SkippedItem, type UnsupportedFiles } from '../../indexer/corpus/index.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { AbortError } from '../shared/errors.js';
-import type { InputDocument } from '../shared/options.js';
+import type { BuildOptions, InputDocument } from '../shared/options.js';
 import { resumeDirFor, type OutputPlan } from '../output.js';
 import { VERSION } from '../version.js';
 import { roundCpu } from './summary.js';
@@ -35,6 +35,8 @@ export interface Parsed {
   parseSortMs: number;
   parseSortCpu: PhaseCpuMs;
   restored?: RestoredState;
+  /** The crawl's files of unsupported types (none for documents given as an iterable). */
+  unsupported: UnsupportedFiles;
 }
 
 export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: OutputPlan, state: BuildState): Promise<Parsed> {
@@ -52,6 +54,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
   const cpu = startPhaseCpu();
   let result: PipelineResult | WorkerPipelineResult;
   let restored: RestoredState | undefined;
+  let unsupported = unsupportedFiles([]);
   if (plan.listing) {
     const listing = withoutOwnResumeDir(plan.listing, out.output);
     const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
@@ -91,6 +94,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       result.counters.skipped.unshift(s);
       hooks.onSkip(s);
     }
+    unsupported = reportUnsupported(listing.unsupported, options);
   } else {
     result = await runSequentialPipeline({
       source: fromDocuments(options.input as Iterable<InputDocument>),
@@ -110,7 +114,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
   plan.pipeline.sorter.dispose();
   state.sorter = undefined;
   if (options.signal?.aborted) throw new AbortError();
-  return { result, dictionary, documents, clock, startedAt, parseSortMs, parseSortCpu, restored };
+  return { result, dictionary, documents, clock, startedAt, parseSortMs, parseSortCpu, restored, unsupported };
 }
 
 /**
@@ -122,6 +126,7 @@ export function withoutOwnResumeDir(listing: CorpusListing, output: string): Cor
   const outside = (rel: string) => !resolve(listing.base, rel).startsWith(ownResumeDir);
   listing.files = listing.files.filter(outside);
   listing.skipped = listing.skipped.filter((s) => outside(s.path));
+  listing.unsupported = listing.unsupported.filter(outside);
   return listing;
 }
 
@@ -157,6 +162,14 @@ export function openCheckpoints(
   if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);
   if (restored) notice(`resume: reusing ${restored.runPaths.length} completed run(s) holding ${documents.count} document(s)`);
   return { log: opened.log, restored };
+}
+
+/** The crawl's files of unsupported types: with `verbose` one line each, then one line for all. */
+function reportUnsupported(paths: readonly string[], options: BuildOptions): UnsupportedFiles {
+  const u = unsupportedFiles(paths);
+  if (options.verbose) for (const path of u.items) options.onWarning?.(formatSkip({ path, reason: UNSUPPORTED_TYPE }));
+  if (u.count > 0) options.onWarning?.(describeUnsupported(u));
+  return u;
 }
 
 async function* fromDocuments(docs: AsyncIterable<InputDocument> | Iterable<InputDocument>): AsyncGenerator<CorpusItem> {

@@ -9,7 +9,7 @@ import type { PhaseCpuMs } from '../../runtime/cpu-time.js';
 import { StageClock } from '../../indexer/pipeline/stage-clock.js';
 import type { WorkerPipelineResult } from '../../indexer/pipeline/worker-pipeline.js';
 import { INDEX_DB } from '../../merge/index-store.js';
-import type { SkippedItem } from '../../indexer/corpus/index.js';
+import type { SkippedItem, UnsupportedFiles } from '../../indexer/corpus/index.js';
 import type { OutputPlan } from '../output.js';
 import { statOrZero, type BuildContext } from './context.js';
 import type { BuildPlan } from './plan.js';
@@ -61,7 +61,13 @@ export interface BuildSummary {
   bytesRead: number;
   indexBytes: number;
   runBytes: number;
+  /** Bad input: files and documents that could not be read (unreadable, broken JSON, binary, empty, ...). */
   skipped: { count: number; items: SkippedItem[] };
+  /**
+   * Files of types the readers do not take (images, stylesheets, scripts), not counted in
+   * `skipped`: how many, per extension (most first), and every path in crawl order.
+   */
+  unsupported: UnsupportedFiles;
   /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced), with what it was. */
   warnings: { count: number; items: SkippedItem[] };
   /**
@@ -177,6 +183,7 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
     indexBytes: written.postingsBytes + statOrZero(resolve(out.output, INDEX_DB)).size,
     runBytes: counters.runBytes,
     skipped: { count: counters.skippedCount, items: counters.skipped },
+    unsupported: parsed.unsupported,
     warnings: { count: counters.warnedCount, items: counters.warned },
     timings: {
       setupMs: round(startedAt - t0),

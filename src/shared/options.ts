@@ -83,8 +83,13 @@ export interface BuildOptions extends TokenizerOptions {
   workers?: number;
   /** Which JSON fields hold the id, title and text (crawl input only). */
   fields?: CorpusOptions['fields'];
-  /** Where each skipped file or document is reported (one line each). Default: nothing. */
+  /**
+   * Where each skipped file or document is reported (one line each), and the files of
+   * unsupported types (one line for all of them, counts per extension). Default: nothing.
+   */
   onWarning?: (message: string) => void;
+  /** onWarning also gets one line per file of an unsupported type, before their summary line. Default false. */
+  verbose?: boolean;
   /** Progress events, see ProgressEvent. */
   onProgress?: (event: ProgressEvent) => void;
   /**

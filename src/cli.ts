@@ -158,14 +158,25 @@ program
   .option('-k <n>', 'number of hits', intOption('-k'), 10)
   .option('--k1 <x>', 'BM25 k1', parseFloat, 0.9)
   .option('--b <x>', 'BM25 b', parseFloat, 0.4)
-  .option('--json', 'print hits as JSON', false)
+  .option('--json', 'print hits as JSON (with title and snippet, null where the source cannot be read)', false)
   .action(async (index: string, query: string, o: { k: number; k1: number; b: number; json: boolean }) => {
     const reader = await openIndex(index);
     try {
       const hits = reader.search(query, { k: o.k, k1: o.k1, b: o.b });
-      if (o.json) process.stdout.write(JSON.stringify(hits, null, 2) + '\n');
+      // Title and snippet from the crawl, for the hits shown only (src/snippets.ts).
+      const { hitTexts } = await import('./snippets.js');
+      const bold = !o.json && process.stdout.isTTY === true;
+      const texts = await hitTexts(reader, hits, query, bold ? { mark: (w) => `\x1b[1m${w}\x1b[22m` } : {});
+      if (o.json) process.stdout.write(JSON.stringify(hits.map((h, i) => ({ ...h, ...texts[i] })), null, 2) + '\n');
       else if (hits.length === 0) process.stdout.write('no documents match\n');
-      else for (const [i, h] of hits.entries()) process.stdout.write(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.externalId}${h.path && h.path !== h.externalId ? `  (${h.path})` : ''}\n`);
+      else {
+        for (const [i, h] of hits.entries()) {
+          const { title, snippet } = texts[i]!;
+          process.stdout.write(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.externalId}${h.path && h.path !== h.externalId ? `  (${h.path})` : ''}\n`);
+          if (title) process.stdout.write(`     ${title}\n`);
+          if (snippet) process.stdout.write(`     ${snippet}\n`);
+        }
+      }
     } finally {
       reader.close();
     }

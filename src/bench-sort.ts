@@ -1,13 +1,14 @@
 /**
  * `gpuindex bench-sort`: GpuSort against the CPU sorter on the same blocks, per size and
- * distribution: medians over repetitions after a warm-up. Not a test: timings are reported,
- * never asserted.
+ * distribution: medians (and min / max) over repetitions after a warm-up that lasts until the
+ * GPU's times are steady (bench-warmup.ts). Not a test: timings are reported, never asserted.
  */
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { closeGpu, openGpu } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs, type Distribution } from '../gpu/distributions.js';
 import { GpuSorter, type GpuSortTiming } from '../gpu/gpu-sorter.js';
 import { stepCount } from '../gpu/bitonic-plan.js';
+import { DEFAULT_WARMUP, median, spreadOf, warmUntilSteady, type Spread, type Warmup, type WarmupRule } from './bench-warmup.js';
 
 export interface BenchSortOptions {
   /** log2 sizes, e.g. [16, 18, ..., 26]. */
@@ -24,6 +25,8 @@ export interface BenchSortOptions {
   cpuReps?: number;
   /** Also time BigUint64Array.prototype.sort once at this log2 size. */
   jsSortAt?: number;
+  /** The warm-up before each size's GPU measurements (default DEFAULT_WARMUP). */
+  warmup?: Partial<WarmupRule>;
   log?: (line: string) => void;
 }
 
@@ -44,6 +47,11 @@ export interface BenchSortRow {
   cpuMs: number;
   cpuMpairsPerS: number;
   byKind?: GpuSortTiming['byKind'];
+  /** min / median / max over the timed repetitions (the median is kernelMs, totalMs). */
+  kernelMsSpread: Spread;
+  totalMsSpread: Spread;
+  /** The warm-up before them: rounds, wall ms, and whether the times had become steady. */
+  warmup: Warmup;
 }
 
 export interface BenchSortReport {
@@ -51,14 +59,12 @@ export interface BenchSortReport {
   tile: number;
   maxSteps: number;
   fuse: boolean;
+  /** The warm-up rule each size's GPU measurements waited for. */
+  warmup: WarmupRule;
   rows: BenchSortRow[];
   jsSort?: { n: number; ms: number };
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const r2 = (x: number): number => Math.round(x * 100) / 100;
 
 export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
@@ -67,6 +73,7 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
   if (typeof ctx === 'string') throw new Error(`no GPU: ${ctx}`);
   const sorter = new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse });
   const profiler = new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse, profile: true });
+  const rule: WarmupRule = { ...DEFAULT_WARMUP, ...o.warmup };
   try {
     await sorter.compile();
     await profiler.compile();
@@ -82,11 +89,12 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
         const block = all.subarray(0, 2 * n);
         const timings: GpuSortTiming[] = [];
         let checked = false;
-        // Warm-up: at least one sort and 300 ms of sorting, so the GPU has left its idle clocks.
-        const warmUntil = performance.now() + 300;
-        do await sorter.sortBlock(block, n, () => {});
-        while (performance.now() < warmUntil);
-        for (let rep = 0; rep <= o.reps; rep++) {
+        // Warm-up: the GPU's clocks dropped while the CPU sorter ran; sort until its times are steady.
+        const warmup = await warmUntilSteady(async () => {
+          const t = await sorter.sortBlock(block, n, () => {});
+          return t.kernelMs ?? t.totalMs;
+        }, rule);
+        for (let rep = 0; rep < o.reps; rep++) {
           const t = await sorter.sortBlock(block, n, (sorted) => {
             // Check order once per size (cheap relative to a benchmark's trust).
             if (checked) return;
@@ -96,7 +104,7 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
               if (a > b || (a === b && sorted[2 * i - 1]! > sorted[2 * i + 1]!)) throw new Error(`GPU output not sorted at ${i} (n=${n}, ${dist})`);
             }
           });
-          if (rep > 0) timings.push(t); // rep 0 is the warm-up
+          timings.push(t);
         }
         const zeroCopy: number[] = [];
         for (let rep = 0; rep < o.reps; rep++) {
@@ -114,6 +122,8 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
           radixSortPairs(copy, n, scratch);
           cpuTimes.push(performance.now() - t0);
         }
+        const kernelSpread = spreadOf(timings.map((t) => t.kernelMs ?? NaN));
+        const totalSpread = spreadOf(timings.map((t) => t.totalMs));
         const kernelMs = median(timings.map((t) => t.kernelMs ?? NaN));
         const totalMs = median(timings.map((t) => t.totalMs));
         const cpuMs = median(cpuTimes);
@@ -133,6 +143,9 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
           cpuMs: r2(cpuMs),
           cpuMpairsPerS: Math.round(n / cpuMs / 1e3),
           byKind: prof?.byKind && Object.fromEntries(Object.entries(prof.byKind).map(([k, v]) => [k, r2(v)])) as GpuSortTiming['byKind'],
+          kernelMsSpread: kernelSpread,
+          totalMsSpread: totalSpread,
+          warmup,
         };
         rows.push(row);
         log(formatRow(row));
@@ -146,7 +159,7 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
         }
       }
     }
-    return { adapter: ctx.adapterInfo as unknown as Record<string, string>, tile: sorter.tile, maxSteps: sorter.maxSteps, fuse: sorter.fuse, rows, jsSort };
+    return { adapter: ctx.adapterInfo as unknown as Record<string, string>, tile: sorter.tile, maxSteps: sorter.maxSteps, fuse: sorter.fuse, warmup: rule, rows, jsSort };
   } finally {
     sorter.dispose();
     profiler.dispose();
@@ -154,11 +167,13 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
   }
 }
 
-export const BENCH_HEADER = '| pairs | distribution | kernel ms | upload ms | readback ms | total ms | total ms, zero-copy upload | kernel Mpairs/s | total Mpairs/s | passes (1-step network) | GPU MiB | CPU radix ms | CPU Mpairs/s | kernel ms by pass kind (local-sort / global / local-merge) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+export const BENCH_HEADER = '| pairs | distribution | kernel ms | kernel ms min–max | upload ms | readback ms | total ms | total ms min–max | total ms, zero-copy upload | kernel Mpairs/s | total Mpairs/s | passes (1-step network) | GPU MiB | CPU radix ms | CPU Mpairs/s | kernel ms by pass kind (local-sort / global / local-merge) | warm-up |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
 
 export function formatRow(r: BenchSortRow): string {
   const kinds = r.byKind ? `${r.byKind['local-sort']} / ${r.byKind.global} / ${r.byKind['local-merge']}` : '';
-  return `| 2^${Math.log2(r.n).toFixed(Number.isInteger(Math.log2(r.n)) ? 0 : 2)} | ${r.distribution} | ${r.kernelMs} | ${r.uploadMs} | ${r.readbackMs} | ${r.totalMs} | ${r.zeroCopyTotalMs} | ${r.kernelMpairsPerS} | ${r.totalMpairsPerS} | ${r.passes} (${r.oneStepPerDispatchPasses}) | ${(r.gpuBytes / 2 ** 20).toFixed(0)} | ${r.cpuMs} | ${r.cpuMpairsPerS} | ${kinds} |`;
+  const range = (s: Spread) => `${s.min}–${s.max}`;
+  const warm = `${r.warmup.rounds} sorts, ${r.warmup.ms} ms, ${r.warmup.steady ? 'steady' : 'not steady'}`;
+  return `| 2^${Math.log2(r.n).toFixed(Number.isInteger(Math.log2(r.n)) ? 0 : 2)} | ${r.distribution} | ${r.kernelMs} | ${range(r.kernelMsSpread)} | ${r.uploadMs} | ${r.readbackMs} | ${r.totalMs} | ${range(r.totalMsSpread)} | ${r.zeroCopyTotalMs} | ${r.kernelMpairsPerS} | ${r.totalMpairsPerS} | ${r.passes} (${r.oneStepPerDispatchPasses}) | ${(r.gpuBytes / 2 ** 20).toFixed(0)} | ${r.cpuMs} | ${r.cpuMpairsPerS} | ${kinds} | ${warm} |`;
 }
 
 export { DISTRIBUTIONS };

@@ -22,22 +22,25 @@ export function registerGpuCommands(program: Command): void {
 
   program
     .command('bench-sort')
-    .description('GpuSort vs the CPU radix sorter on the same blocks (medians after a warm-up)')
+    .description('GpuSort vs the CPU radix sorter on the same blocks (medians, min and max after a warm-up until the GPU times are steady)')
     .option('--sizes <from..to>', 'log2 sizes, e.g. 16..26 or 16,20,24', '16..26')
     .option('--dist <list>', 'distributions: uniform,gaussian,zipf,all-equal,sorted,reverse,few-terms', 'zipf,uniform,gaussian,all-equal,sorted,reverse,few-terms')
-    .option('--reps <n>', 'timed repetitions after one warm-up', (v) => Number(v), 5)
+    .option('--reps <n>', 'timed repetitions after the warm-up', (v) => Number(v), 5)
     .option('--max-steps <m>', 'network steps per global pass', (v) => Number(v))
     .option('--tile <pairs>', 'pairs per workgroup tile', (v) => Number(v))
     .option('--fuse', 'fused tile kernels (local sort: stages 2..16 in one register phase; local merge: first phase loads from global memory)', false)
     .option('--max', 'also sort the largest block the adapter allows', false)
+    .option('--warm-max-ms <ms>', 'longest warm-up before each size (it ends earlier once the last 3 sorts are within 5 % of each other)', (v) => Number(v), 10000)
     .option('--json', 'print the report as JSON', false)
-    .action(async (o: { sizes: string; dist: string; reps: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
+    .action(async (o: { sizes: string; dist: string; reps: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
       const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('./bench-sort.js');
       const m = /^(\d+)\.\.(\d+)$/.exec(o.sizes);
       const sizes = m ? Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i) : o.sizes.split(',').map(Number);
       if (sizes.some((s) => !Number.isInteger(s) || s < 0 || s > 31)) throw new UserError(`--sizes: cannot read "${o.sizes}"`);
       const dists = o.dist.split(',').map((d) => d.trim());
       for (const d of dists) if (!(DISTRIBUTIONS as readonly string[]).includes(d)) throw new UserError(`--dist: unknown distribution "${d}"`);
+      if (!Number.isInteger(o.reps) || o.reps < 1) throw new UserError(`--reps must be a positive integer, got ${o.reps}`);
+      if (!(o.warmMaxMs >= 0)) throw new UserError('--warm-max-ms must be a number of milliseconds');
       if (!o.json) process.stdout.write(BENCH_HEADER + '\n');
       const report = await benchSort({
         sizes,
@@ -48,11 +51,16 @@ export function registerGpuCommands(program: Command): void {
         fuse: o.fuse,
         includeMax: o.max,
         jsSortAt: 24,
+        warmup: { maxMs: o.warmMaxMs },
         log: o.json ? undefined : (l) => process.stdout.write(l + '\n'),
       }).catch((err: Error) => {
         throw err.message.startsWith('no GPU') ? new UserError(err.message) : err;
       });
       if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-      else process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, tile ${report.tile}, steps per global pass ${report.maxSteps}, ${report.fuse ? 'fused' : 'plain'} tile kernels\n`);
+      else {
+        const w = report.warmup;
+        process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, tile ${report.tile}, steps per global pass ${report.maxSteps}, ${report.fuse ? 'fused' : 'plain'} tile kernels\n`);
+        process.stdout.write(`warm-up before each size: until the last ${w.window} sorts are within ${w.tolerance * 100} % of each other and ${w.minMs} ms have passed, at most ${w.maxRounds} sorts or ${w.maxMs} ms; min–max over ${o.reps} timed repetitions\n`);
+      }
     });
 }

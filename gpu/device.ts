@@ -9,6 +9,7 @@
  * come and go. A process holding it still exits normally.
  */
 import { labelNewThreads } from '../runtime/cpu-time.js';
+import { captureStderr, splitDawnLines, writeStderr } from '../runtime/native-stderr.js';
 
 export interface GpuLimits {
   maxStorageBufferBindingSize: number;
@@ -29,10 +30,16 @@ export interface GpuContext {
   hasSubgroups: boolean;
   /** Set when the device was lost or reported an uncaptured error. */
   fault?: string;
+  /** Dawn's notices taken off stderr (see openGpu); undefined where stderr could not be redirected. */
+  dawnMessages?: string[];
 }
 
-/** Module-level holder: keeps the GPU instance alive as long as a device is open (see above). */
-const holder: { gpu?: GPU; context?: GpuContext; users: number } = { users: 0 };
+/**
+ * Module-level holder: keeps the GPU instance alive as long as a device is open (see above).
+ * `enumerated`: the instance has listed its adapters once (Dawn prints its notices then);
+ * `dawnMessages`: those notices, where they could be taken off stderr.
+ */
+const holder: { gpu?: GPU; context?: GpuContext; users: number; enumerated?: boolean; dawnMessages?: string[] } = { users: 0 };
 
 const LIMIT_NAMES: (keyof GpuLimits)[] = [
   'maxStorageBufferBindingSize',
@@ -136,7 +143,7 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
       return `cannot load Dawn (${(err as Error).message})`;
     }
   }
-  const adapter = await holder.gpu.requestAdapter({ powerPreference: 'high-performance' });
+  const adapter = await requestAdapter(holder.gpu);
   if (!adapter) return 'no WebGPU adapter found';
   if (rejectSoftware && isSoftwareAdapter(adapter.info)) return `only a software adapter (${adapter.info.device || adapter.info.description}), slower than the CPU sorter`;
   const features = [...adapter.features] as string[];
@@ -159,6 +166,7 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
     features,
     hasTimestamps: device.features.has('timestamp-query'),
     hasSubgroups: device.features.has('subgroups'),
+    ...(holder.dawnMessages ? { dawnMessages: holder.dawnMessages } : {}),
   };
   const fault = (message: string) => {
     if (context.fault) return;
@@ -179,6 +187,27 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
   return context;
 }
 
+/**
+ * The adapter. On an instance's first request Dawn lists the adapters and prints notices with
+ * fprintf(stderr) inside the call (on lavapipe and NVIDIA's driver: "Warning:
+ * maxDynamicUniformBuffersPerPipelineLayout artificially reduced from 1000000 to 16 …"), which
+ * no option reaches: they are captured (runtime/native-stderr.ts), kept for `gpu-info --json`,
+ * and shown only with GPUINDEX_DEBUG; anything else written meanwhile goes to stderr as it was.
+ */
+function requestAdapter(gpu: GPU): Promise<GPUAdapter | null> {
+  const request = () => gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (holder.enumerated) return request();
+  holder.enumerated = true;
+  const { value, text } = captureStderr(request);
+  if (text !== undefined) {
+    const { dawn, other } = splitDawnLines(text);
+    holder.dawnMessages = dawn;
+    writeStderr(other);
+    if (process.env.GPUINDEX_DEBUG) writeStderr(dawn.map((l) => `gpuindex: Dawn: ${l}\n`).join(''));
+  }
+  return value;
+}
+
 /** Releases one user of the device; the last one destroys it (the instance stays, see above). */
 export function closeGpu(): void {
   if (holder.users > 0) holder.users--;
@@ -190,9 +219,11 @@ export function closeGpu(): void {
 /** `gpuindex gpu-info`: the adapter, its limits and features, or why there is none. */
 export async function gpuInfo(): Promise<Record<string, unknown>> {
   const ctx = await openGpu();
-  if (typeof ctx === 'string') return { available: false, reason: ctx };
+  // Dawn's notices on listing the adapters, where they could be taken off stderr.
+  const dawn = holder.dawnMessages ? { dawnMessages: holder.dawnMessages } : {};
+  if (typeof ctx === 'string') return { available: false, reason: ctx, ...dawn };
   try {
-    return { available: true, adapter: ctx.adapterInfo, limits: ctx.limits, features: ctx.features, timestamps: ctx.hasTimestamps, subgroups: ctx.hasSubgroups };
+    return { available: true, adapter: ctx.adapterInfo, limits: ctx.limits, features: ctx.features, timestamps: ctx.hasTimestamps, subgroups: ctx.hasSubgroups, ...dawn };
   } finally {
     closeGpu();
   }

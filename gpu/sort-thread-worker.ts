@@ -9,12 +9,15 @@ import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { writeRunFile } from '../merge/runs.js';
 import { errorCode } from '../src/shared/errors.js';
+import { untrackedFds } from '../runtime/native-stderr.js';
 import type { GpuSorter } from './gpu-sorter.js';
 import { openGpuSorter } from './index.js';
 import type { SortThreadReply, SortThreadRequest } from './sort-thread-protocol.js';
 
 if (!parentPort) throw new Error('gpu/sort-thread-worker.js runs as a worker thread');
 const port = parentPort;
+// Created with trackUnmanagedFds: false (sort-thread.ts): Dawn's notices may be taken off fd 2.
+untrackedFds();
 
 let sorter: GpuSorter | undefined;
 

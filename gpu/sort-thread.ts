@@ -36,7 +36,9 @@ class SortThread {
   dead?: string;
 
   constructor() {
-    this.worker = new Worker(workerScript('gpu/sort-thread-worker.js'));
+    // Fds untracked: opening the device moves fd 2 for a moment (runtime/native-stderr.ts), and a
+    // tracking worker would close the reopened fd 2 when it exits. The thread closes its run files.
+    this.worker = new Worker(workerScript('gpu/sort-thread-worker.js'), { trackUnmanagedFds: false });
     this.worker.unref();
     this.worker.on('message', (reply: SortThreadReply) => {
       const p = this.pending.get(reply.id);

@@ -39,6 +39,40 @@ function onTerminal(args: string[]) {
   return { code: r.status, output: r.stdout };
 }
 
+describe('captureStderr', () => {
+  const mod = new URL('../dist/runtime/native-stderr.js', import.meta.url).href;
+  const script = `
+    import { writeSync } from 'node:fs';
+    import { Worker } from 'node:worker_threads';
+    import { captureStderr } from '${mod}';
+    writeSync(2, 'before\\n');
+    const r = captureStderr(() => { writeSync(2, 'Warning: inside\\n'); return 7; });
+    writeSync(2, 'after\\n');
+    // A worker thread that did not say its fds are untracked leaves fd 2 alone.
+    const w = new Worker(\`import { captureStderr } from '${mod}'; import { writeSync } from 'node:fs'; import { parentPort } from 'node:worker_threads';
+      parentPort.postMessage(captureStderr(() => writeSync(2, 'from the worker\\\\n')).text ?? 'not captured');\`, { eval: true });
+    w.once('message', (m) => { process.stdout.write(JSON.stringify({ ...r, worker: m })); w.terminate(); });
+  `;
+  const run = (stderr: number | 'pipe') => spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', stderr] });
+
+  it('takes what fd 2 gets during the call and puts fd 2 back (a file opened for appending)', () => {
+    const file = join(work, 'capture.txt');
+    const fd = openSync(file, 'a');
+    const r = run(fd);
+    closeSync(fd);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ value: 7, text: 'Warning: inside\n', worker: 'not captured' });
+    expect(readFileSync(file, 'utf8')).toBe('before\nafter\nfrom the worker\n');
+  });
+
+  it('leaves a socket (a Node parent\'s pipe) as it is: nothing captured, nothing lost', () => {
+    const r = run('pipe');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ value: 7, worker: 'not captured' });
+    expect(r.stderr).toBe('before\nWarning: inside\nafter\nfrom the worker\n');
+  });
+});
+
 describe.runIf(hasGpu())("Dawn's notices stay off the terminal", () => {
   it('gpu-info: none on a terminal, a pipe or a file opened for appending; gpu-info --json keeps them', () => {
     // What Dawn prints, seen where fd 2 cannot be moved (a file written in place).

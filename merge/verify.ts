@@ -6,6 +6,7 @@
  *     decodes to exactly df postings with strictly increasing docIDs below the document count,
  *     tfs >= 1 summing to cf.
  *  3. The document table holds docIDs 0 .. N-1 and the statistics agree with it.
+ * A segmented index (segments.json): each segment so, and the manifest's figures of each.
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { MANIFEST_FILE, readManifest, sha256OfFile } from './manifest.js';
 import { decodePostings } from './postings-codec.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
 import { TERM_STATS_CHUNK, TermStatsReader } from './term-stats.js';
+import { readSegments, SEGMENTS_FILE } from './segments.js';
 
 export class IndexDamage extends Error {
   override readonly name = 'IndexDamage';
@@ -25,13 +27,48 @@ export interface VerifyReport {
   terms: number;
   postings: number;
   documents: number;
+  /** Segments checked, for a segmented index. */
+  segments?: number;
 }
 
 const damage = (msg: string): never => {
   throw new IndexDamage(msg);
 };
 
+/**
+ * Checks an index: its one segment, or, where segments.json lists several, each of them and the
+ * manifest's figures of each (a damage message names the segment).
+ */
 export function verifyIndex(dir: string): VerifyReport {
+  let segments;
+  try {
+    segments = readSegments(dir);
+  } catch (err) {
+    return damage((err as Error).message);
+  }
+  if (!segments) return verifySegment(dir);
+  const total: VerifyReport = { files: 1, terms: 0, postings: 0, documents: 0, segments: segments.segments.length };
+  for (const entry of segments.segments) {
+    const segDir = join(dir, entry.name);
+    if (!existsSync(segDir)) damage(`${SEGMENTS_FILE} lists ${entry.name}, which is missing`);
+    let r: VerifyReport;
+    try {
+      r = verifySegment(segDir);
+    } catch (err) {
+      if (err instanceof IndexDamage) damage(`${entry.name}: ${err.message}`);
+      throw err;
+    }
+    if (r.documents !== entry.documents || r.terms !== entry.terms || r.postings !== entry.postings)
+      damage(`${SEGMENTS_FILE}: ${entry.name} holds ${r.documents} documents, ${r.terms} terms, ${r.postings} postings; the manifest says ${entry.documents}, ${entry.terms}, ${entry.postings}`);
+    total.files += r.files;
+    total.postings += r.postings;
+    total.documents += r.documents;
+    total.terms += r.terms;
+  }
+  return total;
+}
+
+function verifySegment(dir: string): VerifyReport {
   if (!existsSync(join(dir, MANIFEST_FILE))) damage(`${MANIFEST_FILE} is missing: not a complete gpuindex index`);
   let manifest;
   try {

@@ -94,6 +94,7 @@ program
   .option('--max-token-length <n>', 'drop tokens longer than n UTF-16 units, 1..65536 (default 255)', intOption('--max-token-length'))
   .option('--fields <spec>', 'JSON fields, e.g. "text=body,abstract;title=headline;id=docno"', parseFieldsSpec)
   .option('--resume', 'checkpoint each run, and reuse the completed runs of an interrupted build of the same crawl and settings', false)
+  .option('--shard <i/N|auto>', 'index shard i of N of the crawl (contiguous, byte-balanced); auto: the Slurm array task or Kubernetes completion index; join the shards with `gpuindex join`')
   .option('--json', 'print the build summary as JSON', false)
   .option('-q, --quiet', 'no warnings or progress on stderr', false)
   .option('--verbose', 'list each file of an unsupported type (images, stylesheets, ...), not only their count per extension', false)
@@ -130,6 +131,7 @@ program
         maxTokenLength: o.maxTokenLength as number | undefined,
         fields: o.fields as BuildOptions['fields'],
         resume: o.resume as boolean,
+        shard: o.shard as string | undefined,
         mergeThreads: o.mergeThreads as number | undefined,
         onWarning: warn,
         verbose: o.verbose as boolean,
@@ -190,11 +192,16 @@ program
   .action(async (index: string, o: { json: boolean }) => {
     const reader = await openIndex(index);
     try {
-      const out = { stats: reader.stats(), settings: reader.settings };
+      const segments = reader.manifest ? { generation: reader.manifest.generation, segments: reader.segmentList().map((g) => ({ path: g.path, docBase: g.docBase, documents: g.stats.documents, terms: g.stats.terms })) } : undefined;
+      const out = { stats: reader.stats(), settings: reader.settings, ...(segments ? { segments } : {}) };
       if (o.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
       else {
         for (const [k, v] of Object.entries(out.stats)) process.stdout.write(`${k.padEnd(18)} ${v}\n`);
         for (const [k, v] of Object.entries(out.settings)) process.stdout.write(`${k.padEnd(18)} ${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
+        if (segments) {
+          process.stdout.write(`${'generation'.padEnd(18)} ${segments.generation}\n`);
+          for (const g of segments.segments) process.stdout.write(`${'segment'.padEnd(18)} ${g.path}: ${g.documents} documents from docID ${g.docBase}, ${g.terms} terms\n`);
+        }
       }
     } finally {
       reader.close();
@@ -251,12 +258,40 @@ program
     const { verifyIndex, IndexDamage } = await import('../merge/verify.js');
     try {
       const r = verifyIndex(index);
-      process.stdout.write(`ok: ${r.files} files, ${formatCount(r.terms)} terms, ${formatCount(r.postings)} postings, ${formatCount(r.documents)} documents\n`);
+      const inSegments = r.segments !== undefined ? ` in ${r.segments} segments (terms counted per segment)` : '';
+      process.stdout.write(`ok: ${r.files} files, ${formatCount(r.terms)} terms, ${formatCount(r.postings)} postings, ${formatCount(r.documents)} documents${inSegments}\n`);
     } catch (err) {
       if (!(err instanceof IndexDamage)) throw err;
       process.stderr.write(`gpuindex: ${index}: ${err.message}\n`);
       process.exit(3);
     }
+  });
+
+program
+  .command('join')
+  .description('one index of the shards of a crawl (build --shard i/N): their files become its segments, unchanged')
+  .argument('<index>', 'index folder to create')
+  .argument('<shards...>', 'the shard index folders, all N of them')
+  .option('--force', 'replace an existing index folder', false)
+  .option('--json', 'print the result as JSON', false)
+  .action(async (index: string, shards: string[], o: { force: boolean; json: boolean }) => {
+    const { joinShards } = await import('./join.js');
+    const r = joinShards(index, shards, o.force);
+    if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+    else process.stdout.write(`joined ${r.segments} shards into ${r.output}: ${formatCount(r.documents)} documents, ${(r.ms / 1000).toFixed(2)} s\n`);
+  });
+
+program
+  .command('optimize')
+  .description("merge an index's segments into one")
+  .argument('<index>', 'index folder')
+  .option('--json', 'print the result as JSON', false)
+  .action(async (index: string, o: { json: boolean }) => {
+    const { optimizeIndex } = await import('./optimize.js');
+    const r = optimizeIndex(index);
+    if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+    else if (r.segments === 1) process.stdout.write(`${index} is one segment already\n`);
+    else process.stdout.write(`merged ${r.segments} segments: ${formatCount(r.documents)} documents, ${formatCount(r.terms)} terms, ${(r.postingsBytes / 1e6).toFixed(1)} MB of postings in ${(r.ms / 1000).toFixed(2)} s\n`);
   });
 
 registerGpuCommands(program);

@@ -1,13 +1,15 @@
 /**
- * Reading an index folder: lexicon and documents from index.sqlite (opened read-only),
- * postings lists from postings.bin, BM25 ranking.
+ * Reading an index folder: one segment (as `gpuindex build` writes it) or several (segments.json,
+ * as `gpuindex join` writes it). Each segment has its own lexicon and documents numbered from 0;
+ * the reader numbers documents across segments in segment order and ranks with BM25 over the
+ * whole index's statistics (N, average length, and each term's df summed over segments), so a
+ * segmented index answers exactly as one segment of the same documents would.
  */
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { decodePostings } from '../merge/postings-codec.js';
-import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
-import { TermStatsReader } from '../merge/term-stats.js';
+import type { CollectionStats, LexiconEntry } from '../merge/index-store.js';
+import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 
@@ -35,39 +37,114 @@ export interface SearchOptions {
   b?: number;
 }
 
+/** One segment as the reader uses it: its files, where its documents start, lookups. */
+class Segment {
+  readonly termStmt;
+  readonly docStmt;
+  private lengthsCache?: Uint32Array;
+
+  constructor(
+    readonly files: SegmentReader,
+    readonly docBase: number,
+  ) {
+    this.termStmt = files.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck();
+    this.docStmt = files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
+  }
+
+  get documents(): number {
+    return this.files.stats.documents;
+  }
+
+  entry(term: string): LexiconEntry | undefined {
+    const termId = this.termStmt.get(term) as number | undefined;
+    if (termId === undefined) return undefined;
+    const figures = this.files.termStats.get(termId);
+    if (!figures) throw new Error(`${this.files.dir}: index.sqlite has no figures for termID ${termId}`);
+    return { term, termId, ...figures };
+  }
+
+  readList(e: LexiconEntry): { docIds: Uint32Array; tfs: Uint32Array } {
+    return decodePostings(this.files.readListBytes(e.offset, e.length), e.df);
+  }
+
+  /** Document lengths indexed by the segment's docIDs, loaded once (4 bytes a document). */
+  lengths(): Uint32Array {
+    if (!this.lengthsCache) {
+      const lengths = new Uint32Array(this.documents);
+      for (const r of this.files.db.prepare('SELECT doc_id AS d, length AS l FROM docs').raw().iterate() as Iterable<[number, number]>) lengths[r[0]] = r[1];
+      this.lengthsCache = lengths;
+    }
+    return this.lengthsCache;
+  }
+
+  /** Terms in code point order with their termIDs (SQLite's BINARY collation orders UTF-8 bytes). */
+  termsInOrder(): Iterator<[string, number]> {
+    return (this.files.db.prepare('SELECT term, term_id FROM terms ORDER BY term').raw().iterate() as Iterable<[string, number]>)[Symbol.iterator]();
+  }
+}
+
 export class IndexReader {
-  private readonly db: Database.Database;
-  private readonly fd: number;
+  private readonly segments: Segment[] = [];
   private readonly tokenizer: Tokenizer;
-  private readonly termStmt: Database.Statement;
-  private readonly termStats: TermStatsReader;
-  private readonly docStmt: Database.Statement;
   readonly statistics: CollectionStats;
   readonly settings: Record<string, unknown>;
+  /** segments.json of a segmented index; undefined for one segment. */
+  readonly manifest?: SegmentsManifest;
 
   constructor(readonly path: string) {
-    const dbPath = join(path, INDEX_DB);
-    if (!existsSync(dbPath) || !existsSync(join(path, POSTINGS_FILE))) throw new UserError(`not a gpuindex index: ${path}`);
-    this.db = new Database(dbPath, { readonly: true, fileMustExist: true });
-    this.fd = openSync(join(path, POSTINGS_FILE), 'r');
-    this.statistics = Object.fromEntries(
-      (this.db.prepare('SELECT key, value FROM stats').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]),
-    ) as unknown as CollectionStats;
-    this.settings = Object.fromEntries(
-      (this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: unknown }[]).map((r) => [r.key, parseSetting(r.value)]),
-    );
-    if (this.statistics.formatVersion !== INDEX_FORMAT_VERSION) {
+    try {
+      this.manifest = readSegments(path);
+      const dirs = this.manifest ? this.manifest.segments.map((s) => join(path, s.name)) : [path];
+      let docBase = 0;
+      for (const dir of dirs) {
+        const segment = new Segment(new SegmentReader(dir), docBase);
+        this.segments.push(segment);
+        docBase += segment.documents;
+      }
+    } catch (err) {
       this.close();
-      throw new UserError(`${path}: index format ${this.statistics.formatVersion ?? '?'}, this gpuindex reads format ${INDEX_FORMAT_VERSION}: build the index again`);
+      if (err instanceof SegmentFormatError) throw new UserError(err.message);
+      throw err;
     }
+    const first = this.segments[0]!.files;
+    this.settings = first.settings;
+    this.statistics = this.segments.length === 1 ? first.stats : this.combinedStats();
     this.tokenizer = createTokenizer((this.settings.tokenizer ?? {}) as TokenizerOptions);
-    this.termStmt = this.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck();
-    this.termStats = new TermStatsReader(this.db);
-    this.docStmt = this.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
+  }
+
+  /** The statistics of several segments as one collection's; `terms` (distinct) is counted on first use. */
+  private combinedStats(): CollectionStats {
+    const sum = (f: (s: CollectionStats) => number) => this.segments.reduce((a, s) => a + f(s.files.stats), 0);
+    const documents = sum((s) => s.documents);
+    const totalTokens = sum((s) => s.totalTokens);
+    const stats = {
+      documents,
+      totalTokens,
+      averageLength: documents ? totalTokens / documents : 0,
+      postings: sum((s) => s.postings),
+      formatVersion: this.segments[0]!.files.stats.formatVersion,
+    } as CollectionStats;
+    let terms: number | undefined;
+    Object.defineProperty(stats, 'terms', {
+      enumerable: true,
+      get: () => {
+        if (terms === undefined) {
+          terms = 0;
+          for (const _ of this.mergedTerms()) terms++;
+        }
+        return terms;
+      },
+    });
+    return stats;
+  }
+
+  /** The index's segments: where each one's documents start, and its own figures. */
+  segmentList(): { path: string; docBase: number; stats: CollectionStats }[] {
+    return this.segments.map((s) => ({ path: s.files.dir, docBase: s.docBase, stats: s.files.stats }));
   }
 
   stats(): CollectionStats {
-    return this.statistics;
+    return { ...this.statistics, terms: this.statistics.terms };
   }
 
   /** The index's own analysis of a query string (same tokenizer, stemmer and stopwords as the build). */
@@ -77,55 +154,97 @@ export class IndexReader {
     return terms;
   }
 
+  /**
+   * A term's lexicon entry. With several segments, df and cf are summed over them, and termId,
+   * offset and length (which are a segment's own) are -1.
+   */
   lexiconEntry(term: string): LexiconEntry | undefined {
-    const termId = this.termStmt.get(term) as number | undefined;
-    if (termId === undefined) return undefined;
-    const figures = this.termStats.get(termId);
-    if (!figures) throw new Error(`${this.path}: index.sqlite has no figures for termID ${termId}`);
-    return { term, termId, ...figures };
+    if (this.segments.length === 1) return this.segments[0]!.entry(term);
+    let df = 0;
+    let cf = 0;
+    for (const s of this.segments) {
+      const e = s.entry(term);
+      if (e) {
+        df += e.df;
+        cf += e.cf;
+      }
+    }
+    return df > 0 ? { term, termId: -1, df, cf, offset: -1, length: -1 } : undefined;
   }
 
   /**
    * All terms in lexicographic (code point) order, with their lexicon entries. The figures of
-   * every term are decoded first (32 bytes a term): the terms come in term order, the figures
-   * are stored in termID order.
+   * every term are decoded first (32 bytes a term a segment): the terms come in term order, the
+   * figures are stored in termID order.
    */
   *lexicon(): Generator<LexiconEntry> {
-    const n = this.statistics.terms;
-    const df = new Float64Array(n);
-    const cf = new Float64Array(n);
-    const offset = new Float64Array(n);
-    const length = new Float64Array(n);
-    for (const c of this.termStats.chunks()) {
-      if (c.firstTermId + c.df.length > n) throw new Error(`${this.path}: index.sqlite has figures for termIDs past its ${n} terms`);
-      df.set(c.df, c.firstTermId);
-      cf.set(c.cf, c.firstTermId);
-      offset.set(c.offset, c.firstTermId);
-      length.set(c.length, c.firstTermId);
+    if (this.segments.length === 1) {
+      const s = this.segments[0]!;
+      const f = s.files.figures();
+      const n = this.statistics.terms;
+      for (let it = s.termsInOrder(), r = it.next(); !r.done; r = it.next()) {
+        const [term, t] = r.value;
+        if (t >= n) throw new Error(`${this.path}: index.sqlite's termID ${t} is past its ${n} terms`);
+        yield { term, termId: t, df: f.df[t]!, cf: f.cf[t]!, offset: f.offset[t]!, length: f.length[t]! };
+      }
+      return;
     }
-    // SQLite's BINARY collation orders UTF-8 bytes, which is code point order.
-    for (const [term, t] of this.db.prepare('SELECT term, term_id FROM terms ORDER BY term').raw().iterate() as Iterable<[string, number]>) {
-      if (t >= n) throw new Error(`${this.path}: index.sqlite's termID ${t} is past its ${n} terms`);
-      yield { term, termId: t, df: df[t]!, cf: cf[t]!, offset: offset[t]!, length: length[t]! };
+    const figures = this.segments.map((s) => s.files.figures());
+    for (const { term, parts } of this.mergedTerms()) {
+      let df = 0;
+      let cf = 0;
+      for (const [i, t] of parts) {
+        df += figures[i]!.df[t]!;
+        cf += figures[i]!.cf[t]!;
+      }
+      yield { term, termId: -1, df, cf, offset: -1, length: -1 };
     }
   }
 
-  /** Decoded postings of an exact (already analysed) term; empty when absent. */
+  /** Every distinct term of the segments in code point order, with (segment, termID) where it occurs. */
+  private *mergedTerms(): Generator<{ term: string; parts: [number, number][] }> {
+    const its = this.segments.map((s) => s.termsInOrder());
+    const heads = its.map((it) => it.next());
+    for (;;) {
+      let min: string | undefined;
+      for (const h of heads) if (!h.done && (min === undefined || compareCodePoints(h.value[0], min) < 0)) min = h.value[0];
+      if (min === undefined) return;
+      const parts: [number, number][] = [];
+      heads.forEach((h, i) => {
+        if (!h.done && h.value[0] === min) {
+          parts.push([i, h.value[1]]);
+          heads[i] = its[i]!.next();
+        }
+      });
+      yield { term: min, parts };
+    }
+  }
+
+  /** Decoded postings of an exact (already analysed) term, in the index's docIDs; empty when absent. */
   postingsOf(term: string): { docIds: Uint32Array; tfs: Uint32Array } {
-    const e = this.lexiconEntry(term);
-    if (!e) return { docIds: new Uint32Array(0), tfs: new Uint32Array(0) };
-    return this.readList(e);
+    const lists: { docIds: Uint32Array; tfs: Uint32Array; base: number }[] = [];
+    let df = 0;
+    for (const s of this.segments) {
+      const e = s.entry(term);
+      if (!e) continue;
+      lists.push({ ...s.readList(e), base: s.docBase });
+      df += e.df;
+    }
+    if (lists.length === 1 && lists[0]!.base === 0) return { docIds: lists[0]!.docIds, tfs: lists[0]!.tfs };
+    const docIds = new Uint32Array(df);
+    const tfs = new Uint32Array(df);
+    let n = 0;
+    for (const l of lists) {
+      for (let i = 0; i < l.docIds.length; i++) docIds[n + i] = l.base + l.docIds[i]!;
+      tfs.set(l.tfs, n);
+      n += l.docIds.length;
+    }
+    return { docIds, tfs };
   }
 
+  /** The postings of a lexicon entry (from lexiconEntry or lexicon()). */
   readList(e: LexiconEntry): { docIds: Uint32Array; tfs: Uint32Array } {
-    const bytes = new Uint8Array(e.length);
-    let got = 0;
-    while (got < e.length) {
-      const n = readSync(this.fd, bytes, got, e.length - got, e.offset + got);
-      if (n === 0) throw new Error(`${this.path}: postings.bin is shorter than the lexicon says`);
-      got += n;
-    }
-    return decodePostings(bytes, e.df);
+    return this.segments.length === 1 ? this.segments[0]!.readList(e) : this.postingsOf(e.term);
   }
 
   /**
@@ -139,13 +258,33 @@ export class IndexReader {
     for (let i = 0; i < docIds.length; i++) yield { docId: docIds[i]!, tf: tfs[i]! };
   }
 
+  /** The segment holding the index's docID `docId`, or undefined past the last document. */
+  private segmentOf(docId: number): Segment | undefined {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.segments[mid]!.docBase <= docId) lo = mid;
+      else hi = mid - 1;
+    }
+    const s = this.segments[lo];
+    return s && docId >= s.docBase && docId < s.docBase + s.documents ? s : undefined;
+  }
+
   document(docId: number): StoredDocument | undefined {
-    return this.docStmt.get(docId) as StoredDocument | undefined;
+    const s = this.segmentOf(docId);
+    if (!s) return undefined;
+    const d = s.docStmt.get(docId - s.docBase) as StoredDocument | undefined;
+    return d && { ...d, docId };
   }
 
   /** Every document in docId order. */
   *documents(): Generator<StoredDocument> {
-    yield* this.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs ORDER BY doc_id').iterate() as Iterable<StoredDocument>;
+    for (const s of this.segments) {
+      for (const d of s.files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs ORDER BY doc_id').iterate() as Iterable<StoredDocument>) {
+        yield s.docBase === 0 ? d : { ...d, docId: s.docBase + d.docId };
+      }
+    }
   }
 
   /** BM25 over the analysed query terms (a term repeated in the query counts once per repeat). */
@@ -156,19 +295,25 @@ export class IndexReader {
     if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
     const n = this.statistics.documents;
     const avg = this.statistics.averageLength || 1;
-    const lengths = this.documentLengths();
     const scores = new Map<number, number>();
     for (const term of this.analyze(query)) {
-      const e = this.lexiconEntry(term);
-      if (!e) continue;
-      const idf = Math.log(1 + (n - e.df + 0.5) / (e.df + 0.5));
-      const { docIds, tfs } = this.readList(e);
-      for (let i = 0; i < docIds.length; i++) {
-        const d = docIds[i]!;
-        const len = lengths[d]!;
-        const tf = tfs[i]!;
-        scores.set(d, (scores.get(d) ?? 0) + (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg)));
-      }
+      const entries = this.segments.map((s) => s.entry(term));
+      const df = entries.reduce((a, e) => a + (e?.df ?? 0), 0);
+      if (df === 0) continue;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      this.segments.forEach((s, si) => {
+        const e = entries[si];
+        if (!e) return;
+        const lengths = s.lengths();
+        const { docIds, tfs } = s.readList(e);
+        for (let i = 0; i < docIds.length; i++) {
+          const d = docIds[i]!;
+          const len = lengths[d]!;
+          const tf = tfs[i]!;
+          const docId = s.docBase + d;
+          scores.set(docId, (scores.get(docId) ?? 0) + (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg)));
+        }
+      });
     }
     return [...scores.entries()]
       .sort((x, y) => y[1] - x[1] || x[0] - y[0])
@@ -176,33 +321,21 @@ export class IndexReader {
       .map(([docId, score]) => ({ ...(this.document(docId) as StoredDocument), score }));
   }
 
-  private lengthsCache?: Uint32Array;
-
-  /** Document lengths indexed by docId, loaded once (4 bytes a document). */
-  private documentLengths(): Uint32Array {
-    if (!this.lengthsCache) {
-      const lengths = new Uint32Array(this.statistics.documents);
-      for (const r of this.db.prepare('SELECT doc_id AS d, length AS l FROM docs').raw().iterate() as Iterable<[number, number]>) lengths[r[0]] = r[1];
-      this.lengthsCache = lengths;
-    }
-    return this.lengthsCache;
-  }
-
   close(): void {
-    if (this.db.open) {
-      this.db.close();
-      closeSync(this.fd);
-    }
+    for (const s of this.segments) s.files.close();
   }
 }
 
-function parseSetting(v: unknown): unknown {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v);
-  } catch {
-    return v;
+/** Orders strings by code point (UTF-16 order differs from it for characters past U+FFFF). */
+function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
   }
+  return a.length - b.length;
 }
 
 export function openIndex(path: string): IndexReader {

@@ -66,31 +66,46 @@ export function tailCutFor(workers: number, rangeBytes: number): TailCut | undef
 
 /** The tasks of a crawl's files, in crawl order (`sizes`: each file's size on disk). */
 export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes: number, tail?: TailCut): ParseTask[] {
+  return planPieceTasks(base, files.map((path, i) => ({ path, size: sizes[i]!, from: 0, to: sizes[i]! })), rangeBytes, tail);
+}
+
+/**
+ * The tasks of pieces of files (a shard's, indexer/parse/shards.ts), in crawl order: a whole
+ * file as planTasks cuts it; a piece of one (the lines starting in [from, to)) cut the same way
+ * within its bounds.
+ */
+export function planPieceTasks(base: string, pieces: readonly { path: string; size: number; from: number; to: number }[], rangeBytes: number, tail?: TailCut): ParseTask[] {
   const tasks: ParseTask[] = [];
-  const tailStart = tail ? sizes.reduce((a, b) => a + b, 0) - tail.bytes : Infinity;
-  let fileStart = 0;
-  files.forEach((path, i) => {
-    const size = sizes[i]!;
-    // Bytes of this file before the tail region, cut at rangeBytes; the rest at the tail's size.
-    const head = Math.min(size, Math.max(0, tailStart - fileStart));
-    fileStart += size;
-    const wholeFits = head === size ? size <= rangeBytes : size <= tail!.rangeBytes;
-    if (wholeFits || !/\.jsonl$/i.test(path) || !looksLikeText(join(base, path))) {
+  const tailStart = tail ? pieces.reduce((a, p) => a + p.to - p.from, 0) - tail.bytes : Infinity;
+  let pieceStart = 0;
+  for (const { path, size, from, to } of pieces) {
+    const bytes = to - from;
+    // Bytes of this piece before the tail region, cut at rangeBytes; the rest at the tail's size.
+    const head = Math.min(bytes, Math.max(0, tailStart - pieceStart));
+    pieceStart += bytes;
+    const whole = from === 0 && to === size;
+    const wholeFits = head === bytes ? bytes <= rangeBytes : bytes <= tail!.rangeBytes;
+    if (whole && (wholeFits || !cuttableJsonl(base, path))) {
       tasks.push({ path, bytes: size });
-      return;
+      continue;
     }
-    const cut = (from: number, to: number, bytes: number) => {
-      const count = Math.ceil((to - from) / bytes);
+    const cut = (a: number, b: number, step: number) => {
+      const count = Math.ceil((b - a) / step);
       for (let k = 0; k < count; k++) {
-        const start = from + Math.floor((k * (to - from)) / count);
-        const end = from + Math.floor(((k + 1) * (to - from)) / count);
+        const start = a + Math.floor((k * (b - a)) / count);
+        const end = a + Math.floor(((k + 1) * (b - a)) / count);
         tasks.push({ path, range: { start, end: end === size ? Infinity : end }, bytes: end - start });
       }
     };
-    cut(0, head, rangeBytes);
-    cut(head, size, tail?.rangeBytes ?? rangeBytes);
-  });
+    cut(from, from + head, rangeBytes);
+    cut(from + head, to, tail?.rangeBytes ?? rangeBytes);
+  }
   return tasks;
+}
+
+/** Whether a file may be cut into line ranges: uncompressed JSONL that is readable text. */
+export function cuttableJsonl(base: string, path: string): boolean {
+  return /\.jsonl$/i.test(path) && looksLikeText(join(base, path));
 }
 
 /** Readable, and not what the reader calls a binary file (which it skips whole, so it is not cut). */

@@ -23,7 +23,7 @@ import { comparePoint, type CheckpointLog, type ResumePoint, type RestoredState 
 import { PairBlockBuilder } from '../fill/block.js';
 import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
-import { LineNumbering, type ParseTask } from '../parse/jsonl-ranges.js';
+import { LineNumbering, type LineState, type ParseTask } from '../parse/jsonl-ranges.js';
 import { ParsePool, type WorkerTimes } from '../parse/parse-pool.js';
 import type { ParseCounters, PipelineResult } from './in-process-pipeline.js';
 import type { ParsedBatch } from '../parse/parse-messages.js';
@@ -39,6 +39,8 @@ import type { BlockPostings } from '../../merge/doc-order-postings.js';
 export type Schedule = 'sequential' | 'overlapped';
 
 export interface WorkerPipelineInput {
+  /** Line numbering where the first task starts inside a file (a shard's first piece, indexer/parse/shards.ts). */
+  firstLines?: LineState;
   root: string;
   /** The parse tasks in crawl order: files, and ranges of large JSONL files (jsonl-ranges.ts planTasks). */
   tasks: readonly ParseTask[];
@@ -120,7 +122,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0, blockMode);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
-  const numbering = new LineNumbering(input.tasks, input.restored?.resumeAt.lines);
+  const numbering = new LineNumbering(input.tasks, input.restored?.resumeAt.lines ?? input.firstLines);
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning, input.checkpoints !== undefined);
   if (input.restored) sink.adopt(input.restored.runPaths, input.restored.runBytes);
   const { checkpoints, dictionary, documents } = input;

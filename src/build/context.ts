@@ -11,6 +11,7 @@ import type { SkippedItem } from '../../indexer/corpus/index.js';
 import { AbortError, UserError } from '../shared/errors.js';
 import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions } from '../shared/options.js';
 import { createTokenizer, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
+import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 
 /** What the failure path of buildIndex must release: the open sorter, the index database. */
 export interface BuildState {
@@ -36,6 +37,8 @@ export interface BuildContext {
   workers: number;
   /** The crawl folder, resolved; undefined when the input is documents. */
   root?: string;
+  /** --shard: the piece of the crawl this build indexes. */
+  shard?: Shard;
 }
 
 export function checkOptions(options: BuildOptions): BuildContext {
@@ -51,13 +54,15 @@ export function checkOptions(options: BuildOptions): BuildContext {
   if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
   const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
   if (options.resume && !root) throw new UserError('--resume needs a crawl folder as input');
+  if (options.shard !== undefined && !root) throw new UserError('--shard needs a crawl folder as input');
+  const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
   if (options.signal?.aborted) throw new AbortError();
   const notices: string[] = [];
   const notice = (m: string) => {
     notices.push(m);
     options.onWarning?.(m);
   };
-  return { options, notice, notices, progress: throttledProgress(options), tokenizer, memoryBytes, hostBytes, explicitBlockSize, workers, root };
+  return { options, notice, notices, progress: throttledProgress(options), tokenizer, memoryBytes, hostBytes, explicitBlockSize, workers, root, shard };
 }
 
 export function defaultWorkers(): number {

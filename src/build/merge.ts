@@ -54,6 +54,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       pipeline: plan.pipeline.name,
       sorter: result.sorterKind,
       workers: plan.workers,
+      ...(parsed.shard ? { shard: parsed.shard } : {}),
     },
   };
   const onFraction = (f: number) => c.progress('merge', counters, f);

@@ -1,6 +1,8 @@
 /** The parse and sort stage: the crawl (or the API's documents) into sorted runs on disk. */
 import { availableParallelism } from 'node:os';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { linesBefore } from '../../indexer/parse/shards.js';
 import { join, resolve, sep } from 'node:path';
 import { CheckpointLog, resumeKey, type RestoredState } from '../../indexer/checkpoint/checkpoint.js';
 import { TermDictionary } from '../../indexer/fill/dictionary.js';
@@ -37,6 +39,8 @@ export interface Parsed {
   restored?: RestoredState;
   /** The crawl's files of unsupported types (none for documents given as an iterable). */
   unsupported: UnsupportedFiles;
+  /** --shard: which piece of which crawl, recorded in the index's settings for `gpuindex join`. */
+  shard?: ShardIdentity;
 }
 
 export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: OutputPlan, state: BuildState): Promise<Parsed> {
@@ -55,10 +59,13 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
   let result: PipelineResult | WorkerPipelineResult;
   let restored: RestoredState | undefined;
   let unsupported = unsupportedFiles([]);
+  let shard: ShardIdentity | undefined;
   if (plan.listing) {
     const listing = withoutOwnResumeDir(plan.listing, out.output);
     const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
-    const tasks = planParseTasks(listing.base, listing.files, fileStats.map((st) => st.size), plan.blockSize);
+    const sizes = fileStats.map((st) => st.size);
+    const tasks = planParseTasks(listing.base, listing.files, sizes, plan.blockSize, c.shard);
+    shard = c.shard && shardIdentity(c, listing, sizes);
     const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats, tasks, dictionary, documents) : undefined;
     restored = resumed?.restored;
     // The index database opens now: document and term rows go in while the parse waits for batches.
@@ -69,6 +76,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       onBatchFilled: rowsAhead.batchFilled,
       checkpoints: resumed?.log,
       restored,
+      firstLines: c.shard && tasks[0]?.range && tasks[0].range.start > 0 ? linesBefore(listing.base, tasks[0].path, tasks[0].range.start) : undefined,
       root: listing.base,
       tasks,
       corpus: { fields: options.fields },
@@ -89,12 +97,13 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       signal: options.signal,
       ...hooks,
     });
-    for (const s of listing.skipped) {
+    // A sharded build reports the crawl's skipped files once, in shard 0.
+    for (const s of c.shard && c.shard.index > 0 ? [] : listing.skipped) {
       result.counters.skippedCount++;
       result.counters.skipped.unshift(s);
       hooks.onSkip(s);
     }
-    unsupported = reportUnsupported(listing.unsupported, options);
+    unsupported = reportUnsupported(c.shard && c.shard.index > 0 ? [] : listing.unsupported, options);
   } else {
     result = await runSequentialPipeline({
       source: fromDocuments(options.input as Iterable<InputDocument>),
@@ -114,7 +123,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
   plan.pipeline.sorter.dispose();
   state.sorter = undefined;
   if (options.signal?.aborted) throw new AbortError();
-  return { result, dictionary, documents, clock, startedAt, parseSortMs, parseSortCpu, restored, unsupported };
+  return { result, dictionary, documents, clock, startedAt, parseSortMs, parseSortCpu, restored, unsupported, shard };
 }
 
 /**
@@ -203,3 +212,27 @@ export function writeRowsAhead(schedule: 'sequential' | 'overlapped', workers: n
   return schedule === 'sequential' || workers < cores - 1;
 }
 
+/** A shard's place, and hashes of what every shard of one crawl must share. */
+export interface ShardIdentity {
+  index: number;
+  count: number;
+  /** SHA-256 of the crawl's file list and sizes. */
+  listing: string;
+  /** SHA-256 of the analysis settings (tokenizer, stopword list, fields). */
+  settings: string;
+}
+
+function shardIdentity(c: BuildContext, listing: CorpusListing, sizes: readonly number[]): ShardIdentity {
+  const sha = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex');
+  const { stopwords } = c.tokenizer.options;
+  return {
+    index: c.shard!.index,
+    count: c.shard!.count,
+    listing: sha([listing.files, sizes]),
+    settings: sha({
+      tokenizer: c.tokenizer.options,
+      stopwordList: ['english', 'none'].includes(stopwords) ? null : readFileSync(stopwords, 'utf8'),
+      fields: c.options.fields ?? null,
+    }),
+  };
+}

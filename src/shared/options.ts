@@ -100,6 +100,13 @@ export interface BuildOptions extends TokenizerOptions {
    */
   resume?: boolean;
   /**
+   * Build shard i of N of the crawl (`i/N`, 0 <= i < N), or `auto` for the cluster scheduler's
+   * task (Slurm array jobs, Kubernetes Indexed Jobs): a contiguous, byte-balanced piece of the
+   * crawl's sorted file list (indexer/parse/shards.ts). `gpuindex join` makes one index of the
+   * shards. Crawl input only.
+   */
+  shard?: string;
+  /**
    * Threads for the merge, each taking a range of terms (the index is the same for any
    * count). Default: one per parse worker when the crawl gives at least 4Mi pairs, else 1
    * (threads cost more than they save on a small merge). CLI `--merge-threads <n>`.

@@ -1,0 +1,103 @@
+/**
+ * `gpuindex join`: one index of the shards of a crawl (`build --shard i/N`), whose segments are
+ * the shards' own files, linked (copied only across file systems), never rewritten. The shards
+ * must all come from the same crawl listing and analysis settings, each exactly once.
+ */
+import { copyFileSync, linkSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
+import { MANIFEST_FILE } from '../merge/manifest.js';
+import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { readSegments, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry } from '../merge/segments.js';
+import { UserError } from './shared/errors.js';
+import { commitOutput, discardOutput, prepareOutput } from './output.js';
+
+/** What a shard's settings record (src/build/parse-sort.ts ShardIdentity). */
+interface ShardSetting {
+  index: number;
+  count: number;
+  listing: string;
+  settings: string;
+}
+
+export interface JoinResult {
+  output: string;
+  segments: number;
+  documents: number;
+  /** Files linked (the rest were copied). */
+  linked: number;
+  ms: number;
+}
+
+export function joinShards(output: string, shardDirs: readonly string[], force = false): JoinResult {
+  const t0 = performance.now();
+  if (shardDirs.length === 0) throw new UserError('join: give the shard folders to join');
+  const shards = shardDirs.map(readShard);
+  const first = shards[0]!;
+  const count = first.shard.count;
+  const byIndex = new Map<number, (typeof shards)[number]>();
+  for (const s of shards) {
+    if (s.shard.count !== count) throw new UserError(`join: ${s.dir} is shard ${s.shard.index}/${s.shard.count}, ${first.dir} is one of ${count}`);
+    if (s.shard.listing !== first.shard.listing) throw new UserError(`join: ${s.dir} was built from another crawl listing than ${first.dir}`);
+    if (s.shard.settings !== first.shard.settings) throw new UserError(`join: ${s.dir} was built with other analysis settings than ${first.dir}`);
+    const twin = byIndex.get(s.shard.index);
+    if (twin) throw new UserError(`join: shard ${s.shard.index}/${count} is given twice: ${twin.dir} and ${s.dir}`);
+    byIndex.set(s.shard.index, s);
+  }
+  for (let i = 0; i < count; i++) if (!byIndex.has(i)) throw new UserError(`join: shard ${i}/${count} is missing`);
+
+  const plan = prepareOutput(output, force);
+  try {
+    let linked = 0;
+    const entries: SegmentEntry[] = [];
+    for (let i = 0; i < count; i++) {
+      const s = byIndex.get(i)!;
+      const name = segmentName(i);
+      mkdirSync(join(plan.temp, name));
+      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) linked += linkOrCopy(join(s.dir, f), join(plan.temp, name, f));
+      entries.push({ name, documents: s.stats.documents, totalTokens: s.stats.totalTokens, terms: s.stats.terms, postings: s.stats.postings });
+    }
+    writeSegments(plan.temp, {
+      format: 'gpuindex-segments',
+      formatVersion: SEGMENTS_FORMAT_VERSION,
+      generation: 1,
+      segments: entries,
+      shards: { count, listing: first.shard.listing, settings: first.shard.settings },
+    });
+    commitOutput(plan);
+    return { output: plan.output, segments: count, documents: entries.reduce((a, e) => a + e.documents, 0), linked, ms: performance.now() - t0 };
+  } catch (err) {
+    discardOutput(plan);
+    throw err;
+  }
+}
+
+function readShard(dir: string): { dir: string; shard: ShardSetting; stats: SegmentReader['stats'] } {
+  if (readSegments(dir)) throw new UserError(`join: ${dir} is a joined index, not a shard`);
+  let reader: SegmentReader;
+  try {
+    reader = new SegmentReader(dir);
+  } catch (err) {
+    if (err instanceof SegmentFormatError) throw new UserError(`join: ${err.message}`);
+    throw err;
+  }
+  try {
+    const shard = reader.settings.shard as ShardSetting | undefined;
+    if (!shard || typeof shard.index !== 'number') throw new UserError(`join: ${dir} is not a shard (built without --shard)`);
+    return { dir, shard, stats: reader.stats };
+  } finally {
+    reader.close();
+  }
+}
+
+/** Hard-links `from` to `to` (1), or copies it where links cannot cross file systems (0). */
+function linkOrCopy(from: string, to: string): number {
+  try {
+    linkSync(from, to);
+    return 1;
+  } catch (err) {
+    if (!['EXDEV', 'EPERM', 'ENOTSUP'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    copyFileSync(from, to);
+    return 0;
+  }
+}

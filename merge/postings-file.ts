@@ -72,13 +72,20 @@ export class PostingsFileWriter {
 
   /** Appends one encoded list; returns its offset and length in bytes. */
   append(docIds: Uint32Array, tfs: Uint32Array, df: number): { offset: number; length: number } {
-    const need = maxEncodedBytes(df);
-    if (this.used + need > this.buf.length) {
+    return this.appendWith(maxEncodedBytes(df), (buf, pos) => encodePostings(docIds, tfs, df, buf, pos));
+  }
+
+  /**
+   * Appends one list that `write` encodes into buf[pos..] (at most `maxBytes`), returning the
+   * position after it; returns the list's offset and length in bytes.
+   */
+  appendWith(maxBytes: number, write: (buf: Uint8Array, pos: number) => number): { offset: number; length: number } {
+    if (this.used + maxBytes > this.buf.length) {
       this.flush();
-      if (need > this.buf.length) this.buf = new Uint8Array(need);
+      if (maxBytes > this.buf.length) this.buf = new Uint8Array(maxBytes);
     }
     const start = this.used;
-    this.used = encodePostings(docIds, tfs, df, this.buf, this.used);
+    this.used = write(this.buf, this.used);
     const length = this.used - start;
     const offset = this.offset;
     this.offset += length;

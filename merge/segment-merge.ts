@@ -7,7 +7,7 @@
  * that has it, in segment order, re-encoded as one list.
  */
 import { join } from 'node:path';
-import { decodePostings } from './postings-codec.js';
+import { writeVarintU32 } from './varint.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { writeManifest } from './manifest.js';
@@ -28,16 +28,31 @@ interface Input {
   merged: Uint32Array;
   /** Next entry of `order`. */
   at: number;
+  /** Where the tfs of the list being merged start in the reader's view. */
+  tfsStart: number;
 }
+
+/** Bytes of the inputs' postings a merge holds in memory by default (each segment's whole, while they fit). */
+export const MERGE_MEMORY_BYTES = 2 ** 31;
 
 /**
  * Merges the segments in `dirs` (in docID order) into a new one-segment index in `out` (an empty
- * folder): postings.bin, index.sqlite with `settings`, MANIFEST.json.
+ * folder): postings.bin, index.sqlite with `settings`, MANIFEST.json. Segments whose postings
+ * fit in `memoryBytes` (in order) are read whole: a term's lists are taken in the merged order,
+ * which is not a segment's file order, and a read each cost more than the merge itself (64
+ * segments of a 300 MB crawl, 1.4 M lists: 9.2 s with a read per list).
  */
-export function mergeSegments(dirs: readonly string[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void): SegmentMergeResult {
+export function mergeSegments(dirs: readonly string[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void, memoryBytes = MERGE_MEMORY_BYTES): SegmentMergeResult {
   const readers: SegmentReader[] = [];
   try {
     for (const d of dirs) readers.push(new SegmentReader(d));
+    let budget = memoryBytes;
+    for (const r of readers) {
+      const bytes = r.postingsBytes;
+      if (bytes > budget) break;
+      r.loadPostings();
+      budget -= bytes;
+    }
     return mergeOpened(readers, out, settings, onFraction);
   } finally {
     for (const r of readers) r.close();
@@ -63,12 +78,10 @@ function mergeOpened(readers: SegmentReader[], out: string, settings: Record<str
       localToMerged[local++] = id;
     }
     if (local !== reader.stats.terms) throw new Error(`${reader.dir}: ${local} terms listed, its statistics say ${reader.stats.terms}`);
-    const order = new Uint32Array(local);
-    for (let i = 0; i < local; i++) order[i] = i;
-    order.sort((a, b) => localToMerged[a]! - localToMerged[b]!);
+    const order = orderByMerged(localToMerged);
     const merged = new Uint32Array(local);
     for (let i = 0; i < local; i++) merged[i] = localToMerged[order[i]!]!;
-    inputs.push({ reader, figures: reader.figures(), docBase, order, merged, at: 0 });
+    inputs.push({ reader, figures: reader.figures(), docBase, order, merged, at: 0, tfsStart: 0 });
     docBase += reader.stats.documents;
   }
   ids.clear();
@@ -87,8 +100,7 @@ function mergeOpened(readers: SegmentReader[], out: string, settings: Record<str
     for (let t = 0; t < terms.length; t++) {
       parts.length = 0;
       for (const input of inputs) if (input.at < input.merged.length && input.merged[input.at] === t) parts.push(input);
-      const { docIds, tfs, df, cf } = concatLists(parts);
-      const { offset, length } = postings.append(docIds, tfs, df);
+      const { df, cf, offset, length } = appendMerged(postings, parts);
       store.addTermRow(t, terms[t]!);
       store.addTermStats(t, df, cf, offset, length);
       postingsCount += df;
@@ -116,24 +128,89 @@ function mergeOpened(readers: SegmentReader[], out: string, settings: Record<str
   }
 }
 
-/** One term's lists from `parts` (in segment order), as one list in merged docIDs; advances each part. */
-function concatLists(parts: Input[]): { docIds: Uint32Array; tfs: Uint32Array; df: number; cf: number } {
+/**
+ * Appends one term's lists from `parts` (in segment order) as one list in merged docIDs, and
+ * advances each part. The encoded bytes are spliced, not decoded and encoded again: a list is
+ * its docID gaps then its tfs, so the merged list is every part's gaps, each part's first gap
+ * rewritten against the previous part's last docID, then every part's tfs.
+ */
+function appendMerged(postings: PostingsFileWriter, parts: Input[]): { df: number; cf: number; offset: number; length: number } {
   let df = 0;
   let cf = 0;
+  let bytes = 0;
   for (const p of parts) {
     const local = p.order[p.at]!;
     df += p.figures.df[local]!;
     cf += p.figures.cf[local]!;
+    bytes += p.figures.length[local]! + 5;
   }
-  const docIds = new Uint32Array(df);
-  const tfs = new Uint32Array(df);
-  let n = 0;
-  for (const p of parts) {
-    const local = p.order[p.at++]!;
-    const list = decodePostings(p.reader.readListBytes(p.figures.offset[local]!, p.figures.length[local]!), p.figures.df[local]!);
-    for (let i = 0; i < list.docIds.length; i++) docIds[n + i] = p.docBase + list.docIds[i]!;
-    tfs.set(list.tfs, n);
-    n += list.docIds.length;
+  const at = postings.appendWith(bytes, (out, pos) => {
+    let lastDoc = -1;
+    for (const p of parts) {
+      const local = p.order[p.at]!;
+      const start = p.reader.locate(p.figures.offset[local]!, p.figures.length[local]!);
+      const src = p.reader.view;
+      const n = p.figures.df[local]!;
+      // The first gap (the part's first docID) rewritten, the rest of its gaps copied as they are.
+      let i = start;
+      let b = src[i++]!;
+      let v = b & 0x7f;
+      for (let sh = 7; b >= 0x80; sh += 7) {
+        b = src[i++]!;
+        v |= (b & 0x7f) << sh;
+      }
+      const firstDoc = p.docBase + (v >>> 0);
+      pos = writeVarintU32(out, pos, lastDoc < 0 ? firstDoc : firstDoc - lastDoc);
+      const restStart = i;
+      let doc = firstDoc;
+      for (let k = 1; k < n; k++) {
+        b = src[i++]!;
+        v = b & 0x7f;
+        for (let sh = 7; b >= 0x80; sh += 7) {
+          b = src[i++]!;
+          v |= (b & 0x7f) << sh;
+        }
+        doc += v >>> 0;
+      }
+      pos = copy(src, restStart, i, out, pos);
+      lastDoc = doc;
+      p.tfsStart = i;
+    }
+    for (const p of parts) {
+      const local = p.order[p.at++]!;
+      const end = p.reader.locate(p.figures.offset[local]!, p.figures.length[local]!) + p.figures.length[local]!;
+      pos = copy(p.reader.view, p.tfsStart, end, out, pos);
+    }
+    return pos;
+  });
+  return { df, cf, ...at };
+}
+
+/** Copies src[from, to) to out[pos..]; returns the position after it. Short runs byte by byte: a view costs more. */
+function copy(src: Uint8Array, from: number, to: number, out: Uint8Array, pos: number): number {
+  if (to - from > 64) {
+    out.set(src.subarray(from, to), pos);
+    return pos + to - from;
   }
-  return { docIds, tfs, df, cf };
+  for (let i = from; i < to; i++) out[pos++] = src[i]!;
+  return pos;
+}
+
+/**
+ * A segment's termIDs ordered by their merged termIDs. Sorted as packed keys (merged · 2^21 +
+ * local, exact in a double) by the typed array's own numeric sort, which is several times faster
+ * than a comparator; a segment of 2^21 terms or more takes the comparator.
+ */
+function orderByMerged(localToMerged: Uint32Array): Uint32Array {
+  const n = localToMerged.length;
+  const order = new Uint32Array(n);
+  if (n >= 2 ** 21) {
+    for (let i = 0; i < n; i++) order[i] = i;
+    return order.sort((a, b) => localToMerged[a]! - localToMerged[b]!);
+  }
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = localToMerged[i]! * 2 ** 21 + i;
+  keys.sort();
+  for (let i = 0; i < n; i++) order[i] = keys[i]! % 2 ** 21;
+  return order;
 }

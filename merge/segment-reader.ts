@@ -3,7 +3,7 @@
  * `gpuindex build` writes it. The segment merge reads its inputs through this, and the index
  * reader each of an index's segments.
  */
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats } from './index-store.js';
@@ -16,6 +16,9 @@ export interface SegmentFigures {
   offset: Float64Array;
   length: Float64Array;
 }
+
+/** Bytes read at a time when postings.bin is not held whole. */
+const WINDOW_BYTES = 1 << 20;
 
 /** Why a folder is not a readable segment: thrown as a plain Error; callers word it for the user. */
 export class SegmentFormatError extends Error {}
@@ -45,9 +48,9 @@ export class SegmentReader {
     this.termStats = new TermStatsReader(this.db);
   }
 
-  /** Every term's string in termID order. */
-  *termsInIdOrder(): Generator<string> {
-    yield* this.db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().iterate() as Iterable<string>;
+  /** Every term's string in termID order (one array: fetching rows one by one cost 1.3 µs a row). */
+  termsInIdOrder(): string[] {
+    return this.db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().all() as string[];
   }
 
   /** The figures of every term (32 bytes a term). */
@@ -64,15 +67,66 @@ export class SegmentReader {
     return f;
   }
 
-  /** The encoded bytes of one postings list. */
-  readListBytes(offset: number, length: number, into = new Uint8Array(length)): Uint8Array {
+  /** postings.bin whole, once loadPostings() read it; else a window of it (see readListBytes). */
+  private postings?: Uint8Array;
+  private window = new Uint8Array(0);
+  private windowStart = 0;
+  /** What locate() found a list in: postings.bin whole, or the window. */
+  view: Uint8Array = this.window;
+
+  /** Reads postings.bin into memory: a merge then reads its lists without a system call each. */
+  loadPostings(): void {
+    const size = fstatSync(this.fd).size;
+    const all = new Uint8Array(size);
+    this.readAt(all, 0, size, 0);
+    this.postings = all;
+    this.view = all;
+  }
+
+  /** The encoded bytes of one postings list, read for one use. */
+  readListBytes(offset: number, length: number): Uint8Array {
+    const list = new Uint8Array(length);
+    this.readAt(list, 0, length, offset);
+    return list;
+  }
+
+  /**
+   * Where one postings list starts in `view`, for a reader that goes through the file in about
+   * its order, as a merge does: postings.bin whole (loadPostings), or a window of WINDOW_BYTES
+   * from the list's start, so lists read in file order cost a system call a window, not one
+   * each. No view is made: a merge of many short lists spent more on views than on bytes.
+   */
+  locate(offset: number, length: number): number {
+    if (this.postings) {
+      if (offset + length > this.postings.length) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
+      return offset;
+    }
+    if (offset < this.windowStart || offset + length > this.windowStart + this.window.length) {
+      const want = Math.max(length, WINDOW_BYTES);
+      if (this.window.buffer.byteLength < want) this.window = new Uint8Array(want);
+      const size = fstatSync(this.fd).size;
+      const got = Math.min(want, Math.max(0, size - offset));
+      if (got < length) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
+      this.window = new Uint8Array(this.window.buffer, 0, got);
+      this.readAt(this.window, 0, got, offset);
+      this.windowStart = offset;
+      this.view = this.window;
+    }
+    return offset - this.windowStart;
+  }
+
+  private readAt(into: Uint8Array, at: number, length: number, position: number): void {
     let got = 0;
     while (got < length) {
-      const n = readSync(this.fd, into, got, length - got, offset + got);
+      const n = readSync(this.fd, into, at + got, length - got, position + got);
       if (n === 0) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
       got += n;
     }
-    return into.length === length ? into : into.subarray(0, length);
+  }
+
+  /** Bytes of postings.bin. */
+  get postingsBytes(): number {
+    return fstatSync(this.fd).size;
   }
 
   /** Document rows in docID order: [docId, externalId, path, length]. */

@@ -287,7 +287,11 @@ export class IndexReader {
     }
   }
 
-  /** BM25 over the analysed query terms (a term repeated in the query counts once per repeat). */
+  /**
+   * BM25 over the analysed query terms (a term repeated in the query counts once per repeat),
+   * term at a time: scores accumulate in one array indexed by docID (no allocation a posting),
+   * and a bounded heap keeps the k best, ties broken by the lower docID.
+   */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const k = options.k ?? 10;
     const k1 = options.k1 ?? 0.9;
@@ -295,35 +299,86 @@ export class IndexReader {
     if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
     const n = this.statistics.documents;
     const avg = this.statistics.averageLength || 1;
-    const scores = new Map<number, number>();
+    const scores = (this.scoreArray ??= new Float64Array(n));
+    let touched = (this.touchedArray ??= new Uint32Array(1024));
+    let count = 0;
     for (const term of this.analyze(query)) {
       const entries = this.segments.map((s) => s.entry(term));
       const df = entries.reduce((a, e) => a + (e?.df ?? 0), 0);
       if (df === 0) continue;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      this.segments.forEach((s, si) => {
+      for (let si = 0; si < this.segments.length; si++) {
         const e = entries[si];
-        if (!e) return;
+        if (!e) continue;
+        const s = this.segments[si]!;
         const lengths = s.lengths();
         const { docIds, tfs } = s.readList(e);
+        if (count + docIds.length > touched.length) touched = this.touchedArray = grownTo(touched, count + docIds.length);
         for (let i = 0; i < docIds.length; i++) {
           const d = docIds[i]!;
-          const len = lengths[d]!;
           const tf = tfs[i]!;
           const docId = s.docBase + d;
-          scores.set(docId, (scores.get(docId) ?? 0) + (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * len) / avg)));
+          // A document's first contribution: remember it, to read and clear only those.
+          if (scores[docId] === 0) touched[count++] = docId;
+          scores[docId] += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[d]!) / avg));
         }
-      });
+      }
     }
-    return [...scores.entries()]
-      .sort((x, y) => y[1] - x[1] || x[0] - y[0])
-      .slice(0, k)
-      .map(([docId, score]) => ({ ...(this.document(docId) as StoredDocument), score }));
+    const best = topK(scores, touched, count, k);
+    for (let i = 0; i < count; i++) scores[touched[i]!] = 0;
+    return best.map(([docId, score]) => ({ ...(this.document(docId) as StoredDocument), score }));
   }
+
+  private scoreArray?: Float64Array;
+  private touchedArray?: Uint32Array;
 
   close(): void {
     for (const s of this.segments) s.files.close();
   }
+}
+
+/** A copy of `a` with room for at least `n` entries (twice as many). */
+function grownTo(a: Uint32Array, n: number): Uint32Array {
+  const b = new Uint32Array(Math.max(n, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+/**
+ * The k best of scores[touched[0..count)] as [docId, score], best first: higher score, then
+ * lower docID. A min-heap of k entries whose root is the worst kept; a document replaces it only
+ * if it ranks above it.
+ */
+export function topK(scores: Float64Array, touched: Uint32Array, count: number, k: number): [number, number][] {
+  const heap: number[] = [];
+  // a ranks below b: lower score, or equal score and higher docID.
+  const below = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && a > b);
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= heap.length) return;
+      const c = l + 1 < heap.length && below(heap[l + 1]!, heap[l]!) ? l + 1 : l;
+      if (!below(heap[c]!, heap[i]!)) return;
+      [heap[c], heap[i]] = [heap[i]!, heap[c]!];
+      i = c;
+    }
+  };
+  for (let t = 0; t < count; t++) {
+    const d = touched[t]!;
+    if (heap.length < k) {
+      heap.push(d);
+      for (let i = heap.length - 1; i > 0; ) {
+        const parent = (i - 1) >> 1;
+        if (!below(heap[i]!, heap[parent]!)) break;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        i = parent;
+      }
+    } else if (below(heap[0]!, d)) {
+      heap[0] = d;
+      down(0);
+    }
+  }
+  return heap.sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0)).map((d) => [d, scores[d]!]);
 }
 
 /** Orders strings by code point (UTF-16 order differs from it for characters past U+FFFF). */

@@ -3,6 +3,13 @@
  * clocks drop while it idles, e.g. for the seconds the CPU sorter takes between sizes; a sweep
  * warmed only 300 ms a size measured 2^23–2^25 at 2–3x a dedicated run's kernel times (H100
  * machine, 2^24 zipf: 17.5 ms in the sweep, 5.4 ms alone).
+ *
+ * Steady is not full clocks. On the H200 machine (nvidia-smi sampled every 50 ms) the SM clock
+ * fell to 345 MHz while the CPU sorter ran and rose only to 0.6–1.0 GHz under bench-sort's
+ * stop-and-go load (30–60 % utilization) before the times were steady; after 3 s of warm-up it
+ * was 1.3–1.7 GHz, falling, against 1.98 GHz in a dedicated run's first second. 2^24 zipf kernel
+ * ms: 4.85 alone, 8.2–10.1 in a sweep with this warm-up, 7.0 with --warm-min-ms 3000, 6.1–12.9
+ * warmed 300 ms; 2^25: 30.3–30.6, 11.3–13.8 with 3 s, 31.6–35.2 with 300 ms.
  */
 
 export interface WarmupRule {

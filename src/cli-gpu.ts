@@ -30,9 +30,10 @@ export function registerGpuCommands(program: Command): void {
     .option('--tile <pairs>', 'pairs per workgroup tile', (v) => Number(v))
     .option('--fuse', 'fused tile kernels (local sort: stages 2..16 in one register phase; local merge: first phase loads from global memory)', false)
     .option('--max', 'also sort the largest block the adapter allows', false)
+    .option('--warm-min-ms <ms>', 'shortest warm-up before each size', (v) => Number(v), 300)
     .option('--warm-max-ms <ms>', 'longest warm-up before each size (it ends earlier once the last 3 sorts are within 5 % of each other)', (v) => Number(v), 10000)
     .option('--json', 'print the report as JSON', false)
-    .action(async (o: { sizes: string; dist: string; reps: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
+    .action(async (o: { sizes: string; dist: string; reps: number; warmMinMs: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
       const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('./bench-sort.js');
       const m = /^(\d+)\.\.(\d+)$/.exec(o.sizes);
       const sizes = m ? Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i) : o.sizes.split(',').map(Number);
@@ -40,7 +41,7 @@ export function registerGpuCommands(program: Command): void {
       const dists = o.dist.split(',').map((d) => d.trim());
       for (const d of dists) if (!(DISTRIBUTIONS as readonly string[]).includes(d)) throw new UserError(`--dist: unknown distribution "${d}"`);
       if (!Number.isInteger(o.reps) || o.reps < 1) throw new UserError(`--reps must be a positive integer, got ${o.reps}`);
-      if (!(o.warmMaxMs >= 0)) throw new UserError('--warm-max-ms must be a number of milliseconds');
+      if (!(o.warmMinMs >= 0) || !(o.warmMaxMs >= 0)) throw new UserError('--warm-min-ms and --warm-max-ms must be numbers of milliseconds');
       if (!o.json) process.stdout.write(BENCH_HEADER + '\n');
       const report = await benchSort({
         sizes,
@@ -51,7 +52,7 @@ export function registerGpuCommands(program: Command): void {
         fuse: o.fuse,
         includeMax: o.max,
         jsSortAt: 24,
-        warmup: { maxMs: o.warmMaxMs },
+        warmup: { minMs: o.warmMinMs, maxMs: o.warmMaxMs },
         log: o.json ? undefined : (l) => process.stdout.write(l + '\n'),
       }).catch((err: Error) => {
         throw err.message.startsWith('no GPU') ? new UserError(err.message) : err;

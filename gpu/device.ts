@@ -189,7 +189,7 @@ export async function openGpu(options: OpenGpuOptions = {}): Promise<GpuContext 
 
 /**
  * The adapter. On an instance's first request Dawn lists the adapters and prints notices with
- * fprintf(stderr) inside the call (on lavapipe and NVIDIA's driver: "Warning:
+ * fprintf(stderr) inside the call (on lavapipe and some NVIDIA drivers: "Warning:
  * maxDynamicUniformBuffersPerPipelineLayout artificially reduced from 1000000 to 16 …"), which
  * no option reaches: they are captured (runtime/native-stderr.ts), kept for `gpu-info --json`,
  * and shown only with GPUINDEX_DEBUG; anything else written meanwhile goes to stderr as it was.

@@ -5,7 +5,8 @@
 #
 #   bash bench/shards.sh <crawl> <N>...        e.g. bash bench/shards.sh /tmp/crawl 2 4 8
 #
-# Each shard process gets cores/N - 1 parse workers (the single build: the default, cores - 1).
+# Each shard process gets cores/N - 1 parse workers and SHARD_MEMORY (default 4GiB) of --memory;
+# the single build runs with the defaults (the memory plan lowers the default workers to fit 1 GiB).
 # On a GPU machine every process opens the first adapter (WebGPU gives no way to pick one of
 # several identical cards). Through the device tool (see bench/device.sh for the packing):
 #   source .device/prelude.sh && node dist/src/cli.js gen-corpus --size 8GB --seed 11 \
@@ -44,10 +45,11 @@ for n in "$@"; do
   rm -rf /tmp/shards-$n; mkdir -p /tmp/shards-$n
   s=$(now)
   for ((i = 0; i < n; i++)); do
-    $cli build "$crawl" -o /tmp/shards-$n/shard-$i --shard $i/$n --workers $w --json > /tmp/shards-json/n$n-$i.json 2> /tmp/shards-json/n$n-$i.err &
+    $cli build "$crawl" -o /tmp/shards-$n/shard-$i --shard $i/$n --workers $w --memory "${SHARD_MEMORY:-4GiB}" --json > /tmp/shards-json/n$n-$i.json 2> /tmp/shards-json/n$n-$i.err &
   done
   wait
   e=$(now)
+  for ((i = 0; i < n; i++)); do [ -s /tmp/shards-json/n$n-$i.json ] || { log "N=$n: shard $i failed: $(tail -1 /tmp/shards-json/n$n-$i.err)"; continue 2; }; done
   slowest=$(node -e 'let m=0,f=0;for(let i=0;i<+process.argv[1];i++){const j=require(`/tmp/shards-json/n${process.argv[1]}-${i}.json`);m=Math.max(m,j.timings.totalMs);f=Math.min(f||1e12,j.timings.totalMs)}console.log(`fastest shard ${(f/1000).toFixed(2)} s, slowest ${(m/1000).toFixed(2)} s`)' "$n")
   log "N=$n shards ($w workers each): $(secs "$s" "$e") s wall for all ($(awk -v m="$mb" -v a="$s" -v b="$e" 'BEGIN { printf "%.0f", m / ((b - a) / 1e9) }') MB/s); $slowest"
   s=$(now); $cli join /tmp/shards-$n/index /tmp/shards-$n/shard-* > /dev/null; e=$(now)

@@ -157,6 +157,24 @@ export class IndexStoreWriter {
     this.docs.flush();
   }
 
+  /**
+   * Appends the document rows of another index.sqlite (a segment being merged), docIDs shifted
+   * by `base`, inside SQLite: row by row through JS cost ~5 µs a document (3.2 M documents: most
+   * of an optimize). ATTACH needs no transaction open, so the one in progress is committed
+   * around it; the database is in a temporary folder, discarded whole on failure.
+   */
+  appendDocumentsOf(path: string, base: number): void {
+    this.docs.flush();
+    this.db.exec('COMMIT');
+    this.db.prepare('ATTACH DATABASE ? AS segment').run(path);
+    try {
+      this.db.prepare('INSERT INTO docs (doc_id, external_id, path, length) SELECT doc_id + ?, external_id, path, length FROM segment.docs ORDER BY doc_id').run(base);
+    } finally {
+      this.db.exec('DETACH DATABASE segment');
+      this.db.exec('BEGIN');
+    }
+  }
+
   private putAll(table: 'stats' | 'settings', values: Record<string, unknown>): void {
     const put = this.db.prepare(`INSERT INTO ${table} (key, value) VALUES (?, ?)`);
     for (const [k, v] of Object.entries(values)) put.run(k, typeof v === 'string' || typeof v === 'number' ? v : JSON.stringify(v));

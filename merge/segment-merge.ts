@@ -91,10 +91,9 @@ function mergeOpened(readers: SegmentReader[], out: string, settings: Record<str
   try {
     let totalTokens = 0;
     for (const input of inputs) {
-      for (const [docId, externalId, path, length] of input.reader.documentRows()) store.addDocument(input.docBase + docId, externalId, path, length);
+      store.appendDocumentsOf(join(input.reader.dir, INDEX_DB), input.docBase);
       totalTokens += input.reader.stats.totalTokens;
     }
-    store.flushDocuments();
     let postingsCount = 0;
     const parts: Input[] = [];
     for (let t = 0; t < terms.length; t++) {

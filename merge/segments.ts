@@ -31,6 +31,10 @@ export interface SegmentsManifest {
   segments: SegmentEntry[];
   /** What the segments were built from, when they are the shards of one crawl (`gpuindex join`). */
   shards?: { count: number; listing: string; settings: string };
+  /** The writer's: the last write-ahead-log sequence number the segments hold (merge/write-ahead-log.ts). */
+  walSeq?: number;
+  /** The writer's: the analysis settings of every segment, which an index of no segment yet needs too. */
+  settings?: Record<string, unknown>;
 }
 
 /** The manifest of a segmented index, or undefined for a one-segment (flat) index. */

@@ -5,6 +5,7 @@
 export { buildIndex, type BuildSummary, type StageReport } from './build.js';
 export { joinShards, type JoinResult } from './join.js';
 export { optimizeIndex, type OptimizeResult } from './optimize.js';
+export { openWriter, IndexWriter, type WriterOptions } from './writer.js';
 export { openIndex, IndexReader, type Posting, type SearchHit, type SearchOptions, type StoredDocument } from './reader.js';
 export type { BuildOptions, InputDocument, ProgressEvent, SorterChoice, PipelineChoice } from './shared/options.js';
 export type { CollectionStats, LexiconEntry } from '../merge/index-store.js';

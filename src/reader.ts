@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { decodePostings } from '../merge/postings-codec.js';
-import type { CollectionStats, LexiconEntry } from '../merge/index-store.js';
+import { INDEX_FORMAT_VERSION, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
 import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
@@ -91,9 +91,13 @@ export class IndexReader {
   /** segments.json of a segmented index; undefined for one segment. */
   readonly manifest?: SegmentsManifest;
 
-  constructor(readonly path: string) {
+  /** `manifest`: read these segments instead of the committed ones (a writer's refreshed state). */
+  constructor(
+    readonly path: string,
+    manifest?: SegmentsManifest,
+  ) {
     try {
-      this.manifest = readSegments(path);
+      this.manifest = manifest ?? readSegments(path);
       const dirs = this.manifest ? this.manifest.segments.map((s) => join(path, s.name)) : [path];
       let docBase = 0;
       for (const dir of dirs) {
@@ -106,9 +110,9 @@ export class IndexReader {
       if (err instanceof SegmentFormatError) throw new UserError(err.message);
       throw err;
     }
-    const first = this.segments[0]!.files;
-    this.settings = first.settings;
-    this.statistics = this.segments.length === 1 ? first.stats : this.combinedStats();
+    const first = this.segments[0]?.files;
+    this.settings = first?.settings ?? this.manifest?.settings ?? {};
+    this.statistics = this.segments.length === 1 ? first!.stats : this.combinedStats();
     this.tokenizer = createTokenizer((this.settings.tokenizer ?? {}) as TokenizerOptions);
   }
 
@@ -122,7 +126,7 @@ export class IndexReader {
       totalTokens,
       averageLength: documents ? totalTokens / documents : 0,
       postings: sum((s) => s.postings),
-      formatVersion: this.segments[0]!.files.stats.formatVersion,
+      formatVersion: INDEX_FORMAT_VERSION,
     } as CollectionStats;
     let terms: number | undefined;
     Object.defineProperty(stats, 'terms', {

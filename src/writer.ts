@@ -1,0 +1,252 @@
+/**
+ * openWriter(): an index that takes documents all day. Documents added are logged (fsynced
+ * before add() resolves: merge/write-ahead-log.ts), buffered, and flushed into a new segment by a
+ * small build of their own (buildIndex: the same analysis, sorter and run format as a crawl's)
+ * when the buffer reaches `flushBytes`, at refresh() or by the refresh timer. A flushed segment
+ * is searchable through writer.reader() at once; commit() makes it the index's: its files are
+ * fsynced and segments.json names it under the next generation, which is what openIndex() and
+ * other processes read. A crash loses nothing acknowledged: reopening removes segments no commit
+ * names and replays the log after the last commit.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
+import { MANIFEST_FILE } from '../merge/manifest.js';
+import { SegmentReader } from '../merge/segment-reader.js';
+import { fsyncDir, readSegments, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
+import { readLog, WriteAheadLog } from '../merge/write-ahead-log.js';
+import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
+import { resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { buildIndex } from './build.js';
+import { IndexReader } from './reader.js';
+import { UserError } from './shared/errors.js';
+import type { BuildOptions, InputDocument } from './shared/options.js';
+
+export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'sorter' | 'memory' | 'onWarning'> {
+  /** Buffered document bytes that start a flush into a new segment. Default 16 MiB. */
+  flushBytes?: number;
+  /** Milliseconds between automatic refreshes while documents are buffered; 0: refresh() only. Default 1000. */
+  refreshMs?: number;
+  /**
+   * 0 (default): each add() is fsynced before it resolves. n > 0: one fsync every n ms for all
+   * the add() calls in that window (each still resolves only once its fsync is done).
+   */
+  fsyncGroupMs?: number;
+}
+
+export const DEFAULT_FLUSH_BYTES = 16 << 20;
+
+export async function openWriter(dir: string, options: WriterOptions = {}): Promise<IndexWriter> {
+  const path = resolve(dir);
+  if (!existsSync(path)) mkdirSync(path, { recursive: true });
+  let lock: WriteLock;
+  try {
+    lock = acquireWriteLock(path);
+  } catch (err) {
+    if (err instanceof LockHeld) throw new UserError(err.message);
+    throw err;
+  }
+  try {
+    return new IndexWriter(path, lock, startingManifest(path, options), options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** The committed manifest of `dir`, made for a new index, or naming a built (one-segment) index as its segment "." . */
+function startingManifest(dir: string, options: WriterOptions): SegmentsManifest {
+  const committed = readSegments(dir);
+  if (committed) return committed;
+  const manifest: SegmentsManifest = { format: 'gpuindex-segments', formatVersion: SEGMENTS_FORMAT_VERSION, generation: 0, segments: [], walSeq: 0 };
+  if (existsSync(join(dir, INDEX_DB))) {
+    const built = new SegmentReader(dir);
+    try {
+      manifest.segments.push(entryOf('.', built));
+      manifest.settings = { tokenizer: built.settings.tokenizer, fields: built.settings.fields ?? null };
+    } finally {
+      built.close();
+    }
+  } else {
+    manifest.settings = { tokenizer: resolveTokenizerOptions(options), fields: null };
+  }
+  writeSegments(dir, manifest);
+  return manifest;
+}
+
+function entryOf(name: string, r: SegmentReader): SegmentEntry {
+  return { name, documents: r.stats.documents, totalTokens: r.stats.totalTokens, terms: r.stats.terms, postings: r.stats.postings };
+}
+
+export class IndexWriter {
+  private committed: SegmentsManifest;
+  /** Segments flushed since the last commit: searchable through reader(), not yet the index's. */
+  private pending: SegmentEntry[] = [];
+  private buffer: InputDocument[] = [];
+  private bufferedBytes = 0;
+  private seq: number;
+  private readonly ids = new Set<string>();
+  private readonly wal: WriteAheadLog;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly lock: WriteLock,
+    manifest: SegmentsManifest,
+    private readonly options: WriterOptions,
+  ) {
+    this.committed = manifest;
+    this.seq = manifest.walSeq ?? 0;
+    // Segments no commit names were flushed by a writer that died: the log holds their documents.
+    const named = new Set(manifest.segments.map((s) => s.name));
+    for (const name of readdirSync(path)) if (/^seg-\d+$/.test(name) && !named.has(name)) rmSync(join(path, name), { recursive: true, force: true });
+    for (const s of manifest.segments) {
+      const r = new SegmentReader(join(path, s.name));
+      try {
+        for (const id of r.db.prepare('SELECT external_id FROM docs').pluck().iterate() as Iterable<string>) this.ids.add(id);
+      } finally {
+        r.close();
+      }
+    }
+    for (const op of readLog(path, this.seq)) {
+      for (const d of op.docs as InputDocument[]) this.take(d);
+      this.seq = op.seq;
+    }
+    this.wal = new WriteAheadLog(path, options.fsyncGroupMs ?? 0);
+    const refreshMs = options.refreshMs ?? 1000;
+    if (refreshMs > 0) {
+      this.timer = setInterval(() => {
+        if (this.buffer.length > 0) void this.refresh().catch((err) => this.options.onWarning?.(`refresh failed: ${(err as Error).message}`));
+      }, refreshMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Runs `task` after every operation queued before it: one operation on the index at a time. */
+  private serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Adds documents, durably: resolves once they are in the log on disk. An id the index, the
+   * buffer or the same call holds already is refused (a UserError naming it), and nothing of the
+   * call is added: replacing a document is not supported yet. An iterable is read whole first.
+   */
+  async add(docs: Iterable<InputDocument> | AsyncIterable<InputDocument>): Promise<{ added: number }> {
+    this.checkOpen();
+    const list: InputDocument[] = [];
+    for await (const d of docs as AsyncIterable<InputDocument>) list.push(d);
+    return this.serial(async () => {
+      const seen = new Set<string>();
+      for (const [i, d] of list.entries()) {
+        if (!d || typeof d.id !== 'string' || typeof d.text !== 'string') throw new UserError(`add: document ${i} needs string "id" and "text"`);
+        if (this.ids.has(d.id) || seen.has(d.id)) throw new UserError(`add: a document with id ${JSON.stringify(d.id)} is in the index already`);
+        seen.add(d.id);
+      }
+      if (list.length === 0) return { added: 0 };
+      const seq = this.seq + 1;
+      await this.wal.append({ seq, op: 'add', docs: list });
+      this.seq = seq;
+      for (const d of list) this.take(d);
+      if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
+      return { added: list.length };
+    });
+  }
+
+  private take(d: InputDocument): void {
+    this.buffer.push(d);
+    this.ids.add(d.id);
+    this.bufferedBytes += d.text.length + (d.title?.length ?? 0) + d.id.length;
+  }
+
+  /** The buffered documents into a new segment (pending until the next commit). */
+  private async flush(): Promise<void> {
+    if (this.buffer.length === 0) return;
+    const used = new Set([...this.committed.segments, ...this.pending].map((s) => s.name));
+    let i = this.committed.segments.length + this.pending.length;
+    while (used.has(segmentName(i))) i++;
+    const name = segmentName(i);
+    const tokenizer = (this.committed.settings?.tokenizer ?? {}) as Record<string, unknown>;
+    await buildIndex({
+      ...tokenizer,
+      input: this.buffer,
+      output: join(this.path, name),
+      sorter: this.options.sorter,
+      memory: this.options.memory,
+      onWarning: this.options.onWarning,
+    });
+    const r = new SegmentReader(join(this.path, name));
+    try {
+      this.pending.push(entryOf(name, r));
+    } finally {
+      r.close();
+    }
+    this.buffer = [];
+    this.bufferedBytes = 0;
+  }
+
+  /** Makes every document added so far searchable through reader(). */
+  refresh(): Promise<void> {
+    this.checkOpen();
+    return this.serial(() => this.flush());
+  }
+
+  /** Makes every document added so far the index's, durably: the next generation of segments.json. */
+  commit(): Promise<{ generation: number }> {
+    this.checkOpen();
+    return this.serial(() => this.commitNow());
+  }
+
+  private async commitNow(): Promise<{ generation: number }> {
+    await this.flush();
+    if (this.pending.length === 0 && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
+    for (const s of this.pending) {
+      const dir = join(this.path, s.name);
+      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(dir, f));
+      fsyncDir(dir);
+    }
+    fsyncDir(this.path);
+    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: [...this.committed.segments, ...this.pending], walSeq: this.seq };
+    writeSegments(this.path, next);
+    this.committed = next;
+    this.pending = [];
+    // Every logged operation is in a committed segment now.
+    this.wal.truncate();
+    return { generation: next.generation };
+  }
+
+  /** A reader of everything refreshed so far (committed or not). Close it when done. */
+  reader(): IndexReader {
+    return new IndexReader(this.path, { ...this.committed, segments: [...this.committed.segments, ...this.pending] });
+  }
+
+  /** Commits, then releases the index to other writers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.timer) clearInterval(this.timer);
+    try {
+      await this.serial(() => this.commitNow());
+    } finally {
+      this.closed = true;
+      this.wal.close();
+      this.lock.release();
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new UserError('the writer is closed');
+  }
+}
+
+function fsyncFile(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

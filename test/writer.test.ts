@@ -1,0 +1,137 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { optimizeIndex } from '../src/optimize.js';
+import { openIndex } from '../src/reader.js';
+import { openWriter } from '../src/writer.js';
+import { verifyIndex } from '../merge/verify.js';
+import { readIndexContent } from './helpers/index-files.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-writer-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let n = 0;
+const fresh = (name: string) => join(work, `${name}-${n++}`);
+const WORDS = ['whale', 'ship', 'sea', 'ahab', 'white', 'harpoon', 'deck', 'storm', 'oil', 'boat', 'crew', 'moby'];
+const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
+const docsOf = (texts: number[][], from = 0) => texts.map((t, i) => ({ id: `d${from + i}`, text: t.map((w) => WORDS[w]).join(' ') }));
+
+describe('the writer', () => {
+  it('add, refresh and commit in batches, then optimize, is the build of all the documents in order (byte-identical)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 10 }), { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+        async (batches) => {
+          let from = 0;
+          const all = batches.map((b) => {
+            const docs = docsOf(b, from);
+            from += b.length;
+            return docs;
+          });
+          const single = fresh('single');
+          await buildIndex({ input: all.flat(), output: single, ...analysis });
+          const dir = fresh('live');
+          const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+          for (const [i, docs] of all.entries()) {
+            await writer.add(docs);
+            if (i % 2 === 0) await writer.commit();
+            else await writer.refresh();
+          }
+          // Before optimize: the writer's reader answers as the single build.
+          const a = openIndex(single);
+          const b = writer.reader();
+          try {
+            for (const q of ['whale', 'white whale ship', 'storm oil crew']) expect(b.search(q, { k: 20 })).toEqual(a.search(q, { k: 20 }));
+            expect(b.stats()).toEqual(a.stats());
+          } finally {
+            a.close();
+            b.close();
+          }
+          await writer.close();
+          verifyIndex(dir);
+          optimizeIndex(dir);
+          expect(readIndexContent(dir)).toEqual(readIndexContent(single));
+        },
+      ),
+      { numRuns: 10, seed: 17 },
+    );
+  });
+
+  it('takes a built index as its first segment', async () => {
+    const a = docsOf([[0, 1], [2, 3, 4], [5]]);
+    const b = docsOf([[1, 6], [7, 0, 0]], 3);
+    const single = fresh('single');
+    await buildIndex({ input: [...a, ...b], output: single, ...analysis });
+    const dir = fresh('built');
+    await buildIndex({ input: a, output: dir, ...analysis });
+    const writer = await openWriter(dir, { refreshMs: 0 });
+    await writer.add(b);
+    await writer.close();
+    verifyIndex(dir);
+    optimizeIndex(dir);
+    expect(readIndexContent(dir)).toEqual(readIndexContent(single));
+  });
+
+  it('refuses a second writer, naming the first, and an id the index holds already; commits are what other readers see', async () => {
+    const dir = fresh('lock');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+    await expect(openWriter(dir)).rejects.toThrow(`${dir} has a writer already: process ${process.pid}`);
+    await writer.add(docsOf([[0], [1]]));
+    await expect(writer.add(docsOf([[2]], 1))).rejects.toThrow('add: a document with id "d1" is in the index already');
+    await expect(writer.add([{ id: 'x', text: 'a' }, { id: 'x', text: 'b' }])).rejects.toThrow('add: a document with id "x" is in the index already');
+    await writer.refresh();
+    const before = openIndex(dir);
+    expect(before.stats().documents).toBe(0);
+    before.close();
+    await writer.commit();
+    const after = openIndex(dir);
+    expect([...after.documents()].map((d) => d.externalId)).toEqual(['d0', 'd1']);
+    after.close();
+    await writer.close();
+    const again = await openWriter(dir, { refreshMs: 0 });
+    await again.close();
+  });
+
+  it('keeps every acknowledged add through kill -9, and replays it on reopen', async () => {
+    const child = join(work, 'child.mjs');
+    writeFileSync(
+      child,
+      `import { openWriter } from ${JSON.stringify(new URL('../dist/src/index.js', import.meta.url).href)};
+const w = await openWriter(process.argv[2], { stem: 'none', stopwords: 'none', sorter: 'cpu', refreshMs: 0 });
+for (let i = 0; ; i++) {
+  await w.add([{ id: 'd' + i, text: 'whale ship ' + i }]);
+  process.stdout.write('ack ' + i + '\\n');
+  if (i % 7 === 3) await w.refresh();
+  if (i % 11 === 5) await w.commit();
+}
+`,
+    );
+    for (const killAfter of [1, 9, 23]) {
+      const dir = fresh('crash');
+      const acked = await new Promise<number>((done) => {
+        const p = spawn(process.execPath, [child, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let last = -1;
+        let text = '';
+        p.stdout.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          for (const m of text.matchAll(/ack (\d+)\n/g)) last = Math.max(last, Number(m[1]));
+          if (last + 1 >= killAfter) p.kill('SIGKILL');
+        });
+        p.on('exit', () => done(last + 1));
+      });
+      // Reopened, the log is replayed; closing commits it.
+      const writer = await openWriter(dir, { refreshMs: 0 });
+      await writer.close();
+      const reader = openIndex(dir);
+      const ids = [...reader.documents()].map((d) => d.externalId);
+      reader.close();
+      // Every acknowledged add, in order; at most the one in flight beside them.
+      expect(ids.slice(0, acked)).toEqual(Array.from({ length: acked }, (_, i) => `d${i}`));
+      expect(ids.length === acked || (ids.length === acked + 1 && ids[acked] === `d${acked}`)).toBe(true);
+      verifyIndex(dir);
+    }
+  });
+});

@@ -268,6 +268,24 @@ program
   });
 
 program
+  .command('add')
+  .description('add a crawl to an index as a new segment, committed (the index is created if missing)')
+  .argument('<index>', 'index folder')
+  .argument('<crawl>', 'crawl folder or file, as build reads it')
+  .option('--json', 'print the result as JSON', false)
+  .action(async (index: string, crawl: string, o: { json: boolean }) => {
+    const { openWriter } = await import('./writer.js');
+    const writer = await openWriter(index, { refreshMs: 0 });
+    try {
+      const r = await writer.addCrawl(crawl, { onWarning: (m) => process.stderr.write(`gpuindex: ${m}\n`) });
+      if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+      else process.stdout.write(`added ${formatCount(r.added)} documents to ${index} (generation ${r.generation})\n`);
+    } finally {
+      await writer.close();
+    }
+  });
+
+program
   .command('join')
   .description('one index of the shards of a crawl (build --shard i/N): their files become its segments, unchanged')
   .argument('<index>', 'index folder to create')

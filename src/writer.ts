@@ -166,10 +166,7 @@ export class IndexWriter {
   /** The buffered documents into a new segment (pending until the next commit). */
   private async flush(): Promise<void> {
     if (this.buffer.length === 0) return;
-    const used = new Set([...this.committed.segments, ...this.pending].map((s) => s.name));
-    let i = this.committed.segments.length + this.pending.length;
-    while (used.has(segmentName(i))) i++;
-    const name = segmentName(i);
+    const name = this.nextSegmentName();
     const tokenizer = (this.committed.settings?.tokenizer ?? {}) as Record<string, unknown>;
     await buildIndex({
       ...tokenizer,
@@ -179,14 +176,46 @@ export class IndexWriter {
       memory: this.options.memory,
       onWarning: this.options.onWarning,
     });
+    this.pendingSegment(name);
+    this.buffer = [];
+    this.bufferedBytes = 0;
+  }
+
+  /**
+   * Adds a crawl (a folder or file, as `buildIndex` reads it) as one new segment built by the
+   * crawl pipeline (parse workers, the GPU sorter where there is one), and commits it: a
+   * backfill logs nothing, it is acknowledged by its commit. Its documents' ids are not checked
+   * against the index's.
+   */
+  addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength'> = {}): Promise<{ added: number; generation: number }> {
+    this.checkOpen();
+    return this.serial(async () => {
+      await this.flush();
+      const name = this.nextSegmentName();
+      const tokenizer = (this.committed.settings?.tokenizer ?? {}) as Record<string, unknown>;
+      const fields = this.committed.settings?.fields as BuildOptions['fields'] | null | undefined;
+      const summary = await buildIndex({ ...build, ...tokenizer, ...(fields ? { fields } : {}), input, output: join(this.path, name) });
+      this.pendingSegment(name);
+      const { generation } = await this.commitNow();
+      return { added: summary.documents, generation };
+    });
+  }
+
+  private nextSegmentName(): string {
+    const used = new Set([...this.committed.segments, ...this.pending].map((s) => s.name));
+    let i = this.committed.segments.length + this.pending.length;
+    while (used.has(segmentName(i))) i++;
+    return segmentName(i);
+  }
+
+  private pendingSegment(name: string): void {
     const r = new SegmentReader(join(this.path, name));
     try {
       this.pending.push(entryOf(name, r));
+      for (const id of r.db.prepare('SELECT external_id FROM docs').pluck().iterate() as Iterable<string>) this.ids.add(id);
     } finally {
       r.close();
     }
-    this.buffer = [];
-    this.bufferedBytes = 0;
   }
 
   /** Makes every document added so far searchable through reader(). */

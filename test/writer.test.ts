@@ -135,3 +135,24 @@ for (let i = 0; ; i++) {
     }
   });
 });
+
+describe('gpuindex add', () => {
+  it('adds a crawl as a committed segment, creating the index, and refuses while another writer holds it', async () => {
+    const { execFileSync, spawnSync } = await import('node:child_process');
+    const { mkdirSync } = await import('node:fs');
+    const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
+    const crawl = fresh('crawl');
+    mkdirSync(crawl);
+    writeFileSync(join(crawl, 'a.jsonl'), docsOf([[0, 1], [2]]).map((d) => JSON.stringify(d)).join('\n') + '\n');
+    const dir = fresh('added');
+    expect(execFileSync(process.execPath, [cli, 'add', dir, crawl], { encoding: 'utf8' })).toBe(`added 2 documents to ${dir} (generation 1)\n`);
+    const reader = openIndex(dir);
+    expect([...reader.documents()].map((d) => d.externalId)).toEqual(['d0', 'd1']);
+    reader.close();
+    const writer = await openWriter(dir, { refreshMs: 0 });
+    const r = spawnSync(process.execPath, [cli, 'add', dir, crawl], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`gpuindex: ${dir} has a writer already: process ${process.pid} on ${(await import('node:os')).hostname()} (write.lock)\n`);
+    await writer.close();
+  });
+});

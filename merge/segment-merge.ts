@@ -8,6 +8,8 @@
  */
 import { join } from 'node:path';
 import { writeVarintU32 } from './varint.js';
+import { decodePostings } from './postings-codec.js';
+import { readDeletes } from './deletes.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { writeManifest } from './manifest.js';
@@ -30,6 +32,14 @@ interface Input {
   at: number;
   /** Where the tfs of the list being merged start in the reader's view. */
   tfsStart: number;
+  /** With deleted documents: each docID's merged docID less docBase, -1 for a deleted one. */
+  renumber?: Int32Array;
+}
+
+/** A segment to merge: its folder and, where it has deleted documents, its deletes file (merge/deletes.ts). */
+export interface MergeInput {
+  dir: string;
+  deletes?: string;
 }
 
 /** Bytes of the inputs' postings a merge holds in memory by default (each segment's whole, while they fit). */
@@ -42,10 +52,10 @@ export const MERGE_MEMORY_BYTES = 2 ** 31;
  * which is not a segment's file order, and a read each cost more than the merge itself (64
  * segments of a 300 MB crawl, 1.4 M lists: 9.2 s with a read per list).
  */
-export function mergeSegments(dirs: readonly string[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void, memoryBytes = MERGE_MEMORY_BYTES): SegmentMergeResult {
+export function mergeSegments(segments: readonly MergeInput[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void, memoryBytes = MERGE_MEMORY_BYTES): SegmentMergeResult {
   const readers: SegmentReader[] = [];
   try {
-    for (const d of dirs) readers.push(new SegmentReader(d));
+    for (const s of segments) readers.push(new SegmentReader(s.dir));
     let budget = memoryBytes;
     for (const r of readers) {
       const bytes = r.postingsBytes;
@@ -53,22 +63,31 @@ export function mergeSegments(dirs: readonly string[], out: string, settings: Re
       r.loadPostings();
       budget -= bytes;
     }
-    return mergeOpened(readers, out, settings, onFraction);
+    return mergeOpened(readers, segments.map((s, i) => (s.deletes ? readDeletes(s.dir, s.deletes, readers[i]!.stats.documents) : undefined)), out, settings, onFraction);
   } finally {
     for (const r of readers) r.close();
   }
 }
 
-function mergeOpened(readers: SegmentReader[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void): SegmentMergeResult {
+function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void): SegmentMergeResult {
   // Merged termIDs by first occurrence: segment by segment, in each segment's termID order.
   const ids = new Map<string, number>();
   const terms: string[] = [];
   const inputs: Input[] = [];
   let docBase = 0;
-  for (const reader of readers) {
-    const localToMerged = new Uint32Array(reader.stats.terms);
+  for (const [r, reader] of readers.entries()) {
+    const figures = reader.figures();
+    // Deleted documents are dropped: the live ones renumbered in order, and terms left with no
+    // live posting dropped (their first occurrence counted as if the deleted ones never were).
+    const renumber = gone[r] && renumbering(gone[r]!);
+    const liveDf = renumber && liveFrequencies(reader, figures, renumber);
+    const localToMerged = new Uint32Array(reader.stats.terms).fill(NONE);
     let local = 0;
     for (const term of reader.termsInIdOrder()) {
+      if (liveDf && liveDf[local] === 0) {
+        local++;
+        continue;
+      }
       let id = ids.get(term);
       if (id === undefined) {
         id = terms.length;
@@ -81,8 +100,8 @@ function mergeOpened(readers: SegmentReader[], out: string, settings: Record<str
     const order = orderByMerged(localToMerged);
     const merged = new Uint32Array(local);
     for (let i = 0; i < local; i++) merged[i] = localToMerged[order[i]!]!;
-    inputs.push({ reader, figures: reader.figures(), docBase, order, merged, at: 0, tfsStart: 0 });
-    docBase += reader.stats.documents;
+    inputs.push({ reader, figures, docBase, order, merged, at: 0, tfsStart: 0, renumber });
+    docBase += renumber ? live(renumber) : reader.stats.documents;
   }
   ids.clear();
 
@@ -91,15 +110,25 @@ function mergeOpened(readers: SegmentReader[], out: string, settings: Record<str
   try {
     let totalTokens = 0;
     for (const input of inputs) {
-      store.appendDocumentsOf(join(input.reader.dir, INDEX_DB), input.docBase);
-      totalTokens += input.reader.stats.totalTokens;
+      const renumber = input.renumber;
+      if (!renumber) {
+        store.appendDocumentsOf(join(input.reader.dir, INDEX_DB), input.docBase);
+        totalTokens += input.reader.stats.totalTokens;
+        continue;
+      }
+      for (const [docId, externalId, path, length] of input.reader.documentRows()) {
+        if (renumber[docId]! < 0) continue;
+        store.addDocument(input.docBase + renumber[docId]!, externalId, path, length);
+        totalTokens += length;
+      }
+      store.flushDocuments();
     }
     let postingsCount = 0;
     const parts: Input[] = [];
     for (let t = 0; t < terms.length; t++) {
       parts.length = 0;
       for (const input of inputs) if (input.at < input.merged.length && input.merged[input.at] === t) parts.push(input);
-      const { df, cf, offset, length } = appendMerged(postings, parts);
+      const { df, cf, offset, length } = parts.some((p) => p.renumber) ? appendRenumbered(postings, parts) : appendMerged(postings, parts);
       store.addTermRow(t, terms[t]!);
       store.addTermStats(t, df, cf, offset, length);
       postingsCount += df;
@@ -212,4 +241,46 @@ function orderByMerged(localToMerged: Uint32Array): Uint32Array {
   keys.sort();
   for (let i = 0; i < n; i++) order[i] = keys[i]! % 2 ** 21;
   return order;
+}
+
+const NONE = 0xffffffff;
+
+/** Each docID's number among the live documents, -1 for a deleted one. */
+function renumbering(deleted: Uint8Array): Int32Array {
+  const out = new Int32Array(deleted.length);
+  let next = 0;
+  for (let d = 0; d < deleted.length; d++) out[d] = deleted[d] ? -1 : next++;
+  return out;
+}
+
+const live = (renumber: Int32Array): number => renumber.reduce((a, v) => (v >= 0 ? a + 1 : a), 0);
+
+/** Each term's postings in live documents (one decode of every list of the segment). */
+function liveFrequencies(reader: SegmentReader, figures: SegmentFigures, renumber: Int32Array): Uint32Array {
+  const out = new Uint32Array(figures.df.length);
+  for (let t = 0; t < figures.df.length; t++) {
+    const { docIds } = decodePostings(reader.readListBytes(figures.offset[t]!, figures.length[t]!), figures.df[t]!);
+    let n = 0;
+    for (const d of docIds) if (renumber[d]! >= 0) n++;
+    out[t] = n;
+  }
+  return out;
+}
+
+/** appendMerged for a term some of whose parts have deleted documents: decoded, filtered, encoded. */
+function appendRenumbered(postings: PostingsFileWriter, parts: Input[]): { df: number; cf: number; offset: number; length: number } {
+  const docs: number[] = [];
+  const tfs: number[] = [];
+  for (const p of parts) {
+    const local = p.order[p.at++]!;
+    const list = decodePostings(p.reader.readListBytes(p.figures.offset[local]!, p.figures.length[local]!), p.figures.df[local]!);
+    for (let i = 0; i < list.docIds.length; i++) {
+      const d = p.renumber ? p.renumber[list.docIds[i]!]! : list.docIds[i]!;
+      if (d < 0) continue;
+      docs.push(p.docBase + d);
+      tfs.push(list.tfs[i]!);
+    }
+  }
+  const cf = tfs.reduce((a, b) => a + b, 0);
+  return { df: docs.length, cf, ...postings.append(Uint32Array.from(docs), Uint32Array.from(tfs), docs.length) };
 }

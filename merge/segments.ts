@@ -20,6 +20,9 @@ export interface SegmentEntry {
   /** Distinct terms of the segment alone. */
   terms: number;
   postings: number;
+  /** The file of the segment's deleted documents (merge/deletes.ts), and how many; none when absent. */
+  deletes?: string;
+  deleted?: number;
 }
 
 export interface SegmentsManifest {

@@ -10,11 +10,7 @@ import { join } from 'node:path';
 
 export const WAL_FILE = 'wal.log';
 
-export interface LoggedOperation {
-  seq: number;
-  op: 'add';
-  docs: unknown[];
-}
+export type LoggedOperation = { seq: number } & ({ op: 'add' | 'replace'; docs: unknown[] } | { op: 'delete'; ids: string[] });
 
 export class WriteAheadLog {
   private readonly fd: number;

@@ -7,6 +7,8 @@
 import { readSegments } from '../merge/segments.js';
 import { mergeSegments } from '../merge/segment-merge.js';
 import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { readLog } from '../merge/write-ahead-log.js';
+import { acquireWriteLock, LockHeld } from '../merge/write-lock.js';
 import { join } from 'node:path';
 import { commitOutput, discardOutput, prepareOutput } from './output.js';
 import { UserError } from './shared/errors.js';
@@ -44,17 +46,40 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
       one.close();
     }
   }
-  const dirs = manifest.segments.map((s) => join(index, s.name));
-  const first = new SegmentReader(dirs[0]!);
-  const { shard: _shard, ...settings } = first.settings;
-  first.close();
-  const plan = prepareOutput(index, true);
+  // Operations a writer acknowledged but did not commit would be lost with the folder.
+  if (readLog(index, manifest.walSeq ?? 0).length > 0) throw new UserError(`${index} has operations logged after its last commit: open a writer on it (it replays and commits them) first`);
+  let lock;
   try {
-    const r = mergeSegments(dirs, plan.temp, { ...settings, gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
+    lock = acquireWriteLock(index);
+  } catch (err) {
+    if (err instanceof LockHeld) throw new UserError(err.message);
+    throw err;
+  }
+  const segments = manifest.segments.map((s) => ({ dir: join(index, s.name), deletes: s.deletes }));
+  const dirs = segments.map((s) => s.dir);
+  let settings: Record<string, unknown>;
+  if (segments.length === 0) {
+    lock.release();
+    return { output: index, segments: 0, documents: 0, terms: 0, postingsBytes: 0, ms: performance.now() - t0 };
+  }
+  let plan;
+  try {
+    const first = new SegmentReader(dirs[0]!);
+    const { shard: _shard, ...rest } = first.settings;
+    first.close();
+    settings = rest;
+    plan = prepareOutput(index, true);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  try {
+    const r = mergeSegments(segments, plan.temp, { ...settings, gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
     commitOutput(plan);
     return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ms: performance.now() - t0 };
   } catch (err) {
     discardOutput(plan);
+    lock.release();
     throw err;
   }
 }

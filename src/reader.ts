@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { decodePostings } from '../merge/postings-codec.js';
 import { INDEX_FORMAT_VERSION, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
 import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { readDeletes } from '../merge/deletes.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
@@ -43,10 +44,26 @@ class Segment {
   readonly docStmt;
   private lengthsCache?: Uint32Array;
 
+  /** The segment's deleted documents (1 a deleted docID), and how many and how long they are; none: undefined. */
+  readonly deleted?: Uint8Array;
+  readonly deletedCount: number = 0;
+  readonly deletedTokens: number = 0;
+
   constructor(
     readonly files: SegmentReader,
     readonly docBase: number,
+    deletesFile?: string,
   ) {
+    if (deletesFile) {
+      this.deleted = readDeletes(files.dir, deletesFile, files.stats.documents);
+      const lengths = this.lengths();
+      for (let d = 0; d < this.deleted.length; d++) {
+        if (this.deleted[d]) {
+          this.deletedCount++;
+          this.deletedTokens += lengths[d]!;
+        }
+      }
+    }
     this.termStmt = files.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck();
     this.docStmt = files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
   }
@@ -98,10 +115,10 @@ export class IndexReader {
   ) {
     try {
       this.manifest = manifest ?? readSegments(path);
-      const dirs = this.manifest ? this.manifest.segments.map((s) => join(path, s.name)) : [path];
+      const entries = this.manifest ? this.manifest.segments : [{ name: '.', deletes: undefined }];
       let docBase = 0;
-      for (const dir of dirs) {
-        const segment = new Segment(new SegmentReader(dir), docBase);
+      for (const e of entries) {
+        const segment = new Segment(new SegmentReader(join(path, e.name)), docBase, e.deletes);
         this.segments.push(segment);
         docBase += segment.documents;
       }
@@ -112,15 +129,19 @@ export class IndexReader {
     }
     const first = this.segments[0]?.files;
     this.settings = first?.settings ?? this.manifest?.settings ?? {};
-    this.statistics = this.segments.length === 1 ? first!.stats : this.combinedStats();
+    this.statistics = this.segments.length === 1 && !this.segments[0]!.deleted ? first!.stats : this.combinedStats();
     this.tokenizer = createTokenizer((this.settings.tokenizer ?? {}) as TokenizerOptions);
   }
 
-  /** The statistics of several segments as one collection's; `terms` (distinct) is counted on first use. */
+  /**
+   * The statistics of several segments (or of one with deleted documents) as one collection's:
+   * documents and tokens of the live documents; `terms` (distinct, those of deleted documents
+   * included until a merge drops them) counted on first use.
+   */
   private combinedStats(): CollectionStats {
     const sum = (f: (s: CollectionStats) => number) => this.segments.reduce((a, s) => a + f(s.files.stats), 0);
-    const documents = sum((s) => s.documents);
-    const totalTokens = sum((s) => s.totalTokens);
+    const documents = sum((s) => s.documents) - this.segments.reduce((a, s) => a + s.deletedCount, 0);
+    const totalTokens = sum((s) => s.totalTokens) - this.segments.reduce((a, s) => a + s.deletedTokens, 0);
     const stats = {
       documents,
       totalTokens,
@@ -231,8 +252,10 @@ export class IndexReader {
     for (const s of this.segments) {
       const e = s.entry(term);
       if (!e) continue;
-      lists.push({ ...s.readList(e), base: s.docBase });
-      df += e.df;
+      const list = s.readList(e);
+      const live = s.deleted ? withoutDeleted(list, s.deleted) : list;
+      lists.push({ ...live, base: s.docBase });
+      df += live.docIds.length;
     }
     if (lists.length === 1 && lists[0]!.base === 0) return { docIds: lists[0]!.docIds, tfs: lists[0]!.tfs };
     const docIds = new Uint32Array(df);
@@ -277,7 +300,7 @@ export class IndexReader {
 
   document(docId: number): StoredDocument | undefined {
     const s = this.segmentOf(docId);
-    if (!s) return undefined;
+    if (!s || s.deleted?.[docId - s.docBase]) return undefined;
     const d = s.docStmt.get(docId - s.docBase) as StoredDocument | undefined;
     return d && { ...d, docId };
   }
@@ -286,6 +309,7 @@ export class IndexReader {
   *documents(): Generator<StoredDocument> {
     for (const s of this.segments) {
       for (const d of s.files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs ORDER BY doc_id').iterate() as Iterable<StoredDocument>) {
+        if (s.deleted?.[d.docId]) continue;
         yield s.docBase === 0 ? d : { ...d, docId: s.docBase + d.docId };
       }
     }
@@ -317,9 +341,11 @@ export class IndexReader {
         const s = this.segments[si]!;
         const lengths = s.lengths();
         const { docIds, tfs } = s.readList(e);
+        const deleted = s.deleted;
         if (count + docIds.length > touched.length) touched = this.touchedArray = grownTo(touched, count + docIds.length);
         for (let i = 0; i < docIds.length; i++) {
           const d = docIds[i]!;
+          if (deleted?.[d]) continue;
           const tf = tfs[i]!;
           const docId = s.docBase + d;
           // A document's first contribution: remember it, to read and clear only those.
@@ -339,6 +365,13 @@ export class IndexReader {
   close(): void {
     for (const s of this.segments) s.files.close();
   }
+}
+
+/** A list without the postings of deleted documents. */
+function withoutDeleted(list: { docIds: Uint32Array; tfs: Uint32Array }, deleted: Uint8Array): { docIds: Uint32Array; tfs: Uint32Array } {
+  const keep: number[] = [];
+  for (let i = 0; i < list.docIds.length; i++) if (!deleted[list.docIds[i]!]) keep.push(i);
+  return { docIds: Uint32Array.from(keep, (i) => list.docIds[i]!), tfs: Uint32Array.from(keep, (i) => list.tfs[i]!) };
 }
 
 /** A copy of `a` with room for at least `n` entries (twice as many). */

@@ -14,7 +14,8 @@ import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { SegmentReader } from '../merge/segment-reader.js';
 import { fsyncDir, readSegments, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
-import { readLog, WriteAheadLog } from '../merge/write-ahead-log.js';
+import { readLog, WriteAheadLog, type LoggedOperation } from '../merge/write-ahead-log.js';
+import { readDeletes, writeDeletes } from '../merge/deletes.js';
 import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
 import { resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { buildIndex } from './build.js';
@@ -86,6 +87,14 @@ export class IndexWriter {
   private bufferedBytes = 0;
   private seq: number;
   private readonly ids = new Set<string>();
+  /** Where each flushed document is: its segment and the segment's docID. */
+  private readonly locations = new Map<string, { segment: string; local: number }>();
+  /** Each segment's deleted docIDs as they stand now, and the segments whose set changed since the last refresh. */
+  private readonly deleted = new Map<string, Set<number>>();
+  private readonly changed = new Set<string>();
+  /** Deletes files written by refreshes, not yet committed: segment -> file. */
+  private readonly deletesFiles = new Map<string, string>();
+  private deletesWritten = 0;
   private readonly wal: WriteAheadLog;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly timer?: NodeJS.Timeout;
@@ -102,16 +111,9 @@ export class IndexWriter {
     // Segments no commit names were flushed by a writer that died: the log holds their documents.
     const named = new Set(manifest.segments.map((s) => s.name));
     for (const name of readdirSync(path)) if (/^seg-\d+$/.test(name) && !named.has(name)) rmSync(join(path, name), { recursive: true, force: true });
-    for (const s of manifest.segments) {
-      const r = new SegmentReader(join(path, s.name));
-      try {
-        for (const id of r.db.prepare('SELECT external_id FROM docs').pluck().iterate() as Iterable<string>) this.ids.add(id);
-      } finally {
-        r.close();
-      }
-    }
+    for (const s of manifest.segments) this.locate(s);
     for (const op of readLog(path, this.seq)) {
-      for (const d of op.docs as InputDocument[]) this.take(d);
+      this.apply(op);
       this.seq = op.seq;
     }
     this.wal = new WriteAheadLog(path, options.fsyncGroupMs ?? 0);
@@ -134,33 +136,113 @@ export class IndexWriter {
   /**
    * Adds documents, durably: resolves once they are in the log on disk. An id the index, the
    * buffer or the same call holds already is refused (a UserError naming it), and nothing of the
-   * call is added: replacing a document is not supported yet. An iterable is read whole first.
+   * call is added: replace() replaces. An iterable is read whole first.
    */
   async add(docs: Iterable<InputDocument> | AsyncIterable<InputDocument>): Promise<{ added: number }> {
     this.checkOpen();
     const list: InputDocument[] = [];
     for await (const d of docs as AsyncIterable<InputDocument>) list.push(d);
     return this.serial(async () => {
-      const seen = new Set<string>();
-      for (const [i, d] of list.entries()) {
-        if (!d || typeof d.id !== 'string' || typeof d.text !== 'string') throw new UserError(`add: document ${i} needs string "id" and "text"`);
-        if (this.ids.has(d.id) || seen.has(d.id)) throw new UserError(`add: a document with id ${JSON.stringify(d.id)} is in the index already`);
-        seen.add(d.id);
-      }
+      checkDocuments(list, (id) => this.ids.has(id));
       if (list.length === 0) return { added: 0 };
-      const seq = this.seq + 1;
-      await this.wal.append({ seq, op: 'add', docs: list });
-      this.seq = seq;
-      for (const d of list) this.take(d);
+      const op: LoggedOperation = { seq: this.seq + 1, op: 'add', docs: list };
+      await this.wal.append(op);
+      this.seq = op.seq;
+      this.apply(op);
       if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
       return { added: list.length };
     });
   }
 
+  /** Learns a flushed segment's documents (those its deletes file names excepted). */
+  private locate(s: SegmentEntry): void {
+    const r = new SegmentReader(join(this.path, s.name));
+    try {
+      const gone = s.deletes ? readDeletes(r.dir, s.deletes, r.stats.documents) : undefined;
+      const set = new Set<number>();
+      for (const [local, id] of r.db.prepare('SELECT doc_id, external_id FROM docs').raw().iterate() as Iterable<[number, string]>) {
+        if (gone?.[local]) {
+          set.add(local);
+          continue;
+        }
+        this.ids.add(id);
+        this.locations.set(id, { segment: s.name, local });
+      }
+      this.deleted.set(s.name, set);
+    } finally {
+      r.close();
+    }
+  }
+
+  /** Applies a logged operation to the buffer and the delete sets. */
+  private apply(op: LoggedOperation): number {
+    if (op.op === 'delete') return this.remove(op.ids);
+    if (op.op === 'replace') this.remove((op.docs as InputDocument[]).map((d) => d.id));
+    for (const d of op.docs as InputDocument[]) this.take(d);
+    return op.docs.length;
+  }
+
+  /** Deletes documents by id, buffered or flushed; returns how many there were. */
+  private remove(ids: readonly string[]): number {
+    let n = 0;
+    const unflushed = new Set<string>();
+    for (const id of ids) {
+      if (!this.ids.delete(id)) continue;
+      n++;
+      const at = this.locations.get(id);
+      if (at) {
+        this.locations.delete(id);
+        this.deleted.get(at.segment)!.add(at.local);
+        this.changed.add(at.segment);
+      } else unflushed.add(id);
+    }
+    if (unflushed.size > 0) {
+      this.buffer = this.buffer.filter((d) => !unflushed.has(d.id));
+      this.bufferedBytes = this.buffer.reduce((a, d) => a + docBytes(d), 0);
+    }
+    return n;
+  }
+
   private take(d: InputDocument): void {
     this.buffer.push(d);
     this.ids.add(d.id);
-    this.bufferedBytes += d.text.length + (d.title?.length ?? 0) + d.id.length;
+    this.bufferedBytes += docBytes(d);
+  }
+
+  /**
+   * Deletes documents by id, durably (logged before it resolves); visible to reader() after the
+   * next refresh, to openIndex() after the next commit. Ids the index does not hold are ignored.
+   */
+  delete(ids: Iterable<string>): Promise<{ deleted: number }> {
+    this.checkOpen();
+    const list = [...ids];
+    return this.serial(async () => {
+      if (list.length === 0) return { deleted: 0 };
+      const op: LoggedOperation = { seq: this.seq + 1, op: 'delete', ids: list };
+      await this.wal.append(op);
+      this.seq = op.seq;
+      return { deleted: this.apply(op) };
+    });
+  }
+
+  /**
+   * Adds documents, each replacing the document of the same id if the index holds one: the
+   * delete and the add become visible together, at the same refresh.
+   */
+  async replace(docs: Iterable<InputDocument> | AsyncIterable<InputDocument>): Promise<{ added: number }> {
+    this.checkOpen();
+    const list: InputDocument[] = [];
+    for await (const d of docs as AsyncIterable<InputDocument>) list.push(d);
+    return this.serial(async () => {
+      checkDocuments(list, () => false);
+      if (list.length === 0) return { added: 0 };
+      const op: LoggedOperation = { seq: this.seq + 1, op: 'replace', docs: list };
+      await this.wal.append(op);
+      this.seq = op.seq;
+      const added = this.apply(op);
+      if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
+      return { added };
+    });
   }
 
   /** The buffered documents into a new segment (pending until the next commit). */
@@ -210,18 +292,41 @@ export class IndexWriter {
 
   private pendingSegment(name: string): void {
     const r = new SegmentReader(join(this.path, name));
+    let entry: SegmentEntry;
     try {
-      this.pending.push(entryOf(name, r));
-      for (const id of r.db.prepare('SELECT external_id FROM docs').pluck().iterate() as Iterable<string>) this.ids.add(id);
+      entry = entryOf(name, r);
     } finally {
       r.close();
     }
+    this.pending.push(entry);
+    this.locate(entry);
   }
 
-  /** Makes every document added so far searchable through reader(). */
+  /** Writes the delete sets changed since the last refresh, each as a new file of its segment. */
+  private writeDeleteSets(): void {
+    for (const name of this.changed) {
+      const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
+      writeDeletes(join(this.path, name), file, this.deleted.get(name)!);
+      this.deletesFiles.set(name, file);
+    }
+    this.changed.clear();
+  }
+
+  /** Committed and pending segments, with the delete files written since the commit. */
+  private currentSegments(): SegmentEntry[] {
+    return [...this.committed.segments, ...this.pending].map((s) => {
+      const file = this.deletesFiles.get(s.name);
+      return file ? { ...s, deletes: file, deleted: this.deleted.get(s.name)!.size } : s;
+    });
+  }
+
+  /** Makes every document added and deleted so far searchable through reader(). */
   refresh(): Promise<void> {
     this.checkOpen();
-    return this.serial(() => this.flush());
+    return this.serial(async () => {
+      await this.flush();
+      this.writeDeleteSets();
+    });
   }
 
   /** Makes every document added so far the index's, durably: the next generation of segments.json. */
@@ -232,17 +337,21 @@ export class IndexWriter {
 
   private async commitNow(): Promise<{ generation: number }> {
     await this.flush();
-    if (this.pending.length === 0 && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
+    this.writeDeleteSets();
+    if (this.pending.length === 0 && this.deletesFiles.size === 0 && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
     for (const s of this.pending) {
       const dir = join(this.path, s.name);
       for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(dir, f));
       fsyncDir(dir);
     }
+    // Delete files are fsynced as they are written; their names in their folders too.
+    for (const name of this.deletesFiles.keys()) fsyncDir(join(this.path, name));
     fsyncDir(this.path);
-    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: [...this.committed.segments, ...this.pending], walSeq: this.seq };
+    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: this.currentSegments(), walSeq: this.seq };
     writeSegments(this.path, next);
     this.committed = next;
     this.pending = [];
+    this.deletesFiles.clear();
     // Every logged operation is in a committed segment now.
     this.wal.truncate();
     return { generation: next.generation };
@@ -250,7 +359,7 @@ export class IndexWriter {
 
   /** A reader of everything refreshed so far (committed or not). Close it when done. */
   reader(): IndexReader {
-    return new IndexReader(this.path, { ...this.committed, segments: [...this.committed.segments, ...this.pending] });
+    return new IndexReader(this.path, { ...this.committed, segments: this.currentSegments() });
   }
 
   /** Commits, then releases the index to other writers. */
@@ -268,6 +377,21 @@ export class IndexWriter {
 
   private checkOpen(): void {
     if (this.closed) throw new UserError('the writer is closed');
+  }
+}
+
+function docBytes(d: InputDocument): number {
+  return d.text.length + (d.title?.length ?? 0) + d.id.length;
+}
+
+/** Each document has a string id and text, and no id is given twice or taken (`taken`). */
+function checkDocuments(list: readonly InputDocument[], taken: (id: string) => boolean): void {
+  const seen = new Set<string>();
+  for (const [i, d] of list.entries()) {
+    if (!d || typeof d.id !== 'string' || typeof d.text !== 'string') throw new UserError(`document ${i} needs string "id" and "text"`);
+    if (seen.has(d.id)) throw new UserError(`document id ${JSON.stringify(d.id)} is given twice`);
+    if (taken(d.id)) throw new UserError(`add: a document with id ${JSON.stringify(d.id)} is in the index already (replace() replaces it)`);
+    seen.add(d.id);
   }
 }
 

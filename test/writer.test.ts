@@ -80,8 +80,8 @@ describe('the writer', () => {
     const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
     await expect(openWriter(dir)).rejects.toThrow(`${dir} has a writer already: process ${process.pid}`);
     await writer.add(docsOf([[0], [1]]));
-    await expect(writer.add(docsOf([[2]], 1))).rejects.toThrow('add: a document with id "d1" is in the index already');
-    await expect(writer.add([{ id: 'x', text: 'a' }, { id: 'x', text: 'b' }])).rejects.toThrow('add: a document with id "x" is in the index already');
+    await expect(writer.add(docsOf([[2]], 1))).rejects.toThrow('add: a document with id "d1" is in the index already (replace() replaces it)');
+    await expect(writer.add([{ id: 'x', text: 'a' }, { id: 'x', text: 'b' }])).rejects.toThrow('document id "x" is given twice');
     await writer.refresh();
     const before = openIndex(dir);
     expect(before.stats().documents).toBe(0);
@@ -154,5 +154,67 @@ describe('gpuindex add', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(`gpuindex: ${dir} has a writer already: process ${process.pid} on ${(await import('node:os')).hostname()} (write.lock)\n`);
     await writer.close();
+  });
+});
+
+describe('deletes and replaces', () => {
+  const opArb = fc.oneof(
+    fc.record({ op: fc.constant('add' as const), docs: fc.array(fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 8 }), { minLength: 1, maxLength: 6 }) }),
+    fc.record({ op: fc.constant('delete' as const), picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }),
+    fc.record({ op: fc.constant('replace' as const), pick: fc.nat(), doc: fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 8 }) }),
+    fc.record({ op: fc.constantFrom('refresh' as const, 'commit' as const) }),
+  );
+
+  it('the live index holds the survivors in arrival order, and optimized it answers as a build of them', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 10 }), async (ops) => {
+        const dir = fresh('del');
+        const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+        // The reference: the live documents in arrival order (a replaced one moves to the end).
+        let live: { id: string; text: string }[] = [];
+        let next = 0;
+        for (const o of ops) {
+          if (o.op === 'add') {
+            const docs = docsOf(o.docs, next);
+            next += docs.length;
+            await writer.add(docs);
+            live.push(...docs);
+          } else if (o.op === 'delete' && live.length > 0) {
+            const ids = o.picks.map((p) => live[p % live.length]!.id);
+            await writer.delete([...ids, 'no-such-id']);
+            live = live.filter((d) => !ids.includes(d.id));
+          } else if (o.op === 'replace' && live.length > 0) {
+            const id = live[o.pick % live.length]!.id;
+            const doc = { id, text: o.doc.map((w) => WORDS[w]).join(' ') };
+            await writer.replace([doc]);
+            live = [...live.filter((d) => d.id !== id), doc];
+          } else if (o.op === 'refresh') await writer.refresh();
+          else if (o.op === 'commit') await writer.commit();
+        }
+        await writer.refresh();
+        const r = writer.reader();
+        expect([...r.documents()].map((d) => d.externalId)).toEqual(live.map((d) => d.id));
+        expect(r.stats().documents).toBe(live.length);
+        r.close();
+        await writer.close();
+        verifyIndex(dir);
+        optimizeIndex(dir);
+        verifyIndex(dir);
+        const single = fresh('survivors');
+        await buildIndex({ input: live, output: single, ...analysis });
+        const a = openIndex(single);
+        const b = openIndex(dir);
+        try {
+          expect([...b.documents()]).toEqual([...a.documents()]);
+          for (const q of ['whale', 'white whale ship', 'storm oil crew moby']) expect(b.search(q, { k: 50 })).toEqual(a.search(q, { k: 50 }));
+          const terms = (x: typeof a) => [...x.lexicon()].map((e) => [e.term, e.df, e.cf, [...x.postingsOf(e.term).docIds]]);
+          expect(terms(b)).toEqual(terms(a));
+        } finally {
+          a.close();
+          b.close();
+        }
+      }),
+      { numRuns: 25, seed: 99 },
+    );
   });
 });

@@ -7,6 +7,7 @@
 // workers, started while the rest loads.
 import './cli-stdout.js';
 import './cli-prestart.js';
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import type { BuildSummary } from './build.js';
 import { AbortError, UserError } from './shared/errors.js';
@@ -192,7 +193,7 @@ program
   .action(async (index: string, o: { json: boolean }) => {
     const reader = await openIndex(index);
     try {
-      const segments = reader.manifest ? { generation: reader.manifest.generation, segments: reader.segmentList().map((g) => ({ path: g.path, docBase: g.docBase, documents: g.stats.documents, terms: g.stats.terms })) } : undefined;
+      const segments = reader.manifest ? { generation: reader.manifest.generation, segments: reader.segmentList().map((g) => ({ path: g.path, docBase: g.docBase, documents: g.stats.documents, deleted: g.deleted, terms: g.stats.terms })) } : undefined;
       const out = { stats: reader.stats(), settings: reader.settings, ...(segments ? { segments } : {}) };
       if (o.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
       else {
@@ -200,7 +201,7 @@ program
         for (const [k, v] of Object.entries(out.settings)) process.stdout.write(`${k.padEnd(18)} ${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
         if (segments) {
           process.stdout.write(`${'generation'.padEnd(18)} ${segments.generation}\n`);
-          for (const g of segments.segments) process.stdout.write(`${'segment'.padEnd(18)} ${g.path}: ${g.documents} documents from docID ${g.docBase}, ${g.terms} terms\n`);
+          for (const g of segments.segments) process.stdout.write(`${'segment'.padEnd(18)} ${g.path}: ${g.documents} documents from docID ${g.docBase}${g.deleted ? ` (${g.deleted} deleted)` : ''}, ${g.terms} terms\n`);
         }
       }
     } finally {
@@ -280,6 +281,27 @@ program
       const r = await writer.addCrawl(crawl, { onWarning: (m) => process.stderr.write(`gpuindex: ${m}\n`) });
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
       else process.stdout.write(`added ${formatCount(r.added)} documents to ${index} (generation ${r.generation})\n`);
+    } finally {
+      await writer.close();
+    }
+  });
+
+program
+  .command('delete')
+  .description('delete documents by id, committed')
+  .argument('<index>', 'index folder')
+  .argument('[ids...]', 'external ids')
+  .option('--from-file <file>', 'more ids, one a line')
+  .action(async (index: string, ids: string[], o: { fromFile?: string }) => {
+    const all = [...ids];
+    if (o.fromFile) all.push(...readFileSync(o.fromFile, 'utf8').split('\n').filter((l) => l !== ''));
+    if (all.length === 0) throw new UserError('delete: give ids, or --from-file');
+    const { openWriter } = await import('./writer.js');
+    const writer = await openWriter(index, { refreshMs: 0 });
+    try {
+      const r = await writer.delete(all);
+      const { generation } = await writer.commit();
+      process.stdout.write(`deleted ${formatCount(r.deleted)} of ${formatCount(all.length)} ids from ${index} (generation ${generation})\n`);
     } finally {
       await writer.close();
     }

@@ -164,8 +164,8 @@ export class IndexReader {
   }
 
   /** The index's segments: where each one's documents start, and its own figures. */
-  segmentList(): { path: string; docBase: number; stats: CollectionStats }[] {
-    return this.segments.map((s) => ({ path: s.files.dir, docBase: s.docBase, stats: s.files.stats }));
+  segmentList(): { path: string; docBase: number; stats: CollectionStats; deleted: number }[] {
+    return this.segments.map((s) => ({ path: s.files.dir, docBase: s.docBase, stats: s.files.stats, deleted: s.deletedCount }));
   }
 
   stats(): CollectionStats {

@@ -3,7 +3,7 @@
  * `gpuindex build` writes it. The segment merge reads its inputs through this, and the index
  * reader each of an index's segments.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats } from './index-store.js';
@@ -23,7 +23,15 @@ const WINDOW_BYTES = 1 << 20;
 /** Why a folder is not a readable segment: thrown as a plain Error; callers word it for the user. */
 export class SegmentFormatError extends Error {}
 
+/** Which file a path names now (device and inode): a folder replaced under the same name is another segment. */
+export function fileIdentity(path: string): string {
+  const st = statSync(path);
+  return `${st.dev}:${st.ino}`;
+}
+
 export class SegmentReader {
+  /** fileIdentity of its index.sqlite when opened. */
+  readonly identity: string;
   readonly db: Database.Database;
   private readonly fd: number;
   readonly stats: CollectionStats;
@@ -34,6 +42,7 @@ export class SegmentReader {
     const dbPath = join(dir, INDEX_DB);
     if (!existsSync(dbPath) || !existsSync(join(dir, POSTINGS_FILE))) throw new SegmentFormatError(`not a gpuindex index: ${dir}`);
     this.db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    this.identity = fileIdentity(dbPath);
     this.fd = openSync(join(dir, POSTINGS_FILE), 'r');
     this.stats = Object.fromEntries(
       (this.db.prepare('SELECT key, value FROM stats').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]),
@@ -134,7 +143,17 @@ export class SegmentReader {
     yield* this.db.prepare('SELECT doc_id, external_id, path, length FROM docs ORDER BY doc_id').raw().iterate() as Iterable<[number, string, string, number]>;
   }
 
+  private refs = 1;
+
+  /** One more user of these open files (a reopened reader sharing the segment); each one closes. */
+  retain(): this {
+    this.refs++;
+    return this;
+  }
+
+  /** Closes the files once every user has closed. */
   close(): void {
+    if (--this.refs > 0) return;
     if (this.db.open) {
       this.db.close();
       closeSync(this.fd);

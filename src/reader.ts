@@ -7,8 +7,9 @@
  */
 import { join } from 'node:path';
 import { decodePostings } from '../merge/postings-codec.js';
-import { INDEX_FORMAT_VERSION, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
-import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { INDEX_DB, INDEX_FORMAT_VERSION, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
+import { fileIdentity, SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { existsSync } from 'node:fs';
 import { readDeletes } from '../merge/deletes.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
@@ -52,8 +53,19 @@ class Segment {
   constructor(
     readonly files: SegmentReader,
     readonly docBase: number,
-    deletesFile?: string,
+    readonly deletesFile?: string,
+    /** The same segment in an earlier snapshot: its deletes and lengths are taken as they are loaded. */
+    earlier?: Segment,
   ) {
+    if (earlier) {
+      this.lengthsCache = earlier.lengthsCache;
+      if (earlier.deletesFile === deletesFile) {
+        this.deleted = earlier.deleted;
+        this.deletedCount = earlier.deletedCount;
+        this.deletedTokens = earlier.deletedTokens;
+        deletesFile = undefined;
+      }
+    }
     if (deletesFile) {
       this.deleted = readDeletes(files.dir, deletesFile, files.stats.documents);
       const lengths = this.lengths();
@@ -108,17 +120,25 @@ export class IndexReader {
   /** segments.json of a segmented index; undefined for one segment. */
   readonly manifest?: SegmentsManifest;
 
-  /** `manifest`: read these segments instead of the committed ones (a writer's refreshed state). */
+  /**
+   * `manifest`: read these segments instead of the committed ones (a writer's refreshed state).
+   * `earlier`: a reader of the same index whose segments this one shares (reopen()).
+   */
   constructor(
     readonly path: string,
     manifest?: SegmentsManifest,
+    earlier?: IndexReader,
   ) {
     try {
       this.manifest = manifest ?? readSegments(path);
       const entries = this.manifest ? this.manifest.segments : [{ name: '.', deletes: undefined }];
+      const shared = new Map(earlier?.segments.map((s) => [s.files.dir, s]));
       let docBase = 0;
       for (const e of entries) {
-        const segment = new Segment(new SegmentReader(join(path, e.name)), docBase, e.deletes);
+        const dir = join(path, e.name);
+        const candidate = shared.get(dir);
+        const before = candidate && existsSync(join(dir, INDEX_DB)) && fileIdentity(join(dir, INDEX_DB)) === candidate.files.identity ? candidate : undefined;
+        const segment = new Segment(before ? before.files.retain() : new SegmentReader(dir), docBase, e.deletes, before);
         this.segments.push(segment);
         docBase += segment.documents;
       }
@@ -166,6 +186,17 @@ export class IndexReader {
   /** The index's segments: where each one's documents start, and its own figures. */
   segmentList(): { path: string; docBase: number; stats: CollectionStats; deleted: number }[] {
     return this.segments.map((s) => ({ path: s.files.dir, docBase: s.docBase, stats: s.files.stats, deleted: s.deletedCount }));
+  }
+
+  /**
+   * The index's latest committed generation: a new reader when segments.json changed since this
+   * one was opened, sharing the open files and loaded tables of the segments both have (close
+   * both, in any order), or this reader when nothing changed.
+   */
+  reopen(): IndexReader {
+    const latest = readSegments(this.path);
+    if (latest?.generation === this.manifest?.generation && (latest === undefined) === (this.manifest === undefined)) return this;
+    return new IndexReader(this.path, latest, this);
   }
 
   stats(): CollectionStats {
@@ -327,7 +358,8 @@ export class IndexReader {
     if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
     const n = this.statistics.documents;
     const avg = this.statistics.averageLength || 1;
-    const scores = (this.scoreArray ??= new Float64Array(n));
+    // Indexed by docID: deleted documents keep theirs, so the array spans every document.
+    const scores = (this.scoreArray ??= new Float64Array(this.segments.reduce((m, s) => m + s.documents, 0)));
     let touched = (this.touchedArray ??= new Uint32Array(1024));
     let count = 0;
     for (const term of this.analyze(query)) {

@@ -195,6 +195,11 @@ describe('deletes and replaces', () => {
         const r = writer.reader();
         expect([...r.documents()].map((d) => d.externalId)).toEqual(live.map((d) => d.id));
         expect(r.stats().documents).toBe(live.length);
+        // Search over the live, unmerged index finds every live document with the term, and no other.
+        for (const w of ['whale', 'sea', 'moby']) {
+          const hits = r.search(w, { k: 1000 }).map((h) => h.externalId).sort();
+          expect(hits).toEqual(live.filter((d) => d.text.split(' ').includes(w)).map((d) => d.id).sort());
+        }
         r.close();
         await writer.close();
         verifyIndex(dir);
@@ -216,5 +221,37 @@ describe('deletes and replaces', () => {
       }),
       { numRuns: 25, seed: 99 },
     );
+  });
+});
+
+describe('snapshot readers', () => {
+  it('keep their generation while the writer commits, and reopen() gives the new one, sharing the segments both have', async () => {
+    const dir = fresh('snap');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+    await writer.add(docsOf([[0, 1], [2]]));
+    await writer.commit();
+    const first = openIndex(dir);
+    expect(first.reopen()).toBe(first);
+    await writer.add(docsOf([[0, 3]], 2));
+    await writer.delete(['d0']);
+    await writer.commit();
+    // The old snapshot still answers as it did.
+    expect([...first.documents()].map((d) => d.externalId)).toEqual(['d0', 'd1']);
+    const second = first.reopen();
+    expect(second).not.toBe(first);
+    expect([...second.documents()].map((d) => d.externalId)).toEqual(['d1', 'd2']);
+    expect(second.search('whale').map((h) => h.externalId)).toEqual(['d2']);
+    first.close();
+    // The shared segment's files stay open for the newer reader.
+    expect(second.postingsOf('sea').docIds.length).toBe(1);
+    second.close();
+    await writer.close();
+    // After optimize replaced the folder, a reopen reads the new files, not the old ones.
+    const before = openIndex(dir);
+    optimizeIndex(dir);
+    const after = before.reopen();
+    expect([...after.documents()].map((d) => [d.docId, d.externalId])).toEqual([[0, 'd1'], [1, 'd2']]);
+    before.close();
+    after.close();
   });
 });

@@ -94,6 +94,25 @@ describe('sharded builds joined', () => {
     return { crawl, dirs };
   };
 
+  it('exports a joined index as CIFF byte for byte as the single build', async () => {
+    const { crawl, dirs } = await twoShards();
+    const { exportCiff } = await import('../src/ciff/ciff.js');
+    const { readFileSync } = await import('node:fs');
+    const single = fresh('single');
+    await buildIndex({ input: crawl, output: single, ...analysis });
+    const joined = fresh('joined');
+    joinShards(joined, dirs);
+    const [a, b] = [openIndex(single), openIndex(joined)];
+    try {
+      exportCiff(a, join(work, 'a.ciff'), 'x');
+      exportCiff(b, join(work, 'b.ciff'), 'x');
+      expect(readFileSync(join(work, 'b.ciff'))).toEqual(readFileSync(join(work, 'a.ciff')));
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   it('refuses, in one line each, a missing shard, a repeated one, another crawl, other settings, and an index that is no shard', async () => {
     const { crawl, dirs } = await twoShards();
     expect(() => joinShards(fresh('j'), [dirs[0]!])).toThrow('join: shard 1/2 is missing');

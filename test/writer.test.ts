@@ -254,4 +254,21 @@ describe('snapshot readers', () => {
     before.close();
     after.close();
   });
+
+  it('CIFF export refuses an index with deleted documents until it is optimized', async () => {
+    const { exportCiff } = await import('../src/ciff/ciff.js');
+    const dir = fresh('ciff');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+    await writer.add(docsOf([[0], [1]]));
+    await writer.refresh(); // in a segment: the delete is the segment's
+    await writer.delete(['d0']);
+    await writer.close();
+    const r = openIndex(dir);
+    expect(() => exportCiff(r, join(work, 'x.ciff'), 'x')).toThrow(`${dir} has deleted documents: run \`gpuindex optimize\` on it before exporting`);
+    r.close();
+    optimizeIndex(dir);
+    const o = openIndex(dir);
+    expect(exportCiff(o, join(work, 'x.ciff'), 'x').docRecords).toBe(1);
+    o.close();
+  });
 });

@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import type { IndexReader } from '../reader.js';
+import { UserError } from '../shared/errors.js';
 import { ProtoWriter } from './protobuf.js';
 
 export const CIFF_VERSION = 1;
@@ -54,6 +55,9 @@ export interface CiffExportResult {
 
 /** Writes the whole index as CIFF to `path` (through a temporary file renamed at the end). */
 export function exportCiff(reader: IndexReader, path: string, description: string): CiffExportResult {
+  // CIFF numbers documents 0..N-1 and states each list's df: an index with deleted documents in
+  // its segments has neither until a merge drops them.
+  if (reader.segmentList().some((s) => s.deleted > 0)) throw new UserError(`${reader.path} has deleted documents: run \`gpuindex optimize\` on it before exporting`);
   const stats = reader.stats();
   const tmp = `${path}.tmp-${process.pid}`;
   const out = new DelimitedFileWriter(tmp);

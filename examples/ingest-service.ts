@@ -1,34 +1,34 @@
 /**
- * An ingestion service on gpuindex: documents arrive over HTTP, are indexed in batches, and
- * queries are served from the last complete index while the next one builds.
+ * An ingestion service on gpuindex's writer: documents arrive over HTTP, are added, replaced or
+ * deleted by id, and become searchable within the writer's refresh interval; nothing is rebuilt.
  *
- *   POST /documents   body: a JSON array of { id, text, title? } or NDJSON, one document a line
- *   POST /flush       index what has arrived now (otherwise every `batchSize` documents)
- *   GET  /search?q=white+whale&k=5
- *   GET  /stats
+ *   POST   /documents       body: a JSON array of { id, text, title? } or NDJSON, one a line;
+ *                           adds each document, replacing the one of the same id
+ *   DELETE /documents/:id   deletes a document
+ *   POST   /flush           makes everything received searchable now (a refresh)
+ *   GET    /search?q=white+whale&k=5
+ *   GET    /stats
  *
- * BSBI builds whole indexes, so each batch builds a new generation over every document
- * received so far (kept in an append-only JSONL file) and swaps the reader when it is complete;
- * searches never see a half-built index.
+ * A 202 means the operation is in the writer's log on disk: it survives a crash (kill -9), and
+ * the next start replays it. The writer commits every `commitMs` and when the service closes.
  *
  * Run: npm run build && npx tsc -p examples && node examples/dist/ingest-service.js 8080 /tmp/ingest
  */
-import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { join } from 'node:path';
-import { buildIndex, openIndex, type BuildSummary, type IndexReader, type InputDocument } from 'gpuindex';
+import { openWriter, type IndexReader, type IndexWriter, type InputDocument } from 'gpuindex';
 
 export interface IngestServiceOptions {
-  /** Working folder: the document log and the index generations. */
+  /** The index folder (created when missing). */
   dir: string;
-  /** Index after this many new documents. Default 1000. */
-  batchSize?: number;
+  /** Milliseconds between automatic refreshes while documents arrive. Default 1000. */
+  refreshMs?: number;
+  /** Milliseconds between commits. Default 10000. */
+  commitMs?: number;
 }
 
 export interface IngestService {
   server: Server;
-  /** Indexes every document received so far; resolves with the build summary (undefined if nothing new). */
-  flush(): Promise<BuildSummary | undefined>;
+  writer: IndexWriter;
   close(): Promise<void>;
 }
 
@@ -48,33 +48,21 @@ function parseDocuments(text: string): InputDocument[] {
   });
 }
 
-export function createIngestService(options: IngestServiceOptions): IngestService {
-  const batchSize = options.batchSize ?? 1000;
-  const crawl = join(options.dir, 'crawl');
-  const log = join(crawl, 'documents.jsonl');
-  mkdirSync(crawl, { recursive: true });
-  let received = 0;
-  let indexed = 0;
-  let generation = 0;
+export async function createIngestService(options: IngestServiceOptions): Promise<IngestService> {
+  const writer = await openWriter(options.dir, { refreshMs: options.refreshMs ?? 1000 });
+  // The reader of the writer's last refresh, renewed when a refresh has changed the index.
   let reader: IndexReader | undefined;
-  let readerDir: string | undefined;
-  let building: Promise<BuildSummary | undefined> = Promise.resolve(undefined);
-
-  const build = async (): Promise<BuildSummary | undefined> => {
-    if (received === indexed) return undefined;
-    const upTo = received;
-    const output = join(options.dir, `index-${++generation}`);
-    const summary = await buildIndex({ input: crawl, output, sorter: 'cpu', workers: 1, memory: '256MiB' });
-    const previous = { reader, readerDir };
-    reader = openIndex(output); // the swap: later searches use the new generation
-    readerDir = output;
-    indexed = upTo;
-    previous.reader?.close();
-    if (previous.readerDir) rmSync(previous.readerDir, { recursive: true, force: true });
-    return summary;
+  let readerAt = -1;
+  const current = (): IndexReader => {
+    if (!reader || readerAt !== writer.refreshes) {
+      reader?.close();
+      readerAt = writer.refreshes;
+      reader = writer.reader();
+    }
+    return reader;
   };
-  // Builds run one after another; a flush waits for the one in progress and starts the next.
-  const flush = (): Promise<BuildSummary | undefined> => (building = building.then(build, build));
+  const committer = setInterval(() => void writer.commit().catch((err) => console.error(`commit failed: ${(err as Error).message}`)), options.commitMs ?? 10_000);
+  committer.unref();
 
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -85,21 +73,23 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
     try {
       if (req.method === 'POST' && url.pathname === '/documents') {
         const docs = parseDocuments(await body(req));
-        appendFileSync(log, docs.map((d) => JSON.stringify(d) + '\n').join(''));
-        received += docs.length;
-        if (received - indexed >= batchSize) void flush();
-        return send(202, { accepted: docs.length, received, indexed });
+        const { added } = await writer.replace(docs);
+        return send(202, { accepted: added });
+      }
+      const one = /^\/documents\/(.+)$/.exec(url.pathname);
+      if (req.method === 'DELETE' && one) {
+        const { deleted } = await writer.delete([decodeURIComponent(one[1]!)]);
+        return send(deleted ? 202 : 404, { deleted });
       }
       if (req.method === 'POST' && url.pathname === '/flush') {
-        const summary = await flush();
-        return send(200, { indexed, documents: summary?.documents ?? reader?.stats().documents ?? 0 });
+        await writer.refresh();
+        return send(200, { documents: current().stats().documents });
       }
       if (req.method === 'GET' && url.pathname === '/search') {
-        if (!reader) return send(503, { error: 'no index yet: POST /flush or wait for a batch' });
         const k = Number(url.searchParams.get('k') ?? 10);
-        return send(200, { generation, hits: reader.search(url.searchParams.get('q') ?? '', { k }) });
+        return send(200, { hits: current().search(url.searchParams.get('q') ?? '', { k }) });
       }
-      if (req.method === 'GET' && url.pathname === '/stats') return send(200, { received, indexed, generation, stats: reader?.stats() ?? null });
+      if (req.method === 'GET' && url.pathname === '/stats') return send(200, { stats: current().stats(), segments: current().segmentList().length });
       send(404, { error: `no route ${req.method} ${url.pathname}` });
     } catch (err) {
       send(400, { error: (err as Error).message });
@@ -108,11 +98,12 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
 
   return {
     server,
-    flush,
+    writer,
     async close() {
-      await building.catch(() => undefined);
+      clearInterval(committer);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       reader?.close();
+      await writer.close();
     },
   };
 }
@@ -120,6 +111,7 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
 // Run as a program: node examples/dist/ingest-service.js [port] [dir]
 if (process.argv[1] && /ingest-service\.js$/.test(process.argv[1])) {
   const port = Number(process.argv[2] ?? 8080);
-  const service = createIngestService({ dir: process.argv[3] ?? '/tmp/gpuindex-ingest' });
+  const service = await createIngestService({ dir: process.argv[3] ?? '/tmp/gpuindex-ingest' });
   service.server.listen(port, () => console.log(`ingest service on http://localhost:${port}`));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void service.close().then(() => process.exit(0)));
 }

@@ -99,6 +99,8 @@ export class IndexWriter {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly timer?: NodeJS.Timeout;
   private closed = false;
+  /** Grows by one whenever a refresh changes what reader() sees: a cached reader older than it is stale. */
+  refreshes = 0;
 
   constructor(
     readonly path: string,
@@ -259,6 +261,7 @@ export class IndexWriter {
       onWarning: this.options.onWarning,
     });
     this.pendingSegment(name);
+    this.refreshes++;
     this.buffer = [];
     this.bufferedBytes = 0;
   }
@@ -308,6 +311,7 @@ export class IndexWriter {
       const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
       writeDeletes(join(this.path, name), file, this.deleted.get(name)!);
       this.deletesFiles.set(name, file);
+      this.refreshes++;
     }
     this.changed.clear();
   }

@@ -121,26 +121,39 @@ describe('the ingestion service example (examples/ingest-service.ts)', () => {
     expect(r.status).toBe(0);
   });
 
-  it('indexes documents that arrive over HTTP in batches and serves queries from the last complete index', async () => {
+  it('adds, replaces and deletes documents that arrive over HTTP, searchable after a refresh, and a restart keeps them', async () => {
     const { createIngestService } = await import('../examples/ingest-service.js');
-    const service = createIngestService({ dir: join(work, 'ingest'), batchSize: 1000 });
-    await new Promise<void>((resolve) => service.server.listen(0, '127.0.0.1', () => resolve()));
-    const base = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
+    const dir = join(work, 'ingest');
+    const start = async () => {
+      const service = await createIngestService({ dir, refreshMs: 0 });
+      await new Promise<void>((resolve) => service.server.listen(0, '127.0.0.1', () => resolve()));
+      return { service, base: `http://127.0.0.1:${(service.server.address() as AddressInfo).port}` };
+    };
+    const ids = async (base: string, q: string) => ((await (await fetch(`${base}/search?q=${q}&k=10`)).json()).hits as { externalId: string }[]).map((h) => h.externalId).sort();
+    let { service, base } = await start();
     try {
-      expect((await fetch(`${base}/search?q=whale`)).status).toBe(503);
+      expect(await ids(base, 'whale')).toEqual([]);
       const post = await fetch(`${base}/documents`, { method: 'POST', body: JSON.stringify([{ id: 'a', text: 'the white whale' }, { id: 'b', text: 'a grey ship' }]) });
-      expect(await post.json()).toEqual({ accepted: 2, received: 2, indexed: 0 });
-      expect(await (await fetch(`${base}/flush`, { method: 'POST' })).json()).toEqual({ indexed: 2, documents: 2 });
-      const first = await (await fetch(`${base}/search?q=whale&k=5`)).json();
-      expect(first.hits.map((h: { externalId: string }) => h.externalId)).toEqual(['a']);
-      // A second batch (NDJSON) becomes a new generation; the first stays served until then.
-      await fetch(`${base}/documents`, { method: 'POST', body: '{"id":"c","text":"whale oil"}\n{"id":"d","text":"whale bone and whale oil"}\n' });
-      expect((await (await fetch(`${base}/search?q=whale`)).json()).hits).toHaveLength(1);
+      expect(post.status).toBe(202);
+      expect(await post.json()).toEqual({ accepted: 2 });
+      // Not searchable before a refresh.
+      expect(await ids(base, 'whale')).toEqual([]);
+      expect(await (await fetch(`${base}/flush`, { method: 'POST' })).json()).toEqual({ documents: 2 });
+      expect(await ids(base, 'whale')).toEqual(['a']);
+      // NDJSON; 'a' replaced (no whale now), 'c' and 'd' new; 'b' deleted.
+      await fetch(`${base}/documents`, { method: 'POST', body: '{"id":"c","text":"whale oil"}\n{"id":"d","text":"whale bone and whale oil"}\n{"id":"a","text":"a white ship"}\n' });
+      expect((await fetch(`${base}/documents/b`, { method: 'DELETE' })).status).toBe(202);
+      expect((await fetch(`${base}/documents/nope`, { method: 'DELETE' })).status).toBe(404);
       await fetch(`${base}/flush`, { method: 'POST' });
-      const second = await (await fetch(`${base}/search?q=whale`)).json();
-      expect(second.generation).toBe(2);
-      expect(second.hits.map((h: { externalId: string }) => h.externalId).sort()).toEqual(['a', 'c', 'd']);
+      expect(await ids(base, 'whale')).toEqual(['c', 'd']);
+      expect(await ids(base, 'ship')).toEqual(['a']);
       expect((await fetch(`${base}/documents`, { method: 'POST', body: '[{"id": 1}]' })).status).toBe(400);
+      // A restart: everything acknowledged is there, nothing was rebuilt.
+      await service.close();
+      ({ service, base } = await start());
+      await fetch(`${base}/flush`, { method: 'POST' });
+      expect(await ids(base, 'whale')).toEqual(['c', 'd']);
+      expect((await (await fetch(`${base}/stats`)).json()).stats.documents).toBe(3);
     } finally {
       await service.close();
     }

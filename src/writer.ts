@@ -8,7 +8,8 @@
  * other processes read. A crash loses nothing acknowledged: reopening removes segments no commit
  * names and replays the log after the last commit.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
@@ -16,6 +17,8 @@ import { SegmentReader } from '../merge/segment-reader.js';
 import { fsyncDir, readSegments, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
 import { readLog, WriteAheadLog, type LoggedOperation } from '../merge/write-ahead-log.js';
 import { readDeletes, writeDeletes } from '../merge/deletes.js';
+import { DEFAULT_MERGE_POLICY, pickMerge, type MergePolicy } from '../merge/merge-policy.js';
+import { workerScript } from '../runtime/worker-script.js';
 import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
 import { resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { buildIndex } from './build.js';
@@ -33,9 +36,18 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
    * the add() calls in that window (each still resolves only once its fsync is done).
    */
   fsyncGroupMs?: number;
+  /**
+   * When segments merge (merge/merge-policy.ts): after each commit, neighbours the policy picks
+   * are merged on a worker thread while further operations wait, and the result is committed.
+   * false: only `optimizeIndex` merges. Default DEFAULT_MERGE_POLICY.
+   */
+  mergePolicy?: Partial<MergePolicy> | false;
 }
 
 export const DEFAULT_FLUSH_BYTES = 16 << 20;
+
+/** A merge in progress writes into a folder of this prefix, renamed to its segment's name when complete. */
+const MERGING = '.merging-';
 
 export async function openWriter(dir: string, options: WriterOptions = {}): Promise<IndexWriter> {
   const path = resolve(dir);
@@ -112,7 +124,7 @@ export class IndexWriter {
     this.seq = manifest.walSeq ?? 0;
     // Segments no commit names were flushed by a writer that died: the log holds their documents.
     const named = new Set(manifest.segments.map((s) => s.name));
-    for (const name of readdirSync(path)) if (/^seg-\d+$/.test(name) && !named.has(name)) rmSync(join(path, name), { recursive: true, force: true });
+    for (const name of readdirSync(path)) if ((/^seg-\d+$/.test(name) && !named.has(name)) || name.startsWith(MERGING)) rmSync(join(path, name), { recursive: true, force: true });
     for (const s of manifest.segments) this.locate(s);
     for (const op of readLog(path, this.seq)) {
       this.apply(op);
@@ -333,10 +345,65 @@ export class IndexWriter {
     });
   }
 
-  /** Makes every document added so far the index's, durably: the next generation of segments.json. */
+  /** Makes every document added so far the index's, durably: the next generation of segments.json; then merges what the policy picks. */
   commit(): Promise<{ generation: number }> {
     this.checkOpen();
-    return this.serial(() => this.commitNow());
+    return this.serial(async () => {
+      const committed = await this.commitNow();
+      return (await this.mergeNow()) ?? committed;
+    });
+  }
+
+  /** Merges committed segments while the policy picks some (at most 4 merges a commit); returns the last generation written. */
+  private async mergeNow(): Promise<{ generation: number } | undefined> {
+    if (this.options.mergePolicy === false || this.pending.length > 0) return undefined;
+    const policy = { ...DEFAULT_MERGE_POLICY, ...this.options.mergePolicy };
+    let last: { generation: number } | undefined;
+    for (let round = 0; round < 4; round++) {
+      const segments = this.committed.segments;
+      const range = pickMerge(segments.map((e) => ({ documents: e.documents, deleted: e.deleted ?? 0 })), policy);
+      if (!range) break;
+      last = await this.mergeRange(range[0], range[1]);
+    }
+    return last;
+  }
+
+  /** Merges committed segments [start, end) into one, on a worker thread, and commits the result. */
+  private async mergeRange(start: number, end: number): Promise<{ generation: number }> {
+    const inputs = this.committed.segments.slice(start, end);
+    const name = this.nextSegmentName();
+    const temp = join(this.path, `${MERGING}${name}`);
+    mkdirSync(temp);
+    const first = new SegmentReader(join(this.path, inputs[0]!.name));
+    const { shard: _shard, ...settings } = first.settings;
+    first.close();
+    const task = { segments: inputs.map((e) => ({ dir: join(this.path, e.name), deletes: e.deletes })), out: temp, settings };
+    await new Promise<void>((resolve, reject) => {
+      const worker = new Worker(workerScript('merge/segment-merge-worker.js'), { workerData: task });
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`segment merge thread exited with code ${code}`))));
+    });
+    for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(temp, f));
+    fsyncDir(temp);
+    renameSync(temp, join(this.path, name));
+    fsyncDir(this.path);
+    const merged = new SegmentReader(join(this.path, name));
+    const entry = entryOf(name, merged);
+    merged.close();
+    const segments = [...this.committed.segments.slice(0, start), entry, ...this.committed.segments.slice(end)];
+    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments };
+    writeSegments(this.path, next);
+    this.committed = next;
+    // The inputs are no segment of the index now; readers that have them open keep their files.
+    for (const e of inputs) {
+      this.deleted.delete(e.name);
+      if (e.name === '.') for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) rmSync(join(this.path, f), { force: true });
+      else rmSync(join(this.path, e.name), { recursive: true, force: true });
+    }
+    this.locate(entry);
+    this.refreshes++;
+    return { generation: next.generation };
   }
 
   private async commitNow(): Promise<{ generation: number }> {
@@ -366,12 +433,15 @@ export class IndexWriter {
     return new IndexReader(this.path, { ...this.committed, segments: this.currentSegments() });
   }
 
-  /** Commits, then releases the index to other writers. */
+  /** Commits (and merges, as commit() does), then releases the index to other writers. */
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.timer) clearInterval(this.timer);
     try {
-      await this.serial(() => this.commitNow());
+      await this.serial(async () => {
+        await this.commitNow();
+        await this.mergeNow();
+      });
     } finally {
       this.closed = true;
       this.wal.close();

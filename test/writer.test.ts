@@ -34,7 +34,7 @@ describe('the writer', () => {
           const single = fresh('single');
           await buildIndex({ input: all.flat(), output: single, ...analysis });
           const dir = fresh('live');
-          const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+          const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 3 } });
           for (const [i, docs] of all.entries()) {
             await writer.add(docs);
             if (i % 2 === 0) await writer.commit();
@@ -169,7 +169,8 @@ describe('deletes and replaces', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 10 }), async (ops) => {
         const dir = fresh('del');
-        const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+        // Merges after commits too: neighbours of 2 documents or more, 2 at a time.
+        const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 2, maxDeletedShare: 0.3 } });
         // The reference: the live documents in arrival order (a replaced one moves to the end).
         let live: { id: string; text: string }[] = [];
         let next = 0;
@@ -258,7 +259,7 @@ describe('snapshot readers', () => {
   it('CIFF export refuses an index with deleted documents until it is optimized', async () => {
     const { exportCiff } = await import('../src/ciff/ciff.js');
     const dir = fresh('ciff');
-    const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false });
     await writer.add(docsOf([[0], [1]]));
     await writer.refresh(); // in a segment: the delete is the segment's
     await writer.delete(['d0']);
@@ -270,5 +271,45 @@ describe('snapshot readers', () => {
     const o = openIndex(dir);
     expect(exportCiff(o, join(work, 'x.ciff'), 'x').docRecords).toBe(1);
     o.close();
+  });
+});
+
+describe('merges', () => {
+  it('keep the segment count bounded as commits come, and the index the build of the same documents', async () => {
+    const { pickMerge } = await import('../merge/merge-policy.js');
+    const dir = fresh('tiers');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 3, floorDocuments: 2 } });
+    const all = docsOf(Array.from({ length: 40 }, (_, i) => [i % WORDS.length, (i * 7) % WORDS.length]));
+    let most = 0;
+    for (const d of all) {
+      await writer.add([d]);
+      await writer.commit();
+      const r = openIndex(dir);
+      most = Math.max(most, r.segmentList().length);
+      expect(pickMerge(r.segmentList().map((g) => ({ documents: g.stats.documents, deleted: g.deleted })), { factor: 3, floorDocuments: 2, maxMergedDocuments: 1e9, maxDeletedShare: 0.2 })).toBeUndefined();
+      r.close();
+    }
+    await writer.close();
+    // Two tiers below 40 documents: at most 2 segments a tier, and the one being filled.
+    expect(most).toBeLessThanOrEqual(6);
+    verifyIndex(dir);
+    const single = fresh('single');
+    await buildIndex({ input: all, output: single, ...analysis });
+    optimizeIndex(dir);
+    expect(readIndexContent(dir)).toEqual(readIndexContent(single));
+  });
+
+  it('the policy merges neighbours of one tier, factor at a time, and a segment with many deletes with its smaller neighbour', async () => {
+    const { pickMerge } = await import('../merge/merge-policy.js');
+    const p = { factor: 3, floorDocuments: 10, maxMergedDocuments: 1000, maxDeletedShare: 0.2 };
+    const seg = (documents: number, deleted = 0) => ({ documents, deleted });
+    expect(pickMerge([seg(5), seg(5)], p)).toBeUndefined();
+    expect(pickMerge([seg(100), seg(5), seg(5), seg(5)], p)).toEqual([1, 4]);
+    expect(pickMerge([seg(100), seg(50), seg(50), seg(50), seg(5)], p)).toEqual([1, 4]);
+    // Tiers are by live documents; a merge past maxMergedDocuments is not made.
+    expect(pickMerge([seg(600), seg(600), seg(600)], p)).toBeUndefined();
+    expect(pickMerge([seg(100), seg(10, 5), seg(40)], p)).toEqual([1, 3]);
+    expect(pickMerge([seg(30), seg(10, 5), seg(40)], p)).toEqual([0, 2]);
+    expect(pickMerge([seg(10, 9)], p)).toEqual([0, 1]);
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * Which segments a writer merges, and when: a tiered policy over adjacent segments (merging
+ * only neighbours keeps docIDs in arrival order, so a merge changes no document's rank). A
+ * segment's tier is the power of `factor` its size reaches above `floorDocuments`; `factor`
+ * neighbours of one tier merge into one of the next, so each document is merged about
+ * log_factor(N / floor) times (write amplification) and the index holds at most about
+ * factor − 1 segments a tier. A segment with more than `maxDeletedShare` of its documents
+ * deleted is merged with its smaller neighbour first, which drops them. Cf. Lucene's
+ * TieredMergePolicy (10 a tier, a floor, a maximum merged size) and LogMergePolicy (neighbours).
+ */
+
+export interface MergePolicy {
+  /** Segments of a tier merged at once. Default 10. */
+  factor: number;
+  /** Segments up to this many documents form the lowest tier. Default 1000. */
+  floorDocuments: number;
+  /** No merge makes a segment of more live documents than this. Default 10 M. */
+  maxMergedDocuments: number;
+  /** A segment with a larger share of deleted documents is merged first. Default 0.2. */
+  maxDeletedShare: number;
+}
+
+export const DEFAULT_MERGE_POLICY: MergePolicy = { factor: 10, floorDocuments: 1000, maxMergedDocuments: 10_000_000, maxDeletedShare: 0.2 };
+
+export interface SegmentSize {
+  documents: number;
+  deleted: number;
+}
+
+const tierOf = (live: number, p: MergePolicy): number => Math.max(0, Math.floor(Math.log(Math.max(live, 1) / p.floorDocuments) / Math.log(p.factor)) + 1);
+
+/** The range [start, end) of segments to merge next, or undefined when none needs merging. */
+export function pickMerge(segments: readonly SegmentSize[], p: MergePolicy = DEFAULT_MERGE_POLICY): [number, number] | undefined {
+  const live = segments.map((s) => s.documents - s.deleted);
+  // Deleted documents first: the segment with the largest share, with its smaller neighbour.
+  let worst = -1;
+  for (let i = 0; i < segments.length; i++) {
+    const share = segments[i]!.documents ? segments[i]!.deleted / segments[i]!.documents : 0;
+    if (share > p.maxDeletedShare && (worst < 0 || share > segments[worst]!.deleted / segments[worst]!.documents)) worst = i;
+  }
+  if (worst >= 0) {
+    if (segments.length === 1) return [0, 1];
+    const left = worst > 0 ? live[worst - 1]! : Infinity;
+    const right = worst + 1 < segments.length ? live[worst + 1]! : Infinity;
+    const range: [number, number] = left <= right ? [worst - 1, worst + 1] : [worst, worst + 2];
+    if (live[range[0]]! + live[range[1] - 1]! <= p.maxMergedDocuments) return range;
+    return [worst, worst + 1];
+  }
+  // The lowest tier holding `factor` neighbours of that tier.
+  const tiers = live.map((n) => tierOf(n, p));
+  let best: [number, number] | undefined;
+  let bestTier = Infinity;
+  for (let i = 0; i + p.factor <= segments.length; i++) {
+    const t = tiers[i]!;
+    let j = i;
+    while (j < segments.length && tiers[j] === t && j - i < p.factor) j++;
+    if (j - i < p.factor || t >= bestTier) continue;
+    const total = live.slice(i, j).reduce((a, b) => a + b, 0);
+    if (total > p.maxMergedDocuments) continue;
+    best = [i, j];
+    bestTier = t;
+  }
+  return best;
+}

@@ -95,12 +95,13 @@ describe('the writer', () => {
     await again.close();
   });
 
-  it('keeps every acknowledged add through kill -9, and replays it on reopen', async () => {
+  it('keeps every acknowledged add through kill -9 (in adds, flushes, commits and merges), and replays it on reopen', async () => {
     const child = join(work, 'child.mjs');
     writeFileSync(
       child,
       `import { openWriter } from ${JSON.stringify(new URL('../dist/src/index.js', import.meta.url).href)};
-const w = await openWriter(process.argv[2], { stem: 'none', stopwords: 'none', sorter: 'cpu', refreshMs: 0 });
+// Merges after every commit (factor 2 from one document), so kills land in flushes and merges too.
+const w = await openWriter(process.argv[2], { stem: 'none', stopwords: 'none', sorter: 'cpu', refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 } });
 for (let i = 0; ; i++) {
   await w.add([{ id: 'd' + i, text: 'whale ship ' + i }]);
   process.stdout.write('ack ' + i + '\\n');
@@ -109,7 +110,7 @@ for (let i = 0; ; i++) {
 }
 `,
     );
-    for (const killAfter of [1, 9, 23]) {
+    for (const killAfter of [1, 6, 9, 17, 23, 34]) {
       const dir = fresh('crash');
       const acked = await new Promise<number>((done) => {
         const p = spawn(process.execPath, [child, dir], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -47,7 +47,8 @@ export const MERGE_MEMORY_BYTES = 2 ** 31;
 
 /**
  * Merges the segments in `dirs` (in docID order) into a new one-segment index in `out` (an empty
- * folder): postings.bin, index.sqlite with `settings`, MANIFEST.json. Segments whose postings
+ * folder): postings.bin, index.sqlite with the first segment's settings (less its `shard`, which
+ * no merged segment is) and `settings` over them, MANIFEST.json. Segments whose postings
  * fit in `memoryBytes` (in order) are read whole: a term's lists are taken in the merged order,
  * which is not a segment's file order, and a read each cost more than the merge itself (64
  * segments of a 300 MB crawl, 1.4 M lists: 9.2 s with a read per list).
@@ -63,7 +64,8 @@ export function mergeSegments(segments: readonly MergeInput[], out: string, sett
       r.loadPostings();
       budget -= bytes;
     }
-    return mergeOpened(readers, segments.map((s, i) => (s.deletes ? readDeletes(s.dir, s.deletes, readers[i]!.stats.documents) : undefined)), out, settings, onFraction);
+    const { shard: _shard, ...first } = readers[0]!.settings;
+    return mergeOpened(readers, segments.map((s, i) => (s.deletes ? readDeletes(s.dir, s.deletes, readers[i]!.stats.documents) : undefined)), out, { ...first, ...settings }, onFraction);
   } finally {
     for (const r of readers) r.close();
   }

@@ -40,6 +40,11 @@ export interface SegmentsManifest {
   settings?: Record<string, unknown>;
 }
 
+/** A segment's manifest entry, from its statistics. */
+export function segmentEntry(name: string, stats: { documents: number; totalTokens: number; terms: number; postings: number }): SegmentEntry {
+  return { name, documents: stats.documents, totalTokens: stats.totalTokens, terms: stats.terms, postings: stats.postings };
+}
+
 /** The manifest of a segmented index, or undefined for a one-segment (flat) index. */
 export function readSegments(dir: string): SegmentsManifest | undefined {
   const path = join(dir, SEGMENTS_FILE);

@@ -10,7 +10,10 @@ import { join } from 'node:path';
 
 export const WAL_FILE = 'wal.log';
 
-export type LoggedOperation = { seq: number } & ({ op: 'add' | 'replace'; docs: unknown[] } | { op: 'delete'; ids: string[] });
+/** An operation as the writer gives it; the log adds its sequence number. */
+export type LoggedOperationBody = { op: 'add' | 'replace'; docs: unknown[] } | { op: 'delete'; ids: string[] };
+
+export type LoggedOperation = { seq: number } & LoggedOperationBody;
 
 export class WriteAheadLog {
   private readonly fd: number;

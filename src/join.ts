@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
-import { readSegments, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry } from '../merge/segments.js';
+import { readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { commitOutput, discardOutput, prepareOutput } from './output.js';
 
@@ -55,7 +55,7 @@ export function joinShards(output: string, shardDirs: readonly string[], force =
       const name = segmentName(i);
       mkdirSync(join(plan.temp, name));
       for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) linked += linkOrCopy(join(s.dir, f), join(plan.temp, name, f));
-      entries.push({ name, documents: s.stats.documents, totalTokens: s.stats.totalTokens, terms: s.stats.terms, postings: s.stats.postings });
+      entries.push(segmentEntry(name, s.stats));
     }
     writeSegments(plan.temp, {
       format: 'gpuindex-segments',

@@ -56,25 +56,19 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
     throw err;
   }
   const segments = manifest.segments.map((s) => ({ dir: join(index, s.name), deletes: s.deletes }));
-  const dirs = segments.map((s) => s.dir);
-  let settings: Record<string, unknown>;
   if (segments.length === 0) {
     lock.release();
     return { output: index, segments: 0, documents: 0, terms: 0, postingsBytes: 0, ms: performance.now() - t0 };
   }
   let plan;
   try {
-    const first = new SegmentReader(dirs[0]!);
-    const { shard: _shard, ...rest } = first.settings;
-    first.close();
-    settings = rest;
     plan = prepareOutput(index, true);
   } catch (err) {
     lock.release();
     throw err;
   }
   try {
-    const r = mergeSegments(segments, plan.temp, { ...settings, gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
+    const r = mergeSegments(segments, plan.temp, { gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
     commitOutput(plan);
     return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ms: performance.now() - t0 };
   } catch (err) {

@@ -14,8 +14,8 @@ import { join, resolve } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { SegmentReader } from '../merge/segment-reader.js';
-import { fsyncDir, readSegments, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
-import { readLog, WriteAheadLog, type LoggedOperation } from '../merge/write-ahead-log.js';
+import { fsyncDir, readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
+import { readLog, WriteAheadLog, type LoggedOperation, type LoggedOperationBody } from '../merge/write-ahead-log.js';
 import { readDeletes, writeDeletes } from '../merge/deletes.js';
 import { DEFAULT_MERGE_POLICY, pickMerge, type MergePolicy } from '../merge/merge-policy.js';
 import { workerScript } from '../runtime/worker-script.js';
@@ -75,7 +75,7 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
   if (existsSync(join(dir, INDEX_DB))) {
     const built = new SegmentReader(dir);
     try {
-      manifest.segments.push(entryOf('.', built));
+      manifest.segments.push(segmentEntry('.', built.stats));
       manifest.settings = { tokenizer: built.settings.tokenizer, fields: built.settings.fields ?? null };
     } finally {
       built.close();
@@ -85,10 +85,6 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
   }
   writeSegments(dir, manifest);
   return manifest;
-}
-
-function entryOf(name: string, r: SegmentReader): SegmentEntry {
-  return { name, documents: r.stats.documents, totalTokens: r.stats.totalTokens, terms: r.stats.terms, postings: r.stats.postings };
 }
 
 export class IndexWriter {
@@ -159,17 +155,12 @@ export class IndexWriter {
     return this.serial(async () => {
       checkDocuments(list, (id) => this.ids.has(id));
       if (list.length === 0) return { added: 0 };
-      const op: LoggedOperation = { seq: this.seq + 1, op: 'add', docs: list };
-      await this.wal.append(op);
-      this.seq = op.seq;
-      this.apply(op);
-      if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
-      return { added: list.length };
+      return { added: await this.logged({ op: 'add', docs: list }) };
     });
   }
 
-  /** Learns a flushed segment's documents (those its deletes file names excepted). */
-  private locate(s: SegmentEntry): void {
+  /** Learns a flushed segment's documents (those its deletes file names excepted); returns its entry. */
+  private locate(s: { name: string; deletes?: string }): SegmentEntry {
     const r = new SegmentReader(join(this.path, s.name));
     try {
       const gone = s.deletes ? readDeletes(r.dir, s.deletes, r.stats.documents) : undefined;
@@ -183,9 +174,23 @@ export class IndexWriter {
         this.locations.set(id, { segment: s.name, local });
       }
       this.deleted.set(s.name, set);
+      return { ...segmentEntry(s.name, r.stats), ...(s.deletes ? { deletes: s.deletes, deleted: set.size } : {}) };
     } finally {
       r.close();
     }
+  }
+
+  /**
+   * Logs an operation (resolving once it is on disk), applies it, and flushes if the buffer is
+   * full; returns what apply() counted.
+   */
+  private async logged(op: LoggedOperationBody): Promise<number> {
+    const entry = { seq: this.seq + 1, ...op } as LoggedOperation;
+    await this.wal.append(entry);
+    this.seq = entry.seq;
+    const n = this.apply(entry);
+    if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
+    return n;
   }
 
   /** Applies a logged operation to the buffer and the delete sets. */
@@ -232,10 +237,7 @@ export class IndexWriter {
     const list = [...ids];
     return this.serial(async () => {
       if (list.length === 0) return { deleted: 0 };
-      const op: LoggedOperation = { seq: this.seq + 1, op: 'delete', ids: list };
-      await this.wal.append(op);
-      this.seq = op.seq;
-      return { deleted: this.apply(op) };
+      return { deleted: await this.logged({ op: 'delete', ids: list }) };
     });
   }
 
@@ -250,12 +252,7 @@ export class IndexWriter {
     return this.serial(async () => {
       checkDocuments(list, () => false);
       if (list.length === 0) return { added: 0 };
-      const op: LoggedOperation = { seq: this.seq + 1, op: 'replace', docs: list };
-      await this.wal.append(op);
-      this.seq = op.seq;
-      const added = this.apply(op);
-      if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
-      return { added };
+      return { added: await this.logged({ op: 'replace', docs: list }) };
     });
   }
 
@@ -263,9 +260,8 @@ export class IndexWriter {
   private async flush(): Promise<void> {
     if (this.buffer.length === 0) return;
     const name = this.nextSegmentName();
-    const tokenizer = (this.committed.settings?.tokenizer ?? {}) as Record<string, unknown>;
     await buildIndex({
-      ...tokenizer,
+      ...this.analysis(),
       input: this.buffer,
       output: join(this.path, name),
       sorter: this.options.sorter,
@@ -289,13 +285,17 @@ export class IndexWriter {
     return this.serial(async () => {
       await this.flush();
       const name = this.nextSegmentName();
-      const tokenizer = (this.committed.settings?.tokenizer ?? {}) as Record<string, unknown>;
-      const fields = this.committed.settings?.fields as BuildOptions['fields'] | null | undefined;
-      const summary = await buildIndex({ ...build, ...tokenizer, ...(fields ? { fields } : {}), input, output: join(this.path, name) });
+      const summary = await buildIndex({ ...build, ...this.analysis(), input, output: join(this.path, name) });
       this.pendingSegment(name);
       const { generation } = await this.commitNow();
       return { added: summary.documents, generation };
     });
+  }
+
+  /** The index's analysis settings (tokenizer, JSON fields), which every segment is built with. */
+  private analysis(): Partial<BuildOptions> {
+    const fields = this.committed.settings?.fields as BuildOptions['fields'] | null | undefined;
+    return { ...(this.committed.settings?.tokenizer as Partial<BuildOptions> | undefined), ...(fields ? { fields } : {}) };
   }
 
   private nextSegmentName(): string {
@@ -306,15 +306,7 @@ export class IndexWriter {
   }
 
   private pendingSegment(name: string): void {
-    const r = new SegmentReader(join(this.path, name));
-    let entry: SegmentEntry;
-    try {
-      entry = entryOf(name, r);
-    } finally {
-      r.close();
-    }
-    this.pending.push(entry);
-    this.locate(entry);
+    this.pending.push(this.locate({ name }));
   }
 
   /** Writes the delete sets changed since the last refresh, each as a new file of its segment. */
@@ -374,10 +366,7 @@ export class IndexWriter {
     const name = this.nextSegmentName();
     const temp = join(this.path, `${MERGING}${name}`);
     mkdirSync(temp);
-    const first = new SegmentReader(join(this.path, inputs[0]!.name));
-    const { shard: _shard, ...settings } = first.settings;
-    first.close();
-    const task = { segments: inputs.map((e) => ({ dir: join(this.path, e.name), deletes: e.deletes })), out: temp, settings };
+    const task = { segments: inputs.map((e) => ({ dir: join(this.path, e.name), deletes: e.deletes })), out: temp, settings: {} };
     await new Promise<void>((resolve, reject) => {
       const worker = new Worker(workerScript('merge/segment-merge-worker.js'), { workerData: task });
       worker.once('message', () => resolve());
@@ -388,20 +377,18 @@ export class IndexWriter {
     fsyncDir(temp);
     renameSync(temp, join(this.path, name));
     fsyncDir(this.path);
-    const merged = new SegmentReader(join(this.path, name));
-    const entry = entryOf(name, merged);
-    merged.close();
+    // The inputs' deletes are gone from the merged segment; its documents are learnt anew.
+    for (const e of inputs) this.deleted.delete(e.name);
+    const entry = this.locate({ name });
     const segments = [...this.committed.segments.slice(0, start), entry, ...this.committed.segments.slice(end)];
     const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments };
     writeSegments(this.path, next);
     this.committed = next;
     // The inputs are no segment of the index now; readers that have them open keep their files.
     for (const e of inputs) {
-      this.deleted.delete(e.name);
       if (e.name === '.') for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) rmSync(join(this.path, f), { force: true });
       else rmSync(join(this.path, e.name), { recursive: true, force: true });
     }
-    this.locate(entry);
     this.refreshes++;
     return { generation: next.generation };
   }

@@ -158,7 +158,7 @@ export function openCheckpoints(
     files: listing.files.map((f, i) => [f, fileStats[i]!.size, fileStats[i]!.mtimeMs]),
     tokenizer: tokenizer.options,
     // A stopword file is named by its path in the options: its words shape the runs too.
-    stopwordList: ['english', 'none'].includes(tokenizer.options.stopwords) ? null : readFileSync(tokenizer.options.stopwords, 'utf8'),
+    stopwordList: stopwordList(tokenizer.options.stopwords),
     fields: options.fields ?? null,
     blockSize: plan.blockSize,
     // The parse tasks' numbering (batches' seq) depends on how files are cut: the range
@@ -224,15 +224,19 @@ export interface ShardIdentity {
 
 function shardIdentity(c: BuildContext, listing: CorpusListing, sizes: readonly number[]): ShardIdentity {
   const sha = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex');
-  const { stopwords } = c.tokenizer.options;
   return {
     index: c.shard!.index,
     count: c.shard!.count,
     listing: sha([listing.files, sizes]),
     settings: sha({
       tokenizer: c.tokenizer.options,
-      stopwordList: ['english', 'none'].includes(stopwords) ? null : readFileSync(stopwords, 'utf8'),
+      stopwordList: stopwordList(c.tokenizer.options.stopwords),
       fields: c.options.fields ?? null,
     }),
   };
+}
+
+/** The words of a stopword file (its path is what the options name), or null for a built-in list. */
+function stopwordList(stopwords: string): string | null {
+  return ['english', 'none'].includes(stopwords) ? null : readFileSync(stopwords, 'utf8');
 }

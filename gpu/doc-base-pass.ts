@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { assetUrl } from '../runtime/assets.js';
-import type { DocBases } from '../src/shared/types.js';
+import type { DocBases, TermKeys } from '../src/shared/types.js';
 
 const THREADS = 256;
 /** Workgroups of the dispatch: enough to fill an H100 (132 SMs), looping over larger blocks. */
@@ -23,6 +23,7 @@ export class DocBasePass {
   private readonly pipeline: GPUComputePipeline;
   private readonly params: GPUBuffer;
   private segments?: GPUBuffer;
+  private keys?: GPUBuffer;
 
   constructor(private readonly device: GPUDevice) {
     let cached = pipelines.get(device);
@@ -32,6 +33,7 @@ export class DocBasePass {
           { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
           { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
           { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', minBindingSize: PARAM_BYTES } },
+          { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
         ],
       });
       const module = device.createShaderModule({ code: source(), label: 'doc-base' });
@@ -44,24 +46,29 @@ export class DocBasePass {
     this.params = device.createBuffer({ size: PARAM_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, label: 'doc-base params' });
   }
 
-  /** Writes the segments now and encodes the pass over pairs [0, count) of `data` into `enc`. */
-  encode(enc: GPUCommandEncoder, data: GPUBuffer, count: number, docBases: DocBases): void {
-    const segments = docBases.length / 2;
-    if (segments === 0 || count === 0) return;
-    if (docBases[0] !== 0) throw new RangeError('the first document base segment must start at pair 0');
-    const bytes = docBases.byteLength;
-    if (!this.segments || this.segments.size < bytes) {
-      this.segments?.destroy();
-      this.segments = this.device.createBuffer({ size: Math.max(bytes, 4096), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, label: 'doc-base segments' });
-    }
-    this.device.queue.writeBuffer(this.segments, 0, docBases);
-    this.device.queue.writeBuffer(this.params, 0, new Uint32Array([count, segments, THREADS * GROUPS, 0]));
+  /**
+   * Writes the segments and keys now and encodes the pass over pairs [0, count) of `data` into
+   * `enc` (nothing when there are neither bases nor keys).
+   */
+  encode(enc: GPUCommandEncoder, data: GPUBuffer, count: number, docBases: DocBases | undefined, termKeys?: TermKeys): void {
+    const segments = docBases ? docBases.length / 2 : 0;
+    if ((segments === 0 && !termKeys) || count === 0) return;
+    if (docBases && segments > 0 && docBases[0] !== 0) throw new RangeError('the first document base segment must start at pair 0');
+    // An unused binding still needs a buffer of one element (a segment is 8 bytes, a key 4).
+    const bytes = Math.max(8, segments * 8);
+    this.segments = this.fit(this.segments, bytes, 'doc-base segments');
+    if (segments > 0) this.device.queue.writeBuffer(this.segments, 0, docBases!);
+    const keyBytes = Math.max(4, termKeys ? termKeys.byteLength : 0);
+    this.keys = this.fit(this.keys, keyBytes, 'term keys');
+    if (termKeys && termKeys.length > 0) this.device.queue.writeBuffer(this.keys, 0, termKeys);
+    this.device.queue.writeBuffer(this.params, 0, new Uint32Array([count, segments, THREADS * GROUPS, termKeys ? 1 : 0]));
     const bindGroup = this.device.createBindGroup({
       layout: this.layout,
       entries: [
         { binding: 0, resource: { buffer: data, offset: 0, size: count * 8 } },
         { binding: 1, resource: { buffer: this.segments, offset: 0, size: bytes } },
         { binding: 2, resource: { buffer: this.params } },
+        { binding: 3, resource: { buffer: this.keys, offset: 0, size: keyBytes } },
       ],
     });
     const pass = enc.beginComputePass();
@@ -71,13 +78,21 @@ export class DocBasePass {
     pass.end();
   }
 
+  /** `buffer` if it holds `bytes`, else a new storage buffer that does (the old one destroyed). */
+  private fit(buffer: GPUBuffer | undefined, bytes: number, label: string): GPUBuffer {
+    if (buffer && buffer.size >= bytes) return buffer;
+    buffer?.destroy();
+    return this.device.createBuffer({ size: Math.max(bytes, 4096), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, label });
+  }
+
   get gpuBytes(): number {
-    return this.params.size + (this.segments?.size ?? 0);
+    return this.params.size + (this.segments?.size ?? 0) + (this.keys?.size ?? 0);
   }
 
   dispose(): void {
     this.params.destroy();
     this.segments?.destroy();
+    this.keys?.destroy();
     this.segments = undefined;
   }
 }

@@ -9,7 +9,7 @@
  * are reused from block to block and grow only when a larger block arrives.
  * The caller's consumer reads the sorted pairs straight from the mapped readback range.
  */
-import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../src/shared/types.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming, TermKeys } from '../src/shared/types.js';
 import { DocBasePass } from './doc-base-pass.js';
 import { nextPow2, planDispatches, planSort, type Dispatch, type SortPass } from './bitonic-plan.js';
 import { closeGpu, isSoftwareAdapter, type GpuContext } from './device.js';
@@ -231,7 +231,7 @@ export class GpuSorter implements PairSorter {
     return this.stagingView;
   }
 
-  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<GpuSortTiming> {
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases, termKeys?: TermKeys): Promise<GpuSortTiming> {
     if (this.disposed) throw new Error('GpuSorter used after dispose()');
     if (this.broken) throw new Error(this.broken);
     if (this.ctx.fault) throw new Error(this.ctx.fault);
@@ -284,7 +284,7 @@ export class GpuSorter implements PairSorter {
     });
     const enc = this.device.createCommandEncoder();
     enc.copyBufferToBuffer(this.upload!, 0, this.data!, 0, bytes);
-    if (docBases && docBases.length > 0) (this.docBasePass ??= new DocBasePass(this.device)).encode(enc, this.data!, count, docBases);
+    if ((docBases && docBases.length > 0) || termKeys) (this.docBasePass ??= new DocBasePass(this.device)).encode(enc, this.data!, count, docBases, termKeys);
     const runPass = (list: typeof dispatches, q?: number) => {
       const pass = enc.beginComputePass(
         this.querySet && q !== undefined ? { timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: q, endOfPassWriteIndex: q + 1 } } : {},

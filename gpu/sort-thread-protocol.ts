@@ -17,8 +17,10 @@ export type SortThreadRequest =
       pairs: Uint32Array;
       count: number;
       docBases?: Uint32Array;
+      /** The block's term keys (PairSorter.sortBlock). */
+      termKeys?: Uint32Array;
       /** The run file to write from the mapped readback range. */
-      run?: { path: string; hash: boolean };
+      run?: { path: string; hash: boolean; keySpace: number };
       /** Copy the sorted pairs back into `pairs` (PairSorter.sortBlock); with neither, they are dropped. */
       copyBack?: boolean;
     }

@@ -53,7 +53,7 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
           // A failed write is the disk's fault, not the GPU's: reported apart, not thrown through the sort.
           try {
             const hash = run.hash ? createHash('sha256') : undefined;
-            runBytes = writeRunFile(run.path, sorted, count, hash);
+            runBytes = writeRunFile(run.path, sorted, count, run.keySpace, hash);
             sha256 = hash?.digest('hex');
           } catch (err) {
             writeError = err;
@@ -61,6 +61,7 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
           writtenAtEpochMs = epochNow();
         },
         req.docBases,
+        req.termKeys,
       );
       if (writeError !== undefined) return { type: 'failed', id, during: 'write', message: (writeError as Error)?.message ?? String(writeError), code: errorCode(writeError) };
       return { type: 'sorted', id, timing, runBytes, sha256, writeAtEpochMs, writtenAtEpochMs };

@@ -19,7 +19,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { labelNewThreads } from '../runtime/cpu-time.js';
-import { RunWriteError, type DocBases, type PairSorter, type RunRequest, type RunWritten, type SortedConsumer } from '../src/shared/types.js';
+import { RunWriteError, type DocBases, type PairSorter, type RunRequest, type RunWritten, type SortedConsumer, type TermKeys } from '../src/shared/types.js';
 import { workerScript } from '../runtime/worker-script.js';
 import type { GpuSortTiming } from './gpu-sorter.js';
 import type { OpenedSorter, SortThreadReply, SortThreadRequest, ThreadSorterOptions } from './sort-thread-protocol.js';
@@ -130,26 +130,26 @@ export class GpuSortThread implements PairSorter {
     this.hostBytesPerPair = opened.hostBytesPerPair;
   }
 
-  private async sort(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined, copyBack: boolean): Promise<RunWritten> {
+  private async sort(pairs: Uint32Array, count: number, docBases: DocBases | undefined, termKeys: TermKeys | undefined, run: RunRequest | undefined, copyBack: boolean): Promise<RunWritten> {
     if (this.disposed) throw new Error('GpuSortThread used after dispose()');
     if (!(pairs.buffer instanceof SharedArrayBuffer)) throw new TypeError('the GPU thread sorts blocks in SharedArrayBuffers (PairSorter.sharedBlocks)');
-    const reply = await this.thread.request({ type: 'sort', pairs, count, docBases, run, copyBack });
+    const reply = await this.thread.request({ type: 'sort', pairs, count, docBases, termKeys, run, copyBack });
     if (reply.type === 'failed') throw reply.during === 'write' ? new RunWriteError(reply.message, reply.code) : new Error(reply.message);
     if (reply.type !== 'sorted') throw new Error(`unexpected reply ${reply.type} from the GPU thread`);
     return { timing: reply.timing, runBytes: reply.runBytes, sha256: reply.sha256, writeAt: fromEpoch(reply.writeAtEpochMs), writtenAt: fromEpoch(reply.writtenAtEpochMs) };
   }
 
   /** Sorts on the GPU thread and writes the run there, from the mapped readback range. */
-  sortToRun(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined): Promise<RunWritten> {
-    return this.sort(pairs, count, docBases, run, false);
+  sortToRun(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined, termKeys?: TermKeys): Promise<RunWritten> {
+    return this.sort(pairs, count, docBases, termKeys, run, false);
   }
 
   /**
    * PairSorter.sortBlock: sorts on the GPU thread, which copies the sorted pairs back into
    * `pairs` (a SharedArrayBuffer view; a failed sort leaves it as it was).
    */
-  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<GpuSortTiming> {
-    const { timing } = await this.sort(pairs, count, docBases, undefined, true);
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases, termKeys?: TermKeys): Promise<GpuSortTiming> {
+    const { timing } = await this.sort(pairs, count, docBases, termKeys, undefined, true);
     await consume(pairs.subarray(0, 2 * count));
     return timing as GpuSortTiming;
   }

@@ -23,6 +23,8 @@ export interface PostingsLayout {
   lengths: Uint32Array;
   /** Byte length of the docID gaps at the start of each term's list. */
   gapBytes: Uint32Array;
+  /** The lists' order in the file (TermDictionary.order); by default termID order. */
+  order?: Uint32Array;
 }
 
 /** What writeDocOrderPostings wrote. */
@@ -78,7 +80,10 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
   const out = buffer !== undefined && buffer.byteLength >= fileBytes ? new Uint8Array(buffer, 0, fileBytes) : new Uint8Array(fileBytes);
   out.set(POSTINGS_MAGIC, 0);
   const cursors = new Uint32Array(STRIDE * terms);
-  for (let t = 0, at = POSTINGS_MAGIC.length; t < terms; t++) {
+  const order = layout.order;
+  if (order && order.length !== terms) throw new RangeError(`the layout orders ${order.length} terms, it has ${terms}`);
+  for (let p = 0, at = POSTINGS_MAGIC.length; p < terms; p++) {
+    const t = order ? order[p]! : p;
     cursors[STRIDE * t + 2] = at;
     cursors[STRIDE * t + 3] = at + layout.gapBytes[t]!;
     at += layout.lengths[t]!;
@@ -114,7 +119,8 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
 
   // The last posting of every list, then the check that each list filled exactly its place.
   let present = 0;
-  for (let t = 0, at = POSTINGS_MAGIC.length; t < terms; t++) {
+  for (let p = 0, at = POSTINGS_MAGIC.length; p < terms; p++) {
+    const t = order ? order[p]! : p;
     const r = STRIDE * t;
     if (cursors[r] !== 0) {
       present++;

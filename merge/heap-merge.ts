@@ -7,7 +7,7 @@
  * term still come out in order. A document split across two blocks appears at the end of one
  * run and the start of the next: its two counts are added.
  */
-import { RunCursor, type PairRange } from './runs.js';
+import { RunCursor, type CursorTerms, type PairRange } from './runs.js';
 
 /** The collection frequency of a postings list: the sum of its term frequencies. */
 export function collectionFrequency(tfs: Uint32Array, df: number): number {
@@ -110,10 +110,11 @@ class PostingsAccumulator {
 /**
  * Merges the run files into postings lists handed to `sink` in termID order.
  * `chunkPairs` bounds the memory per run cursor; `ranges[i]`, if given, limits run i to those
- * pairs (one merge thread's term range, see term-ranges.ts).
+ * pairs (one merge thread's term range, see term-ranges.ts); `terms[i]` maps run i's keys to
+ * termIDs (without it, keys are termIDs).
  */
-export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink: PostingsListSink, ranges?: readonly PairRange[]): MergeCounters {
-  const cursors = runPaths.map((p, i) => new RunCursor(p, chunkPairs, ranges?.[i]));
+export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink: PostingsListSink, ranges?: readonly PairRange[], terms?: readonly CursorTerms[]): MergeCounters {
+  const cursors = runPaths.map((p, i) => new RunCursor(p, chunkPairs, ranges?.[i], terms?.[i]));
   const counters: MergeCounters = { runs: cursors.length, pairs: 0, terms: 0, segmentPops: 0 };
   const heap = new RunHeap(cursors);
   cursors.forEach((c, i) => {

@@ -10,10 +10,15 @@ import { TERM_STATS_SCHEMA, TermStatsWriter } from './term-stats.js';
 export const INDEX_DB = 'index.sqlite';
 export const POSTINGS_FILE = 'postings.bin';
 /**
- * 2: the lexicon's figures in term_stats chunks (term-stats.ts), the terms table holding only
- * (term_id, term). 1: terms(term_id, term, df, cf, offset, length).
+ * 3: termIDs are the terms' ranks in code point order (merge/term-order.ts), and postings.bin
+ * holds the lists in that order. 2: termIDs by first occurrence in the crawl; the lexicon's
+ * figures in term_stats chunks (term-stats.ts), the terms table holding only (term_id, term).
+ * 1: terms(term_id, term, df, cf, offset, length). Readers open 2 and 3 alike (they look terms
+ * up by string); segment merges read either and write 3.
  */
-export const INDEX_FORMAT_VERSION = 2;
+export const INDEX_FORMAT_VERSION = 3;
+/** The index formats this gpuindex opens, searches, verifies and merges. */
+export const READABLE_INDEX_FORMATS: readonly number[] = [2, 3];
 const DOC_ROWS = 64;
 const TERM_ROWS = 64;
 /**

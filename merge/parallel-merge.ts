@@ -12,10 +12,12 @@ import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { workerScript } from '../runtime/worker-script.js';
-import { splitTermRanges } from './term-ranges.js';
+import { runKeysAt, splitTermRanges } from './term-ranges.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
+  /** Maps the runs' keys to termIDs (TermDictionary.order); without it keys are termIDs. */
+  order?: Uint32Array;
   threads: number;
   /** Pairs per run cursor in each thread. */
   chunkPairs: number;
@@ -52,12 +54,17 @@ function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
 }
 
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
-  const starts = splitTermRanges(input.runPaths, input.threads);
+  const order = input.order && shared(input.order);
+  const starts = splitTermRanges(input.runPaths, input.threads, order);
+  // Each run's key at every boundary, in one walk of the term order per run.
+  const keys = runKeysAt(input.runPaths, starts, order);
   const tasks: RangeMergeTask[] = starts.map((startTerm, i) => ({
     runPaths: input.runPaths,
     chunkPairs: input.chunkPairs,
     startTerm,
     endTerm: starts[i + 1],
+    keys: keys.map((k) => (i + 1 < starts.length ? [k[i]!, k[i + 1]!] : [k[i]!])),
+    order,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
   }));
   const t0 = performance.now();
@@ -90,4 +97,12 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     for (const t of tasks) rmSync(t.partPath, { force: true });
   }
   return counters;
+}
+
+/** A copy of `a` in a SharedArrayBuffer: every merge thread reads the same term order. */
+function shared(a: Uint32Array): Uint32Array {
+  if (a.buffer instanceof SharedArrayBuffer) return a;
+  const out = new Uint32Array(new SharedArrayBuffer(a.byteLength));
+  out.set(a);
+  return out;
 }

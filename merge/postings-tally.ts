@@ -21,7 +21,7 @@ export interface TalliedLexicon {
   lengths: Uint32Array;
   /** Byte length of the docID gaps that open each term's list (its tfs follow them). */
   gapBytes: Uint32Array;
-  /** Where each term's list starts in postings.bin (after its magic), in termID order. */
+  /** Where each term's list starts in postings.bin (after its magic), indexed by termID. */
   offsets: Float64Array;
   postings: number;
   postingsBytes: number;
@@ -88,8 +88,11 @@ export class PostingsTally {
     }
   }
 
-  /** The figures of every term seen (closing each list's last posting); the tally is spent. */
-  finish(): TalliedLexicon {
+  /**
+   * The figures of every term seen (closing each list's last posting); the tally is spent.
+   * `order` (TermDictionary.order): the lists' order in postings.bin, by default termID order.
+   */
+  finish(order?: Uint32Array): TalliedLexicon {
     const n = this.terms;
     const { rows, closed } = this;
     const df = new Uint32Array(n);
@@ -110,9 +113,12 @@ export class PostingsTally {
       df[t] = rows[r + 2]!;
       gapBytes[t] = rows[r + 3]!;
       lengths[t] = gapBytes[t]! + tfBytes;
+      postings += df[t]!;
+    }
+    for (let p = 0; p < n; p++) {
+      const t = order ? order[p]! : p;
       offsets[t] = at;
       at += lengths[t]!;
-      postings += df[t]!;
     }
     this.rows = new Uint32Array(0);
     this.closed = new Uint32Array(0);

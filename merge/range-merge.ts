@@ -6,7 +6,7 @@
  */
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
-import { pairRangesFor } from './term-ranges.js';
+import { runSharesFor } from './term-ranges.js';
 
 export interface RangeMergeTask {
   runPaths: readonly string[];
@@ -14,6 +14,10 @@ export interface RangeMergeTask {
   startTerm: number;
   /** Exclusive; undefined for the last range. */
   endTerm?: number;
+  /** Each run's keys at startTerm and endTerm (term-ranges.ts runKeysAt). */
+  keys: number[][];
+  /** Maps keys to termIDs; undefined: keys are termIDs. */
+  order?: Uint32Array;
   partPath: string;
 }
 
@@ -28,7 +32,7 @@ export interface RangeMergeResult {
 }
 
 export function mergeRange(task: RangeMergeTask): RangeMergeResult {
-  const ranges = pairRangesFor(task.runPaths, task.startTerm, task.endTerm);
+  const { ranges, terms } = runSharesFor(task.runPaths, task.startTerm, task.keys, task.order);
   const part = new PostingsFileWriter(task.partPath, { header: false });
   let n = 0;
   let termIds = new Uint32Array(1024);
@@ -52,6 +56,7 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
         lengths[n++] = part.append(docIds, tfs, df).length;
       },
       ranges,
+      terms,
     );
     part.close();
     return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset };

@@ -1,15 +1,13 @@
 /**
- * The rows of index.sqlite known before the merge, the documents and the terms' strings, written
- * while the parse waits for batches, so that the merge has fewer left to insert: on the H100 at
- * 2 GB, inserting 797 K document rows took 0.92 s of the main thread beside the merge threads;
- * on mail (2-core machine), the strings of 109 K terms took ~45 ms of the ~150 ms after the
- * parse.
+ * The rows of index.sqlite known before the merge, the documents, written while the parse waits
+ * for batches, so that the merge has fewer left to insert: on the H100 at 2 GB, inserting 797 K
+ * document rows took 0.92 s of the main thread beside the merge threads. (The terms' rows wait
+ * for the merge: termIDs are ranks in code point order, final only once every term is known.)
  *
  * The rows go in in one order whatever the timing, so that index.sqlite's bytes do not depend
- * on how far ahead the writing got: batch by batch, in the order the fill consumed them, each
- * batch's document rows and then the rows of the terms it used first. The fill reports each
- * batch it has consumed (batchFilled); what was not written ahead is written in the same order
- * by writeRest().
+ * on how far ahead the writing got: batch by batch, in the order the fill consumed them. The
+ * fill reports each batch it has consumed (batchFilled); what was not written ahead is written
+ * in the same order by writeRest().
  */
 import { grown } from '../runtime/grown.js';
 import { asDocId, type DocId } from '../src/shared/types.js';
@@ -30,8 +28,7 @@ const ROWS_PER_PIECE = 256;
 
 export class IndexRowsAhead {
   private docsWritten = 0;
-  private termsWritten = 0;
-  /** (documents, terms) after each batch the fill consumed, flat; `next` is the first not yet written through. */
+  /** Documents after each batch the fill consumed; `next` is the first not yet written through. */
   private bounds = new Uint32Array(256);
   private boundsUsed = 0;
   private next = 0;
@@ -39,16 +36,14 @@ export class IndexRowsAhead {
   /**
    * `store`: the database, or how to open it on first use (by writeSome, which the parse calls
    * while it waits for its first batch: the parse workers get their tasks before the ~3 ms of
-   * opening it and creating its tables). `terms`: the dictionary's strings, terms[termId] (it
-   * grows as the fill goes). Documents and terms already there (restored by --resume) form the
-   * first batch. `releaseWritten`: drop the strings of the document rows written
+   * opening it and creating its tables). Documents already there (restored by --resume) form
+   * the first batch. `releaseWritten`: drop the strings of the document rows written
    * (DocumentRows.releaseStrings); not with --resume, whose checkpoints save the documents after
    * the rows ahead write them.
    */
   constructor(
     store: IndexStoreWriter | (() => IndexStoreWriter),
     private readonly documents: DocumentRows,
-    private readonly terms: readonly string[],
     private readonly releaseWritten = false,
   ) {
     if (typeof store === 'function') this.openStore = store;
@@ -68,16 +63,14 @@ export class IndexRowsAhead {
     this.opened?.abort();
   }
 
-  /** The fill has consumed one more batch: its documents and the terms it used first are final. */
+  /** The fill has consumed one more batch: its documents are final. */
   readonly batchFilled = (): void => {
     const docs = this.documents.count;
-    const terms = this.terms.length;
     const n = this.boundsUsed;
-    if (n > 0 && this.bounds[n - 2] === docs && this.bounds[n - 1] === terms) return;
-    if (n + 2 > this.bounds.length) this.bounds = grown(this.bounds, n + 2);
+    if (n > 0 && this.bounds[n - 1] === docs) return;
+    if (n + 1 > this.bounds.length) this.bounds = grown(this.bounds, n + 1);
     this.bounds[n] = docs;
-    this.bounds[n + 1] = terms;
-    this.boundsUsed = n + 2;
+    this.boundsUsed = n + 1;
   };
 
   /**
@@ -97,7 +90,6 @@ export class IndexRowsAhead {
     this.batchFilled();
     this.write(Infinity);
     this.store.flushDocuments();
-    this.store.flushTerms();
   }
 
   /** Writes up to `budget` rows; returns how many. */
@@ -111,12 +103,7 @@ export class IndexRowsAhead {
       this.docsWritten = docEnd;
       if (this.releaseWritten) d.releaseStrings(docEnd);
       if (docEnd < this.bounds[this.next]!) break;
-      const termEnd = Math.min(this.bounds[this.next + 1]!, this.termsWritten + budget - written);
-      for (let t = this.termsWritten; t < termEnd; t++) this.store.addTermRow(t, this.terms[t]!);
-      written += termEnd - this.termsWritten;
-      this.termsWritten = termEnd;
-      if (termEnd < this.bounds[this.next + 1]!) break;
-      this.next += 2;
+      this.next++;
     }
     return written;
   }
@@ -126,8 +113,4 @@ export class IndexRowsAhead {
     return this.docsWritten;
   }
 
-  /** Term rows written so far. */
-  get termCount(): number {
-    return this.termsWritten;
-  }
 }

@@ -1,10 +1,13 @@
 /**
  * Sorted run files: the plain binary files between the sort stage and the merge stage.
  *
- *   bytes 0..8   magic "GPIXRUN1"
+ *   bytes 0..8   magic "GPIXRUN2"
  *   bytes 8..12  u32 pair count (little-endian)
- *   bytes 12..16 u32 reserved (0)
- *   then count × (u32 termID, u32 docID), little-endian, sorted by (termID, docID)
+ *   bytes 12..16 u32 key space: the terms in the build's dictionary when the block was sealed
+ *   then count × (u32 term key, u32 docID), little-endian, sorted by (key, docID)
+ *
+ * A term key is the term's rank in code point order among those first `key space` terms
+ * (merge/term-order.ts): runs are in the index's term order, and KeyWalk maps keys to termIDs.
  *
  * Writing goes straight from the sorter's view (for the GPU sorter: its mapped readback range)
  * to the file, with no intermediate copy.
@@ -13,17 +16,19 @@ import type { Hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
+import { KeyWalk } from './term-order.js';
 
-const MAGIC = Buffer.from('GPIXRUN1', 'latin1');
+const MAGIC = Buffer.from('GPIXRUN2', 'latin1');
 export const RUN_HEADER_BYTES = 16;
 
 if (endianness() !== 'LE') throw new Error('gpuindex needs a little-endian machine (run files are written from typed arrays)');
 
-/** The header of a run of `count` pairs: magic, then the count (u32 LE), then zeros. */
-function runHeader(count: number): Buffer {
+/** The header of a run of `count` pairs: magic, then the count and the key space (u32 LE). */
+function runHeader(count: number, keySpace: number): Buffer {
   const header = Buffer.alloc(RUN_HEADER_BYTES);
   MAGIC.copy(header, 0);
   header.writeUInt32LE(count, 8);
+  header.writeUInt32LE(keySpace, 12);
   return header;
 }
 
@@ -31,10 +36,10 @@ function runHeader(count: number): Buffer {
  * Writes one sorted run; `sorted` holds 2*count u32 values. Returns bytes written. `hash`, when
  * given, is fed the file's bytes as they are written.
  */
-export function writeRunFile(path: string, sorted: Uint32Array, count: number, hash?: Hash): number {
+export function writeRunFile(path: string, sorted: Uint32Array, count: number, keySpace: number, hash?: Hash): number {
   const fd = openSync(path, 'w');
   try {
-    const header = runHeader(count);
+    const header = runHeader(count, keySpace);
     writeSync(fd, header);
     hash?.update(header);
     const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
@@ -60,10 +65,10 @@ const ASYNC_WRITE_CHUNK = 8 << 20;
  * `hash`, when given, is fed the file's bytes as they are written (--resume checkpoints record
  * each run's SHA-256 without reading the run back).
  */
-export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number, hash?: Hash): Promise<number> {
+export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number, keySpace: number, hash?: Hash): Promise<number> {
   const file = await open(path, 'w');
   try {
-    const header = runHeader(count);
+    const header = runHeader(count, keySpace);
     await file.write(header, 0, RUN_HEADER_BYTES, 0);
     hash?.update(header);
     const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
@@ -79,21 +84,26 @@ export async function writeRunFileAsync(path: string, sorted: Uint32Array, count
   }
 }
 
-/** Reads the header of a run file: its pair count. Throws for anything that is not a run file. */
-export function readRunHeader(fd: number, path: string): number {
-  const header = Buffer.alloc(RUN_HEADER_BYTES);
-  if (readSync(fd, header, 0, RUN_HEADER_BYTES, 0) !== RUN_HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) throw new Error(`${path}: not a gpuindex run file`);
-  return header.readUInt32LE(8);
+export interface RunHeader {
+  count: number;
+  keySpace: number;
 }
 
-/** The termID of pair `index` of an open run file (one 4-byte read). */
+/** Reads the header of a run file. Throws for anything that is not a run file. */
+export function readRunHeader(fd: number, path: string): RunHeader {
+  const header = Buffer.alloc(RUN_HEADER_BYTES);
+  if (readSync(fd, header, 0, RUN_HEADER_BYTES, 0) !== RUN_HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) throw new Error(`${path}: not a gpuindex run file`);
+  return { count: header.readUInt32LE(8), keySpace: header.readUInt32LE(12) };
+}
+
+/** The term key of pair `index` of an open run file (one 4-byte read). */
 export function termIdAt(fd: number, index: number): number {
   const b = Buffer.alloc(4);
   if (readSync(fd, b, 0, 4, RUN_HEADER_BYTES + index * 8) !== 4) throw new Error('run file is truncated');
   return b.readUInt32LE(0);
 }
 
-/** Index of the first pair whose termID is >= termId (binary search over the file; count if none). */
+/** Index of the first pair whose term key is >= termId (binary search over the file; count if none). */
 export function firstPairAtOrAfter(fd: number, count: number, termId: number): number {
   let lo = 0;
   let hi = count;
@@ -111,9 +121,19 @@ export interface PairRange {
   end: number;
 }
 
+/** Where a cursor's pairs map to termIDs: see KeyWalk. Without it, keys are termIDs. */
+export interface CursorTerms {
+  /** Every term of the build in final termID order (TermDictionary.order). */
+  order: Uint32Array;
+  /** The final termID the cursor's range starts at, and the run's key there (keysBefore). */
+  startTerm?: number;
+  startKey?: number;
+}
+
 /**
  * A forward cursor over one run file (or the pair range `range` of it), reading it in chunks so
- * that the merge's memory is (number of runs × chunk size), whatever the run sizes.
+ * that the merge's memory is (number of runs × chunk size), whatever the run sizes. `termId`
+ * is the final termID of the current pair.
  */
 export class RunCursor {
   private readonly fd: number;
@@ -121,18 +141,23 @@ export class RunCursor {
   readonly count: number;
   private readonly first: number;
   private readonly chunk: Uint32Array;
+  private readonly walk?: KeyWalk;
   private chunkPairs = 0; // pairs loaded in chunk
   private pos = 0; // index of the current pair within chunk
   private consumed = 0; // pairs of the range before chunk
+  /** The current pair's term key, as the run holds it. */
+  private key = 0;
   termId = 0;
   docId = 0;
   done = false;
 
-  constructor(readonly path: string, chunkPairs: number, range?: PairRange) {
+  constructor(readonly path: string, chunkPairs: number, range?: PairRange, terms?: CursorTerms) {
     this.fd = openSync(path, 'r');
     let total: number;
     try {
-      total = readRunHeader(this.fd, path);
+      const header = readRunHeader(this.fd, path);
+      total = header.count;
+      if (terms) this.walk = new KeyWalk(terms.order, header.keySpace, terms.startTerm, terms.startKey);
     } catch (err) {
       closeSync(this.fd);
       throw err;
@@ -161,9 +186,18 @@ export class RunCursor {
     }
     this.chunkPairs = pairs;
     this.pos = 0;
-    this.termId = this.chunk[0]!;
+    this.setKey(this.chunk[0]!);
     this.docId = this.chunk[1]!;
   }
+
+  /** Per term, not per pair: the walk is asked only when the key changes. */
+  private setKey(key: number): void {
+    if (key === this.key && this.keyed) return;
+    this.termId = this.walk ? this.walk.toFinal(key) : key;
+    this.key = key;
+    this.keyed = true;
+  }
+  private keyed = false;
 
   /** Moves to the next pair; sets `done` at the end. */
   advance(): void {
@@ -171,7 +205,7 @@ export class RunCursor {
       this.load();
       return;
     }
-    this.termId = this.chunk[2 * this.pos]!;
+    this.setKey(this.chunk[2 * this.pos]!);
     this.docId = this.chunk[2 * this.pos + 1]!;
   }
 
@@ -180,10 +214,10 @@ export class RunCursor {
    * per distinct docID with its count of pairs (the term frequency in that document).
    */
   takeSegment(emit: (docId: number, tf: number) => void): void {
-    const term = this.termId;
+    const term = this.key;
     let doc = this.docId;
     let tf = 0;
-    while (!this.done && this.termId === term) {
+    while (!this.done && this.key === term) {
       // Scan the loaded chunk without re-entering advance() for each pair.
       const c = this.chunk;
       let p = this.pos;
@@ -203,7 +237,7 @@ export class RunCursor {
         this.advance();
       } else {
         this.pos = p;
-        this.termId = c[2 * p]!;
+        this.setKey(c[2 * p]!);
         this.docId = c[2 * p + 1]!;
       }
     }

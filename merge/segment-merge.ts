@@ -1,10 +1,11 @@
 /**
- * Merges segments into one by term: the segment merge behind `gpuindex optimize`. Its output is
- * what one build of all the segments' documents in segment order writes: docIDs follow segment
- * order (each segment's shifted by the documents before it), and termIDs are given by first
- * occurrence over that stream, which is, segment by segment, each segment's own terms in its
- * termID order that no earlier segment had. A term's postings are its lists from every segment
- * that has it, in segment order, re-encoded as one list.
+ * Merges segments into one by term: the segment merge behind `gpuindex optimize` and the
+ * writer's merges. Its output is what one build of all the segments' live documents in segment
+ * order writes: docIDs follow segment order (each segment's shifted by the live documents before
+ * it), and termIDs are the ranks of the terms in code point order (merge/term-order.ts), so the
+ * segments' lexicons, each in that order, merge in one pass with no dictionary. A term's
+ * postings are its lists from every segment that has it, in segment order, as one list; a term
+ * left with no live document is dropped.
  */
 import { join } from 'node:path';
 import { writeVarintU32 } from './varint.js';
@@ -14,6 +15,7 @@ import { PostingsFileWriter } from './postings-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { writeManifest } from './manifest.js';
 import { SegmentReader, type SegmentFigures } from './segment-reader.js';
+import { compareTerms, hasHighUnits } from './term-order.js';
 
 export interface SegmentMergeResult {
   stats: CollectionStats;
@@ -22,18 +24,24 @@ export interface SegmentMergeResult {
 
 /** One input segment while it is merged. */
 interface Input {
+  /** Position among the inputs: segment order, which breaks ties between equal terms. */
+  index: number;
   reader: SegmentReader;
   figures: SegmentFigures;
   docBase: number;
-  /** The segment's termIDs ordered by their merged termID, and those merged termIDs. */
-  order: Uint32Array;
-  merged: Uint32Array;
-  /** Next entry of `order`. */
+  /** The segment's terms in code point order, and their termIDs (undefined: the position). */
+  terms: string[];
+  ids?: Uint32Array;
+  /** Next entry of `terms`. */
   at: number;
+  /** The termID of the list being merged. */
+  local: number;
   /** Where the tfs of the list being merged start in the reader's view. */
   tfsStart: number;
   /** With deleted documents: each docID's merged docID less docBase, -1 for a deleted one. */
   renumber?: Int32Array;
+  /** With deleted documents: each termID's postings in live documents. */
+  liveDf?: Uint32Array;
 }
 
 /** A segment to merge: its folder and, where it has deleted documents, its deletes file (merge/deletes.ts). */
@@ -72,40 +80,21 @@ export function mergeSegments(segments: readonly MergeInput[], out: string, sett
 }
 
 function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void): SegmentMergeResult {
-  // Merged termIDs by first occurrence: segment by segment, in each segment's termID order.
-  const ids = new Map<string, number>();
-  const terms: string[] = [];
   const inputs: Input[] = [];
   let docBase = 0;
+  let termRows = 0;
   for (const [r, reader] of readers.entries()) {
     const figures = reader.figures();
     // Deleted documents are dropped: the live ones renumbered in order, and terms left with no
-    // live posting dropped (their first occurrence counted as if the deleted ones never were).
+    // live posting dropped.
     const renumber = gone[r] && renumbering(gone[r]!);
     const liveDf = renumber && liveFrequencies(reader, figures, renumber);
-    const localToMerged = new Uint32Array(reader.stats.terms).fill(NONE);
-    let local = 0;
-    for (const term of reader.termsInIdOrder()) {
-      if (liveDf && liveDf[local] === 0) {
-        local++;
-        continue;
-      }
-      let id = ids.get(term);
-      if (id === undefined) {
-        id = terms.length;
-        ids.set(term, id);
-        terms.push(term);
-      }
-      localToMerged[local++] = id;
-    }
-    if (local !== reader.stats.terms) throw new Error(`${reader.dir}: ${local} terms listed, its statistics say ${reader.stats.terms}`);
-    const order = orderByMerged(localToMerged);
-    const merged = new Uint32Array(local);
-    for (let i = 0; i < local; i++) merged[i] = localToMerged[order[i]!]!;
-    inputs.push({ reader, figures, docBase, order, merged, at: 0, tfsStart: 0, renumber });
+    const { terms, ids } = reader.termsInTermOrder();
+    if (terms.length !== reader.stats.terms) throw new Error(`${reader.dir}: ${terms.length} terms listed, its statistics say ${reader.stats.terms}`);
+    inputs.push({ index: r, reader, figures, docBase, terms, ids, at: 0, local: 0, tfsStart: 0, renumber, liveDf });
     docBase += renumber ? live(renumber) : reader.stats.documents;
+    termRows += terms.length;
   }
-  ids.clear();
 
   const store = new IndexStoreWriter(join(out, INDEX_DB));
   const postings = new PostingsFileWriter(join(out, POSTINGS_FILE));
@@ -126,21 +115,40 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
       store.flushDocuments();
     }
     let postingsCount = 0;
+    let t = 0;
+    let taken = 0;
+    const heap = new TermHeap(inputs);
     const parts: Input[] = [];
-    for (let t = 0; t < terms.length; t++) {
+    const popped: Input[] = [];
+    while (heap.size > 0) {
+      // Every segment at the smallest term, in segment order (the heap's tie order).
+      const term = heap.top.terms[heap.top.at]!;
+      popped.length = 0;
+      while (heap.size > 0 && heap.top.terms[heap.top.at] === term) popped.push(heap.pop());
       parts.length = 0;
-      for (const input of inputs) if (input.at < input.merged.length && input.merged[input.at] === t) parts.push(input);
-      const { df, cf, offset, length } = parts.some((p) => p.renumber) ? appendRenumbered(postings, parts) : appendMerged(postings, parts);
-      store.addTermRow(t, terms[t]!);
-      store.addTermStats(t, df, cf, offset, length);
-      postingsCount += df;
-      if (onFraction && (t & 0xffff) === 0) onFraction(t / terms.length);
+      for (const p of popped) {
+        p.local = p.ids ? p.ids[p.at]! : p.at;
+        if (!p.liveDf || p.liveDf[p.local]! > 0) parts.push(p);
+      }
+      if (parts.length > 0) {
+        const { df, cf, offset, length } = parts.some((p) => p.renumber) ? appendRenumbered(postings, parts) : appendMerged(postings, parts);
+        store.addTermRow(t, term);
+        store.addTermStats(t, df, cf, offset, length);
+        postingsCount += df;
+        t++;
+      }
+      for (const p of popped) {
+        p.at++;
+        if (p.at < p.terms.length) heap.push(p);
+      }
+      taken += popped.length;
+      if (onFraction && (taken & 0xffff) < popped.length) onFraction(taken / termRows);
     }
     store.flushTerms();
     const sha256 = postings.close()!;
     const stats: CollectionStats = {
       documents: docBase,
-      terms: terms.length,
+      terms: t,
       totalTokens,
       averageLength: docBase ? totalTokens / docBase : 0,
       postings: postingsCount,
@@ -159,6 +167,71 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
 }
 
 /**
+ * A min-heap of the inputs by their current term in code point order. Where no term of any input
+ * has a code unit at or above U+D800 the engine's own string comparison gives that order.
+ */
+class TermHeap {
+  private readonly heap: Input[] = [];
+  private readonly less: (a: Input, b: Input) => boolean;
+
+  constructor(inputs: readonly Input[]) {
+    const plain = inputs.every((i) => !i.terms.some(hasHighUnits));
+    this.less = plain
+      ? (a, b) => {
+          const x = a.terms[a.at]!;
+          const y = b.terms[b.at]!;
+          return x < y || (x === y && a.index < b.index);
+        }
+      : (a, b) => {
+          const c = compareTerms(a.terms[a.at]!, b.terms[b.at]!);
+          return c < 0 || (c === 0 && a.index < b.index);
+        };
+    for (const input of inputs) if (input.terms.length > 0) this.push(input);
+  }
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  get top(): Input {
+    return this.heap[0]!;
+  }
+
+  push(input: Input): void {
+    const h = this.heap;
+    let i = h.length;
+    h.push(input);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): Input {
+    const h = this.heap;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+/**
  * Appends one term's lists from `parts` (in segment order) as one list in merged docIDs, and
  * advances each part. The encoded bytes are spliced, not decoded and encoded again: a list is
  * its docID gaps then its tfs, so the merged list is every part's gaps, each part's first gap
@@ -169,7 +242,7 @@ function appendMerged(postings: PostingsFileWriter, parts: Input[]): { df: numbe
   let cf = 0;
   let bytes = 0;
   for (const p of parts) {
-    const local = p.order[p.at]!;
+    const local = p.local;
     df += p.figures.df[local]!;
     cf += p.figures.cf[local]!;
     bytes += p.figures.length[local]! + 5;
@@ -177,7 +250,7 @@ function appendMerged(postings: PostingsFileWriter, parts: Input[]): { df: numbe
   const at = postings.appendWith(bytes, (out, pos) => {
     let lastDoc = -1;
     for (const p of parts) {
-      const local = p.order[p.at]!;
+      const local = p.local;
       const start = p.reader.locate(p.figures.offset[local]!, p.figures.length[local]!);
       const src = p.reader.view;
       const n = p.figures.df[local]!;
@@ -207,7 +280,7 @@ function appendMerged(postings: PostingsFileWriter, parts: Input[]): { df: numbe
       p.tfsStart = i;
     }
     for (const p of parts) {
-      const local = p.order[p.at++]!;
+      const local = p.local;
       const end = p.reader.locate(p.figures.offset[local]!, p.figures.length[local]!) + p.figures.length[local]!;
       pos = copy(p.reader.view, p.tfsStart, end, out, pos);
     }
@@ -225,27 +298,6 @@ function copy(src: Uint8Array, from: number, to: number, out: Uint8Array, pos: n
   for (let i = from; i < to; i++) out[pos++] = src[i]!;
   return pos;
 }
-
-/**
- * A segment's termIDs ordered by their merged termIDs. Sorted as packed keys (merged · 2^21 +
- * local, exact in a double) by the typed array's own numeric sort, which is several times faster
- * than a comparator; a segment of 2^21 terms or more takes the comparator.
- */
-function orderByMerged(localToMerged: Uint32Array): Uint32Array {
-  const n = localToMerged.length;
-  const order = new Uint32Array(n);
-  if (n >= 2 ** 21) {
-    for (let i = 0; i < n; i++) order[i] = i;
-    return order.sort((a, b) => localToMerged[a]! - localToMerged[b]!);
-  }
-  const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) keys[i] = localToMerged[i]! * 2 ** 21 + i;
-  keys.sort();
-  for (let i = 0; i < n; i++) order[i] = keys[i]! % 2 ** 21;
-  return order;
-}
-
-const NONE = 0xffffffff;
 
 /** Each docID's number among the live documents, -1 for a deleted one. */
 function renumbering(deleted: Uint8Array): Int32Array {
@@ -274,7 +326,7 @@ function appendRenumbered(postings: PostingsFileWriter, parts: Input[]): { df: n
   const docs: number[] = [];
   const tfs: number[] = [];
   for (const p of parts) {
-    const local = p.order[p.at++]!;
+    const local = p.local;
     const list = decodePostings(p.reader.readListBytes(p.figures.offset[local]!, p.figures.length[local]!), p.figures.df[local]!);
     for (let i = 0; i < list.docIds.length; i++) {
       const d = p.renumber ? p.renumber[list.docIds[i]!]! : list.docIds[i]!;

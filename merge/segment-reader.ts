@@ -6,7 +6,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats } from './index-store.js';
+import { INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, type CollectionStats } from './index-store.js';
 import { TermStatsReader } from './term-stats.js';
 
 /** The lexicon's figures of every term of a segment, indexed by termID. */
@@ -50,9 +50,9 @@ export class SegmentReader {
     this.settings = Object.fromEntries(
       (this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: unknown }[]).map((r) => [r.key, parseSetting(r.value)]),
     );
-    if (this.stats.formatVersion !== INDEX_FORMAT_VERSION) {
+    if (!READABLE_INDEX_FORMATS.includes(this.stats.formatVersion)) {
       this.close();
-      throw new SegmentFormatError(`${dir}: index format ${this.stats.formatVersion ?? '?'}, this gpuindex reads format ${INDEX_FORMAT_VERSION}: build the index again`);
+      throw new SegmentFormatError(`${dir}: index format ${this.stats.formatVersion ?? '?'}, this gpuindex reads formats ${READABLE_INDEX_FORMATS.join(' and ')}: build the index again`);
     }
     this.termStats = new TermStatsReader(this.db);
   }
@@ -60,6 +60,17 @@ export class SegmentReader {
   /** Every term's string in termID order (one array: fetching rows one by one cost 1.3 µs a row). */
   termsInIdOrder(): string[] {
     return this.db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().all() as string[];
+  }
+
+  /**
+   * Every term in code point order, with its termID: format 3 numbers terms in that order
+   * (ids undefined: the position is the termID); format 2 by first occurrence, so its terms come
+   * sorted by SQLite (BINARY collation compares UTF-8 bytes: code point order).
+   */
+  termsInTermOrder(): { terms: string[]; ids?: Uint32Array } {
+    if (this.stats.formatVersion >= 3) return { terms: this.termsInIdOrder() };
+    const rows = this.db.prepare('SELECT term_id, term FROM terms ORDER BY term').raw().all() as [number, string][];
+    return { terms: rows.map((r) => r[1]), ids: Uint32Array.from(rows, (r) => r[0]) };
   }
 
   /** The figures of every term (32 bytes a term). */

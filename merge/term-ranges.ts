@@ -1,11 +1,12 @@
 /**
  * Splits the merge by term: termIDs [0, ∞) cut into ranges of about equal pair counts, so that
- * each merge thread reads, for every run, only the pairs of its own terms (runs are sorted by
- * termID, so a term range is one contiguous pair range of each run), and the threads' postings
+ * each merge thread reads, for every run, only the pairs of its own terms (runs are in termID
+ * order, so a term range is one contiguous pair range of each run), and the threads' postings
  * concatenated in range order are exactly the single-threaded merge's postings.
  */
 import { closeSync, openSync } from 'node:fs';
-import { firstPairAtOrAfter, readRunHeader, termIdAt, type PairRange } from './runs.js';
+import { firstPairAtOrAfter, readRunHeader, termIdAt, type CursorTerms, type PairRange } from './runs.js';
+import { KeyWalk, keysBefore } from './term-order.js';
 
 /** Samples taken from each run per range wanted: enough to land within ~1/SAMPLES of even. */
 const SAMPLES_PER_RANGE = 64;
@@ -14,18 +15,22 @@ const SAMPLES_PER_RANGE = 64;
  * Start termIDs of up to `parts` ranges (the first is 0; range i is [starts[i], starts[i+1]),
  * the last is open-ended). Boundaries are quantiles of the pairs' termIDs, estimated from
  * evenly spaced samples of each run weighted by its size; fewer ranges come back when the
- * pairs sit on fewer distinct sampled terms.
+ * pairs sit on fewer distinct sampled terms. `order` maps run keys to termIDs (KeyWalk).
  */
-export function splitTermRanges(runPaths: readonly string[], parts: number): number[] {
+export function splitTermRanges(runPaths: readonly string[], parts: number, order?: Uint32Array): number[] {
   const samples: { termId: number; weight: number }[] = [];
   let total = 0;
   for (const path of runPaths) {
     const fd = openSync(path, 'r');
     try {
-      const count = readRunHeader(fd, path);
+      const { count, keySpace } = readRunHeader(fd, path);
       if (count === 0) continue;
+      const walk = order && new KeyWalk(order, keySpace);
       const n = Math.min(count, parts * SAMPLES_PER_RANGE);
-      for (let i = 0; i < n; i++) samples.push({ termId: termIdAt(fd, Math.floor(((i + 0.5) * count) / n)), weight: count / n });
+      for (let i = 0; i < n; i++) {
+        const key = termIdAt(fd, Math.floor(((i + 0.5) * count) / n));
+        samples.push({ termId: walk ? walk.toFinal(key) : key, weight: count / n });
+      }
       total += count;
     } finally {
       closeSync(fd);
@@ -46,17 +51,48 @@ export function splitTermRanges(runPaths: readonly string[], parts: number): num
   return starts;
 }
 
-/** For each run, the pairs of termIDs [startTerm, endTerm) (endTerm undefined: to the end). */
-export function pairRangesFor(runPaths: readonly string[], startTerm: number, endTerm: number | undefined): PairRange[] {
+/** Each run's key at each of `starts` (ascending termIDs): where its pairs of that range begin. */
+export function runKeysAt(runPaths: readonly string[], starts: readonly number[], order?: Uint32Array): number[][] {
   return runPaths.map((path) => {
+    if (!order) return [...starts];
     const fd = openSync(path, 'r');
     try {
-      const count = readRunHeader(fd, path);
-      const start = startTerm === 0 ? 0 : firstPairAtOrAfter(fd, count, startTerm);
-      const end = endTerm === undefined ? count : firstPairAtOrAfter(fd, count, endTerm);
+      return keysBefore(order, readRunHeader(fd, path).keySpace, starts);
+    } finally {
+      closeSync(fd);
+    }
+  });
+}
+
+/** One thread's share of each run: its pairs, and where its keys map to termIDs. */
+export interface RunShares {
+  ranges: PairRange[];
+  terms?: CursorTerms[];
+}
+
+/**
+ * For each run, the pairs of termIDs [startTerm, endTerm) (endTerm undefined: to the end), given
+ * each run's keys there (runKeysAt: keys[i] = [startKey, endKey?]).
+ */
+export function runSharesFor(runPaths: readonly string[], startTerm: number, keys: readonly (readonly number[])[], order?: Uint32Array): RunShares {
+  const ranges = runPaths.map((path, i) => {
+    const fd = openSync(path, 'r');
+    try {
+      const { count } = readRunHeader(fd, path);
+      const [startKey, endKey] = keys[i]!;
+      const start = startKey === 0 ? 0 : firstPairAtOrAfter(fd, count, startKey!);
+      const end = endKey === undefined ? count : firstPairAtOrAfter(fd, count, endKey);
       return { start, end };
     } finally {
       closeSync(fd);
     }
   });
+  const terms = order && runPaths.map((_, i) => ({ order, startTerm, startKey: keys[i]![0]! }));
+  return { ranges, terms };
+}
+
+/** For each run, the pairs of termIDs [startTerm, endTerm), where keys are termIDs (no `order`). */
+export function pairRangesFor(runPaths: readonly string[], startTerm: number, endTerm: number | undefined): PairRange[] {
+  const bounds = endTerm === undefined ? [startTerm] : [startTerm, endTerm];
+  return runSharesFor(runPaths, startTerm, runKeysAt(runPaths, bounds)).ranges;
 }

@@ -11,7 +11,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE } from './index-store.js';
+import { INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS } from './index-store.js';
+import { compareTerms } from './term-order.js';
 import { MANIFEST_FILE, readManifest, sha256OfFile } from './manifest.js';
 import { decodePostings } from './postings-codec.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
@@ -96,13 +97,23 @@ function verifySegment(dir: string): VerifyReport {
     const documents = (db.prepare('SELECT COUNT(*) AS n, MIN(doc_id) AS lo, MAX(doc_id) AS hi FROM docs').get() as { n: number; lo: number | null; hi: number | null });
     if (documents.n > 0 && (documents.lo !== 0 || documents.hi !== documents.n - 1)) damage(`docs: docIDs are not 0 .. ${documents.n - 1} (found ${documents.lo} .. ${documents.hi})`);
     const stats = Object.fromEntries((db.prepare('SELECT key, value FROM stats').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]));
-    if (stats.formatVersion !== INDEX_FORMAT_VERSION) damage(`stats: index format ${stats.formatVersion ?? '?'}, this gpuindex reads format ${INDEX_FORMAT_VERSION}: build the index again`);
+    if (!READABLE_INDEX_FORMATS.includes(stats.formatVersion)) damage(`stats: index format ${stats.formatVersion ?? '?'}, this gpuindex reads formats ${READABLE_INDEX_FORMATS.join(' and ')}: build the index again`);
     if (stats.documents !== documents.n) damage(`stats: documents = ${stats.documents}, the document table has ${documents.n}`);
     let terms = 0;
     let postings = 0;
     let end = POSTINGS_MAGIC.length;
     const termRows = db.prepare('SELECT COUNT(*) AS n, MIN(term_id) AS lo, MAX(term_id) AS hi FROM terms').get() as { n: number; lo: number | null; hi: number | null };
     if (termRows.n > 0 && (termRows.lo !== 0 || termRows.hi !== termRows.n - 1)) damage(`terms: termIDs are not 0 .. ${termRows.n - 1} (found ${termRows.lo} .. ${termRows.hi})`);
+    // Format 3: termIDs are ranks in code point order.
+    if (stats.formatVersion >= 3) {
+      let previous: string | undefined;
+      let id = 0;
+      for (const term of db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().iterate() as Iterable<string>) {
+        if (previous !== undefined && compareTerms(previous, term) >= 0) damage(`terms: termID ${id} (${JSON.stringify(term)}) does not follow termID ${id - 1} (${JSON.stringify(previous)}) in code point order`);
+        previous = term;
+        id++;
+      }
+    }
     const termOf = db.prepare('SELECT term FROM terms WHERE term_id = ?').pluck();
     const where = (termId: number) => {
       const term = termOf.get(termId) as string | undefined;

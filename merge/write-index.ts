@@ -19,6 +19,10 @@ export interface IndexContents {
   rows: IndexRowsAhead;
   /** Terms in the dictionary: each must get its figures from the merge. */
   termCount: number;
+  /** The dictionary's strings by the ids blocks were filled with (TermDictionary.terms). */
+  terms: readonly string[];
+  /** Those ids in code point order of their terms: a term's termID is its position here (TermDictionary.order). */
+  order: Uint32Array;
   documentCount: number;
   totalTokens: number;
   settings: Record<string, unknown>;
@@ -49,14 +53,22 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
     contents.rows.writeRest();
+    writeTermRows(store, contents);
     let postingsCount = 0;
-    const { termCount } = contents;
-    const merge = mergeRuns(runPaths, cursorChunkPairs(runPaths.length, memoryBytes), (termId, docIds, tfs, df) => {
-      const { offset, length } = postings.append(docIds, tfs, df);
-      store.addTermStats(termId, df, collectionFrequency(tfs, df), offset, length);
-      postingsCount += df;
-      if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));
-    });
+    const { termCount, order } = contents;
+    const terms = runPaths.map(() => ({ order }));
+    const merge = mergeRuns(
+      runPaths,
+      cursorChunkPairs(runPaths.length, memoryBytes),
+      (termId, docIds, tfs, df) => {
+        const { offset, length } = postings.append(docIds, tfs, df);
+        store.addTermStats(termId, df, collectionFrequency(tfs, df), offset, length);
+        postingsCount += df;
+        if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));
+      },
+      undefined,
+      terms,
+    );
     const sha256 = postings.close()!;
     return finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256);
   } catch (err) {
@@ -78,12 +90,16 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     let postingsCount = 0;
     const merge = await mergeInParallel({
       runPaths,
+      order: contents.order,
       threads,
       // Every thread holds a cursor on every run: split the cursor memory between them.
       chunkPairs: cursorChunkPairs(runPaths.length * threads, memoryBytes),
       partDir: dir,
       postings,
-      meanwhile: () => contents.rows.writeRest(),
+      meanwhile: () => {
+        contents.rows.writeRest();
+        writeTermRows(store, contents);
+      },
       onList: (termId, df, cf, offset, length) => {
         store.addTermStats(termId, df, cf, offset, length);
         postingsCount += df;
@@ -108,9 +124,13 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
   const { store } = contents.rows;
   try {
     contents.rows.writeRest();
+    writeTermRows(store, contents);
     const { lexicon } = block;
     if (lexicon.terms !== contents.termCount) throw new Error(`the tally holds ${lexicon.terms} terms, the dictionary ${contents.termCount}`);
-    store.addAllTermStats(lexicon.terms, lexicon.df, lexicon.cf, lexicon.offsets, lexicon.lengths);
+    // The tally is indexed by the fill's ids; the lexicon goes in termID order.
+    const { order } = contents;
+    const pick = <T extends Uint32Array | Float64Array>(a: T): T => a.map((_, p) => a[order[p]!]!) as T;
+    store.addAllTermStats(lexicon.terms, pick(lexicon.df), pick(lexicon.cf), pick(lexicon.offsets), pick(lexicon.lengths));
     // Everything but the postings file's size and hash is known: the database is finished
     // while the worker may still be writing.
     const stats = finishStore(store, contents, lexicon.terms, lexicon.postings);
@@ -123,6 +143,14 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
     await block.written.catch(() => {});
     throw err;
   }
+}
+
+/** The terms table: each term's string at its termID, its rank in code point order. */
+function writeTermRows(store: IndexStoreWriter, contents: IndexContents): void {
+  const { terms, order } = contents;
+  if (order.length !== contents.termCount) throw new Error(`the term order holds ${order.length} terms, the dictionary ${contents.termCount}`);
+  for (let p = 0; p < order.length; p++) store.addTermRow(p, terms[order[p]!]!);
+  store.flushTerms();
 }
 
 function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIndexResult['merge'], postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {

@@ -3,7 +3,7 @@
  * buffers through a sequence of blocks that grows, shrinks and grows again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
+import { CpuSorter, radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { GpuSorter } from '../gpu/gpu-sorter.js';
@@ -72,6 +72,29 @@ describe.runIf(hasGpu())('GpuSort with fused tile kernels', () => {
     // Buffers grow only when a larger block arrives and never shrink.
     for (let i = 1; i < held.length; i++) expect(held[i]).toBeGreaterThanOrEqual(held[i - 1]!);
     expect(held[held.length - 1]).toBe(held[5]);
+    sorter.dispose();
+  });
+
+  it('replaces termIDs by the term keys of the block before sorting, with and without document bases, as the CPU sorter does', async () => {
+    const sorter = await newSorter({});
+    for (const [i, n] of [1, 2, 4097, 70_001].entries()) {
+      const pairs = makePairs('zipf', n, 20 + i);
+      let maxT = 0;
+      for (let k = 0; k < n; k++) maxT = Math.max(maxT, pairs[2 * k]!);
+      // Keys: a permutation of the termIDs (a dictionary's ranks reverse its ids here).
+      const keys = Uint32Array.from({ length: maxT + 1 }, (_, t) => maxT - t);
+      const bases = i % 2 ? Uint32Array.from([0, 0, Math.floor(n / 2), 1000]) : undefined;
+      let gpu = new Uint32Array(0);
+      await sorter.sortBlock(pairs.slice(), n, (sorted) => {
+        gpu = sorted.slice();
+      }, bases, keys);
+      let cpu = new Uint32Array(0);
+      await new CpuSorter().sortBlock(pairs.slice(), n, (sorted) => {
+        cpu = sorted.slice();
+      }, bases, keys);
+      expect(pairsDiffer(gpu, cpu), `n=${n}`).toBeUndefined();
+      if (n > 1) expect(cpu[0]).toBe(keys[maxT]);
+    }
     sorter.dispose();
   });
 });

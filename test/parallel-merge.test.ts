@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { asDocId } from '../src/shared/types.js';
+import { asDocId, NO_KEY_SPACE } from '../src/shared/types.js';
+import { termOrderOf } from '../merge/term-order.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
+import { decodePostings } from '../merge/postings-codec.js';
 import { sha256OfFile } from '../merge/manifest.js';
 import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';
@@ -16,6 +20,9 @@ const dir = mkdtempSync(join(tmpdir(), 'gpuindex-pmerge-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
+/** Term names whose code point order is their id order: runs keyed by termID are in term order. */
+const termName = (i: number): string => `t${String(i).padStart(4, '0')}`;
+
 /** Writes BSBI-like runs: run r holds docIDs [r*docsPerRun, (r+1)*docsPerRun), pairs sorted. */
 function writeRuns(runs: [number, number][][]): string[] {
   const folder = join(dir, `runs-${n++}`);
@@ -23,7 +30,7 @@ function writeRuns(runs: [number, number][][]): string[] {
   return runs.map((pairs, i) => {
     const sorted = [...pairs].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     const path = join(folder, `run-${i}.bin`);
-    writeRunFile(path, new Uint32Array(sorted.flat()), sorted.length);
+    writeRunFile(path, new Uint32Array(sorted.flat()), sorted.length, NO_KEY_SPACE);
     return path;
   });
 }
@@ -31,7 +38,7 @@ function writeRuns(runs: [number, number][][]): string[] {
 /** Contents of `termCount` terms and `docCount` documents, their rows to go into a fresh index.sqlite in `out`. */
 function contents(out: string, termCount: number, docCount: number): IndexContents {
   const docs = documentTable(Array.from({ length: docCount }, (_, i) => ({ externalId: `d${i}`, path: 'p.jsonl', length: 3 })));
-  return contentsIn(out, Array.from({ length: termCount }, (_, i) => `t${i}`), docs, { test: true });
+  return contentsIn(out, Array.from({ length: termCount }, (_, i) => termName(i)), docs, { test: true });
 }
 
 /** The runs' termIDs renumbered densely in order (a dictionary gives every id it hands out a pair), and how many there are. */
@@ -86,7 +93,7 @@ describe('parallel merge', () => {
     // Nine batches of 100 documents; batch b first uses terms 4b .. 4b+3 (36 terms).
     const paths = writeRuns([Array.from({ length: 900 }, (_, d) => [4 * Math.floor(d / 100) + (d % 4), d] as [number, number])]);
     const docsOf = (b: number) => Array.from({ length: 100 }, (_, i) => ({ externalId: `d${100 * b + i}`, path: b < 4 ? 'a.jsonl' : 'b.jsonl', length: 1 }));
-    const termsOf = (b: number) => Array.from({ length: 4 }, (_, i) => `t${4 * b + i}`);
+    const termsOf = (b: number) => Array.from({ length: 4 }, (_, i) => termName(4 * b + i));
     // All rows at the end, documents then terms: the same content, in another order.
     const plain = freshDir();
     const allDocs = documentTable(Array.from({ length: 9 }, (_, b) => docsOf(b)).flat());
@@ -105,8 +112,8 @@ describe('parallel merge', () => {
         c.rows.batchFilled();
         for (let k = 0; k < pieces; k++) c.rows.writeSome();
       }
-      if (pieces === 100) expect([c.rows.count, c.rows.termCount]).toEqual([900, 36]);
-      const rest = { ...c, termCount: terms.length, documentCount: table.count, totalTokens: table.totalTokens };
+      if (pieces === 100) expect(c.rows.count).toBe(900);
+      const rest = { ...c, termCount: terms.length, order: termOrderOf(terms), documentCount: table.count, totalTokens: table.totalTokens };
       if (threads > 1) await writeIndexParallel(out, paths, rest, 1 << 20, threads);
       else writeIndex(out, paths, rest, 1 << 20);
       // The first (nothing ahead) is the reference for the bytes.
@@ -120,7 +127,7 @@ describe('parallel merge', () => {
   it('with releaseWritten, drops the strings of the rows it wrote: the same index.sqlite bytes', () => {
     const paths = writeRuns([Array.from({ length: 600 }, (_, d) => [d % 11, d] as [number, number])]);
     const fill = () => documentTable(Array.from({ length: 600 }, (_, d) => ({ externalId: `doc-${d}`, path: `f${d >> 7}.jsonl`, length: 1 + (d % 3) })));
-    const terms = Array.from({ length: 11 }, (_, i) => `t${i}`);
+    const terms = Array.from({ length: 11 }, (_, i) => termName(i));
     const plain = freshDir();
     writeIndex(plain, paths, contentsIn(plain, terms, fill()), 1 << 20);
     const table = fill();
@@ -204,5 +211,59 @@ describe('merge threads in a build', () => {
 
   it('refuses a bad thread count before parsing', async () => {
     await expect(buildIndex({ input: crawl, output: join(dir, 'b0'), mergeThreads: 0 })).rejects.toThrow('--merge-threads must be an integer from 1 to 256, got 0');
+  });
+});
+
+describe('runs keyed by term order', () => {
+  /** Random terms, ASCII and not (accents, CJK, astral symbols), so code point order matters. */
+  const termArb = fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'é', '中', '\uffee', '😀', '𝔘'), minLength: 1, maxLength: 4 });
+
+  it('merge blocks sealed at different dictionary sizes into lists in code point order, for any thread count (fuzzed)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.tuple(termArb, fc.integer({ min: 0, max: 9 })), { minLength: 1, maxLength: 60 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 2, max: 5 }),
+        async (blocks, threads) => {
+          const dictionary = new TermDictionary();
+          const folder = join(dir, `keyed-${n++}`);
+          mkdirSync(folder);
+          const expected = new Map<string, Map<number, number>>();
+          const paths = blocks.map((block, r) => {
+            // Block r owns docIDs 10r..10r+9 and is sealed once its terms are in the dictionary.
+            const pairs = new Uint32Array(2 * block.length);
+            block.forEach(([term, d], i) => {
+              pairs[2 * i] = dictionary.idOf(term);
+              pairs[2 * i + 1] = 10 * r + d;
+              const tfs = expected.get(term) ?? new Map<number, number>();
+              tfs.set(10 * r + d, (tfs.get(10 * r + d) ?? 0) + 1);
+              expected.set(term, tfs);
+            });
+            const keys = dictionary.lexKeys();
+            const sorted = radixSortPairs(pairs, block.length, new Uint32Array(2 * block.length), keys);
+            const path = join(folder, `run-${r}.bin`);
+            writeRunFile(path, sorted, block.length, keys.length);
+            return path;
+          });
+          const docCount = 10 * blocks.length;
+          const make = (out: string): IndexContents => ({ ...contentsIn(out, dictionary.terms, documentTable(Array.from({ length: docCount }, (_, i) => ({ externalId: `d${i}`, path: 'p', length: 1 })))), order: dictionary.order() });
+          const one = freshDir();
+          const many = freshDir();
+          writeIndex(one, paths, make(one), 1 << 16);
+          await writeIndexParallel(many, paths, make(many), 1 << 16, threads);
+          expect(readFileSync(join(many, 'postings.bin'))).toEqual(readFileSync(join(one, 'postings.bin')));
+          expect(readFileSync(join(many, 'index.sqlite'))).toEqual(readFileSync(join(one, 'index.sqlite')));
+          // Against a naive inversion: terms in code point order (UTF-8 byte order), their lists.
+          const content = readIndexContent(one);
+          const rows = content.terms as [number, string, number, number, number, number][];
+          const byBytes = [...expected.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+          expect(rows.map((r) => r[1])).toEqual(byBytes);
+          for (const [, term, df, , offset, length] of rows) {
+            const list = decodePostings(content.postings.subarray(offset, offset + length), df);
+            expect(Array.from(list.docIds, (d, i) => [d, list.tfs[i]])).toEqual([...expected.get(term)!.entries()].sort((a, b) => a[0] - b[0]));
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

@@ -26,6 +26,7 @@ import { TermDictionary } from '../indexer/fill/dictionary.js';
 import { analysedTermIds, DocumentInverter } from '../indexer/scan/document-inverter.js';
 import { readCiff } from './helpers/ciff-reader.js';
 import { codePointOrder } from './helpers/naive-inversion.js';
+import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-terms-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -39,7 +40,10 @@ const DOCS = 3;
 /** The docIDs of term i's postings (1 or 2 documents). */
 const docsOf = (i: number): number[] => (i % 2 === 0 ? [i % DOCS] : [...new Set([i % DOCS, (i + 1) % DOCS])].sort((a, b) => a - b));
 
-/** Writes an index whose terms are exactly `terms` (termId = position), through two sorted runs and the heap merge. */
+/**
+ * Writes an index whose terms are exactly `terms` (term i has the postings docsOf(i)), through two
+ * runs sorted by term keys, as a build's blocks are, and the heap merge.
+ */
 function writeTermIndex(terms: readonly string[]): string {
   const dir = fresh('written');
   mkdirSync(dir);
@@ -51,16 +55,22 @@ function writeTermIndex(terms: readonly string[]): string {
       lengths[d]!++;
     }
   });
-  // Two runs, each sorted by (termID, docID): the merge has to interleave them.
+  // Two runs, each sealed with the terms seen so far and sorted by (key, docID): the merge has
+  // to interleave them and map the first run's keys.
+  const dictionary = new TermDictionary();
   const all = Uint32Array.from(pairs);
   const half = 2 * Math.floor(all.length / 4);
   const runPaths: string[] = [];
-  for (const [k, part] of [all.subarray(0, half), all.subarray(half)].entries()) {
+  for (const [k, part] of [all.slice(0, half), all.slice(half)].entries()) {
     if (part.length === 0) continue;
+    for (let i = 0; i < part.length; i += 2) dictionary.idOf(terms[part[i]!]!);
+    const keys = dictionary.lexKeys();
+    const sorted = radixSortPairs(part, part.length / 2, new Uint32Array(part.length), keys);
     const path = join(dir, `run-${k}.bin`);
-    writeRunFile(path, part, part.length / 2);
+    writeRunFile(path, sorted, part.length / 2, keys.length);
     runPaths.push(path);
   }
+  expect(dictionary.terms).toEqual(terms);
   const documents = documentTable(lengths.map((length, docId) => ({ externalId: `doc-${docId}`, path: '<test>', length })));
   writeIndex(dir, runPaths, contentsIn(dir, terms, documents, { tokenizer: { stem: 'none', stopwords: 'none', cjk: 'unigram' } }), 1 << 24);
   for (const p of runPaths) rmSync(p);
@@ -77,7 +87,7 @@ function expectRoundTrip(dir: string, terms: readonly string[]): void {
       const e = reader.lexiconEntry(t);
       expect(e, `lexicon entry of term ${i}`).toBeDefined();
       expect(e!.term === t).toBe(true);
-      expect(e!.termId).toBe(i);
+      expect(e!.termId).toBe(sorted.indexOf(t));
       expect(e!.df).toBe(docsOf(i).length);
       expect(Array.from(reader.postingsOf(t).docIds)).toEqual(docsOf(i));
     });
@@ -100,7 +110,7 @@ function expectRoundTrip(dir: string, terms: readonly string[]): void {
     const stored = db.prepare('SELECT term_id AS id, typeof(term) AS type, length(CAST(term AS BLOB)) AS bytes FROM terms').all() as { id: number; type: string; bytes: number }[];
     for (const r of stored) {
       expect(r.type).toBe('text');
-      expect(r.bytes).toBe(Buffer.byteLength(terms[r.id]!, 'utf8'));
+      expect(r.bytes).toBe(Buffer.byteLength(sorted[r.id]!, 'utf8'));
     }
   } finally {
     db.close();

@@ -1,13 +1,19 @@
 /**
- * term -> TermId, assigned on first sight and global to the build. TermIds are dense
- * (0, 1, 2, ...) so the merge can keep per-term arrays indexed by id.
+ * term -> TermId, assigned on first sight and global to the build: the ids blocks are filled
+ * with. The index numbers terms in code point order instead (merge/term-order.ts), so the
+ * dictionary also keeps its terms in that order, updated each time a block is sealed
+ * (lexKeys): a block is sorted by the ranks, and the merge maps ranks to final termIDs.
  */
 import { asTermId, type TermId } from '../../src/shared/types.js';
+import { compareTerms, sortTerms } from '../../merge/term-order.js';
 
 export class TermDictionary {
   private readonly ids = new Map<string, TermId>();
   /** terms[id] is the term string of TermId id. */
   readonly terms: string[] = [];
+  /** The ids below `sortedCount`, in code point order of their terms. */
+  private sorted = new Uint32Array(0);
+  private sortedCount = 0;
 
   idOf(term: string): TermId {
     let id = this.ids.get(term);
@@ -21,5 +27,55 @@ export class TermDictionary {
 
   get size(): number {
     return this.terms.length;
+  }
+
+  /**
+   * Every term's rank in code point order among the terms so far, indexed by TermId (a new
+   * array: the caller may hand it to another thread while the dictionary grows). The order is
+   * kept from one call to the next: only the terms added since are sorted, then placed by
+   * binary search, so a build sorts each term once.
+   */
+  lexKeys(): Uint32Array {
+    this.extendOrder();
+    const keys = new Uint32Array(this.sortedCount);
+    const sorted = this.sorted;
+    for (let p = 0; p < this.sortedCount; p++) keys[sorted[p]!] = p;
+    return keys;
+  }
+
+  /** Every TermId in code point order of its term (the final termIDs' order). */
+  order(): Uint32Array {
+    this.extendOrder();
+    return this.sorted.slice(0, this.sortedCount);
+  }
+
+  private extendOrder(): void {
+    const n = this.terms.length;
+    const from = this.sortedCount;
+    if (n === from) return;
+    const terms = this.terms;
+    const fresh = terms.slice(from);
+    sortTerms(fresh);
+    const merged = new Uint32Array(n);
+    const old = this.sorted;
+    let o = 0;
+    let m = 0;
+    for (const term of fresh) {
+      // Old terms before this one, found by binary search from where the last one went.
+      let lo = o;
+      let hi = from;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (compareTerms(terms[old[mid]!]!, term) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      merged.set(old.subarray(o, lo), m);
+      m += lo - o;
+      o = lo;
+      merged[m++] = this.ids.get(term)!;
+    }
+    merged.set(old.subarray(o, from), m);
+    this.sorted = merged;
+    this.sortedCount = n;
   }
 }

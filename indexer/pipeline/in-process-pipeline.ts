@@ -82,7 +82,7 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
   const flushBlock = async (): Promise<void> => {
     if (signal?.aborted) throw new AbortError();
-    await sink.sortAndWrite(block.pairs, block.count);
+    await sink.sortAndWrite(block.pairs, block.count, undefined, input.dictionary.lexKeys());
     counters.blocks = sink.blocks;
     counters.runBytes = sink.runBytes;
     block.reset();

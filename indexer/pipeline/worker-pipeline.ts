@@ -156,7 +156,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     if (signal?.aborted) throw new AbortError();
     const pending = checkpoints?.capture(sink.blocks, point, dictionary, documents, counters);
     if (!spare) {
-      await sink.sortAndWrite(current.pairs, current.count, current.docBases.bases);
+      await sink.sortAndWrite(current.pairs, current.count, current.docBases.bases, dictionary.lexKeys());
       current.reset();
       afterRun(pending);
       return;
@@ -171,7 +171,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     current = spare;
     spare = full;
     current.reset();
-    inflight = sink.sortAndWrite(full.pairs, full.count, full.docBases.bases).then(() => afterRun(pending));
+    inflight = sink.sortAndWrite(full.pairs, full.count, full.docBases.bases, dictionary.lexKeys()).then(() => afterRun(pending));
     inflight.catch(() => {}); // observed when awaited; avoid an unhandled rejection meanwhile
   };
 
@@ -240,7 +240,10 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
-    if (tally && sink.blocks === 0 && current.count > 0) blockPostings = handOverBlock(pool, current, tally.finish(), input, counters);
+    if (tally && sink.blocks === 0 && current.count > 0) {
+      const order = dictionary.order();
+      blockPostings = handOverBlock(pool, current, tally.finish(order), order, input, counters);
+    }
     else await flush({ seq: input.tasks.length, part: 0, taken: 0, inBatch: false });
     if (inflight) {
       const t0 = performance.now();
@@ -279,7 +282,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
  * while the caller writes the lexicon from `lexicon`. The lengths the worker wrote are checked
  * against the tally.
  */
-function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, input: WorkerPipelineInput, counters: ParseCounters): BlockPostings {
+function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, order: Uint32Array, input: WorkerPipelineInput, counters: ParseCounters): BlockPostings {
   const { clock } = input;
   const count = block.count;
   clock.mark('sort', count);
@@ -287,7 +290,7 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
     pairs: block.pairs.buffer as ArrayBuffer,
     count,
     docBases: block.docBases.bases.slice(),
-    layout: { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes }, // copied by postMessage
+    layout: { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes, order }, // copied by postMessage
     scratch: input.sorter.handOverScratch?.(),
     path: input.blockPostingsPath!,
   });

@@ -11,7 +11,7 @@
  *  - all digit histograms come from one read of the data, and a digit whose values are all
  *    equal costs nothing.
  */
-import type { DocBases, PairSorter, SortedConsumer, SortTiming } from '../../src/shared/types.js';
+import type { DocBases, PairSorter, SortedConsumer, SortTiming, TermKeys } from '../../src/shared/types.js';
 import { applyDocBases } from '../fill/doc-bases.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
 
@@ -61,19 +61,25 @@ function fillTermHistograms(pairs: Uint32Array, count: number, digits: readonly 
 }
 
 /**
- * Sorts pairs[0 .. 2*count) by (termID, docID). `scratch` must hold at least 2*count entries.
- * Returns whichever of the two arrays holds the sorted pairs (the other is garbage).
+ * Sorts pairs[0 .. 2*count) by (termID, docID), each termID first replaced by termKeys[termID]
+ * when given. `scratch` must hold at least 2*count entries. Returns whichever of the two arrays
+ * holds the sorted pairs (the other is garbage).
  */
-export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint32Array): Uint32Array {
+export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint32Array, termKeys?: TermKeys): Uint32Array {
+  if (count === 1 && termKeys) pairs[0] = termKeys[pairs[0]!]!;
   if (count < 2) return pairs;
   if (scratch.length < 2 * count) throw new RangeError(`scratch holds ${scratch.length >> 1} pairs, need ${count}`);
-  // One pass for the largest ids and whether docIDs ascend (it was two).
+  // One pass for the keys, the largest ids and whether docIDs ascend.
   let maxT = 0;
   let maxD = 0;
   let ascending = true;
   let previousDoc = 0;
   for (let i = 0; i < 2 * count; i += 2) {
-    const t = pairs[i]!;
+    let t = pairs[i]!;
+    if (termKeys) {
+      t = termKeys[t]!;
+      pairs[i] = t;
+    }
     const d = pairs[i + 1]!;
     if (t > maxT) maxT = t;
     if (d > maxD) maxD = d;
@@ -173,12 +179,12 @@ export class CpuSorter implements PairSorter {
     this.scratchUsed = words;
   }
 
-  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming> {
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases, termKeys?: TermKeys): Promise<SortTiming> {
     const t0 = performance.now();
     if (docBases) applyDocBases(pairs, count, docBases);
     if (this.scratch.length < 2 * count) this.scratch = new Uint32Array(2 * count);
     this.scratchUsed = Math.max(this.scratchUsed, 2 * count);
-    const sorted = radixSortPairs(pairs, count, this.scratch);
+    const sorted = radixSortPairs(pairs, count, this.scratch, termKeys);
     const totalMs = performance.now() - t0;
     await consume(sorted.subarray(0, 2 * count));
     return { totalMs };

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeRunFileAsync } from '../../merge/runs.js';
 import { errorCode } from '../../src/shared/errors.js';
-import { RunWriteError, type DocBases, type PairSorter, type RunWritten } from '../../src/shared/types.js';
+import { NO_KEY_SPACE, RunWriteError, type DocBases, type PairSorter, type RunWritten, type TermKeys } from '../../src/shared/types.js';
 import { CpuSorter } from './cpu-sorter.js';
 import type { StageClock } from '../pipeline/stage-clock.js';
 
@@ -53,8 +53,11 @@ export class RunSink {
     await this.sorter.release?.();
   }
 
-  /** Sorts pairs[0 .. 2*count) (possibly in place; `docBases`: see PairSorter) and writes run number `blocks`. */
-  async sortAndWrite(pairs: Uint32Array, count: number, docBases?: DocBases): Promise<void> {
+  /**
+   * Sorts pairs[0 .. 2*count) (possibly in place; `docBases`, `termKeys`: see PairSorter) and
+   * writes run number `blocks`.
+   */
+  async sortAndWrite(pairs: Uint32Array, count: number, docBases?: DocBases, termKeys?: TermKeys): Promise<void> {
     if (count === 0) return;
     const index = this.runPaths.length;
     this.clock.mark('sort', count);
@@ -62,7 +65,7 @@ export class RunSink {
     this.runPaths.push(path);
     let written: RunWritten;
     try {
-      written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, path);
+      written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, termKeys, path);
     } catch (err) {
       // A run that could not be written is the disk's fault: no other sorter would do better.
       if (this.sorter.kind !== 'gpu' || err instanceof RunWriteError) throw err;
@@ -77,7 +80,7 @@ export class RunSink {
         /* the device may already be gone */
       }
       this.sorter = new CpuSorter();
-      written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, path);
+      written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, termKeys, path);
     }
     const { timing } = written;
     if (written.writeAt !== undefined) this.clock.markAt('write', written.writeAt, count);
@@ -96,23 +99,23 @@ export class RunSink {
    * One attempt: a sorter that writes runs itself (GpuSort on its thread) is asked to; any other
    * hands the sorted pairs to a write from this thread (for GpuSort in-process: its mapped range).
    */
-  private async sortAndWriteWith(sorter: PairSorter, pairs: Uint32Array, count: number, docBases: DocBases | undefined, path: string): Promise<RunWritten> {
-    const run = { path, hash: this.hashRuns };
-    if (sorter.sortToRun) return sorter.sortToRun(pairs, count, docBases, run);
+  private async sortAndWriteWith(sorter: PairSorter, pairs: Uint32Array, count: number, docBases: DocBases | undefined, termKeys: TermKeys | undefined, path: string): Promise<RunWritten> {
+    const run = { path, hash: this.hashRuns, keySpace: termKeys ? termKeys.length : NO_KEY_SPACE };
+    if (sorter.sortToRun) return sorter.sortToRun(pairs, count, docBases, run, termKeys);
     const written: Omit<RunWritten, 'timing'> = { runBytes: 0 };
     const consume = async (sorted: Uint32Array) => {
       written.writeAt = performance.now();
       // A fresh hash per attempt: after a GPU fault the run is written again, whole.
       const hash = run.hash ? createHash('sha256') : undefined;
       try {
-        written.runBytes = await writeRunFileAsync(path, sorted, count, hash);
+        written.runBytes = await writeRunFileAsync(path, sorted, count, run.keySpace, hash);
       } catch (err) {
         throw new RunWriteError((err as Error)?.message ?? String(err), errorCode(err));
       }
       written.sha256 = hash?.digest('hex');
       written.writtenAt = performance.now();
     };
-    const timing = await sorter.sortBlock(pairs, count, consume, docBases);
+    const timing = await sorter.sortBlock(pairs, count, consume, docBases, termKeys);
     return { ...written, timing };
   }
 }

@@ -21,7 +21,6 @@ export interface Merged {
   releaseMs: number;
   mergeMs: number;
   documentRowsAhead: number;
-  termRowsAhead: number;
 }
 
 /** merge_batches: the runs (or the one block's tally) into postings.bin and index.sqlite. */
@@ -32,14 +31,15 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   const mergeStart = performance.now();
   const releaseMs = mergeStart - parsed.startedAt - parsed.parseSortMs;
   // Documents given to the API have no rows written ahead: the merge writes them all.
-  const rowsAhead = (state.rowsAhead ??= new IndexRowsAhead(new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, dictionary.terms));
+  const rowsAhead = (state.rowsAhead ??= new IndexRowsAhead(new IndexStoreWriter(join(out.temp, INDEX_DB)), documents));
   const documentRowsAhead = rowsAhead.count;
-  const termRowsAhead = rowsAhead.termCount;
   const { threads, cursorBytes } = planMerge(plan.memory.mergeBytes, mergeThreadsFor(options, root ? plan.workers : 1, counters.pairs), options.mergeThreads !== undefined);
   const blockPostings = 'blockPostings' in result ? result.blockPostings : undefined;
   const contents = {
     rows: rowsAhead,
     termCount: dictionary.size,
+    terms: dictionary.terms,
+    order: dictionary.order(),
     documentCount: documents.count,
     totalTokens: documents.totalTokens,
     // postings.bin and the terms/docs tables depend only on the input and the analysis
@@ -65,7 +65,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
   const mergeMs = performance.now() - mergeStart;
   if (options.signal?.aborted) throw new AbortError();
-  return { written, releaseMs, mergeMs, documentRowsAhead, termRowsAhead };
+  return { written, releaseMs, mergeMs, documentRowsAhead };
 }
 
 /** Checksums, then the index renamed into place; any resume state of this output is moot now. */

@@ -69,7 +69,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
     const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats, tasks, dictionary, documents) : undefined;
     restored = resumed?.restored;
     // The index database opens now: document and term rows go in while the parse waits for batches.
-    const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, dictionary.terms, !options.resume);
+    const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, !options.resume);
     state.rowsAhead = rowsAhead;
     result = await runWorkerPipeline({
       whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? rowsAhead.writeSome : undefined,

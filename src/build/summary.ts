@@ -91,14 +91,14 @@ export interface BuildSummary {
    */
   cpu: PhaseCpuMs;
   /**
-   * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead and
-   * termRowsAhead: document and term rows written into index.sqlite while the parse waited for
-   * batches (the merge inserted the rest).
+   * threads: merge threads (1: the merge ran on the calling thread). documentRowsAhead: document
+   * rows written into index.sqlite while the parse waited for batches (the merge inserted the
+   * rest, and every term's row).
    * With merge threads: threadsMs, until the last of them finished; appendMs, the main thread's
    * time appending their parts to postings.bin (copying, and waiting for the SHA-256 thread when
    * it falls behind) and writing lexicon entries.
    */
-  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; termRowsAhead: number; threadsMs?: number; appendMs?: number };
+  merge: { runs: number; segmentPops: number; threads: number; documentRowsAhead: number; threadsMs?: number; appendMs?: number };
   /** With --resume: the completed runs (and their documents) taken over from an interrupted build. */
   resumed?: { runs: number; documents: number };
   peakRssBytes: number;
@@ -201,7 +201,6 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
       segmentPops: written.merge.segmentPops,
       threads: written.merge.threads,
       documentRowsAhead: merged.documentRowsAhead,
-      termRowsAhead: merged.termRowsAhead,
       ...(written.merge.threadsMs !== undefined ? { threadsMs: round(written.merge.threadsMs), appendMs: round(written.merge.appendMs ?? 0) } : {}),
     },
     ...(c.options.resume ? { resumed: { runs: parsed.restored?.runPaths.length ?? 0, documents: parsed.restored?.counters.documents ?? 0 } } : {}),

@@ -41,6 +41,17 @@ export type SortedConsumer = (sorted: Uint32Array) => void | Promise<void>;
  */
 export type DocBases = Uint32Array;
 
+/**
+ * A block's term keys, indexed by the termIDs it was filled with: each pair's termID is replaced
+ * by its key before the sort, so the run comes out in the index's term order (the terms' ranks
+ * in code point order: TermDictionary.lexKeys, merge/term-order.ts). Its length is the run's key
+ * space.
+ */
+export type TermKeys = Uint32Array;
+
+/** The key space of a run whose pairs were sorted by their termIDs as they are (no TermKeys). */
+export const NO_KEY_SPACE = 0xffffffff;
+
 /** GpuSort(B) or its CPU counterpart: sorts one block and hands the sorted pairs to a consumer. */
 export interface PairSorter {
   readonly kind: 'cpu' | 'gpu';
@@ -55,8 +66,9 @@ export interface PairSorter {
   /**
    * Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. With `docBases`,
    * the docIDs are first made whole: each segment's base is added to its pairs' docID words.
+   * With `termKeys`, each termID is first replaced by its key.
    */
-  sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases): Promise<SortTiming>;
+  sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases, termKeys?: TermKeys): Promise<SortTiming>;
   /**
    * The sorter reads blocks from another thread: the pipeline allocates them in
    * SharedArrayBuffers (which cannot be freed on demand: the memory plan keeps them in the merge's share).
@@ -68,7 +80,7 @@ export interface PairSorter {
    * undefined: the sorted pairs are dropped (a benchmark's sort without writes). Never writes
    * into `pairs`, so after a failure the block is intact for another sorter.
    */
-  sortToRun?(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined): Promise<RunWritten>;
+  sortToRun?(pairs: Uint32Array, count: number, docBases: DocBases | undefined, run: RunRequest | undefined, termKeys?: TermKeys): Promise<RunWritten>;
   /**
    * The block being filled now holds `pairs` pairs (of at most `capacity`): the sorter may ready
    * its buffers for them while the parse goes on (the CPU sorter touches its scratch pages
@@ -92,6 +104,8 @@ export interface RunRequest {
   path: string;
   /** Compute the run's SHA-256 while writing it (--resume checkpoints). */
   hash: boolean;
+  /** The run header's key space: the TermKeys' length, or NO_KEY_SPACE. */
+  keySpace: number;
 }
 
 /** What PairSorter.sortToRun did. */

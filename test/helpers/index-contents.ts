@@ -4,6 +4,7 @@ import { DocumentTable } from '../../indexer/fill/documents.js';
 import { INDEX_DB, IndexStoreWriter } from '../../merge/index-store.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { IndexContents } from '../../merge/write-index.js';
+import { termOrderOf } from '../../merge/term-order.js';
 
 export interface PlainDocument {
   externalId: string;
@@ -17,11 +18,18 @@ export function documentTable(documents: readonly PlainDocument[]): DocumentTabl
   return table;
 }
 
-/** Contents whose rows all go in at the merge (none ahead), unless the caller writes some first through `rows`. */
+/**
+ * Contents whose rows all go in at the merge (none ahead), unless the caller writes some first
+ * through `rows`. `order` is read when the contents are (the caller may add terms until then).
+ */
 export function contentsIn(dir: string, terms: readonly string[], documents: DocumentTable, settings: Record<string, unknown> = {}, releaseWritten = false): IndexContents {
   return {
-    rows: new IndexRowsAhead(new IndexStoreWriter(join(dir, INDEX_DB)), documents, terms, releaseWritten),
+    rows: new IndexRowsAhead(new IndexStoreWriter(join(dir, INDEX_DB)), documents, releaseWritten),
     termCount: terms.length,
+    terms,
+    get order() {
+      return termOrderOf(terms);
+    },
     documentCount: documents.count,
     totalTokens: documents.totalTokens,
     settings,

@@ -19,6 +19,7 @@ import type { Tokenizer } from '../analysis/tokenizer.js';
 import { WasmStemmer } from '../scan/wasm-ascii-table.js';
 import { RawTokenList } from '../scan/raw-token-list.js';
 import { UNRESOLVED_BIT, type SharedTermIds } from './shared-term-ids.js';
+import { BigMap } from '../../runtime/big-map.js';
 
 const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
 
@@ -58,7 +59,7 @@ export class BatchRemapper {
    * meets, so with 15 workers the same token would otherwise be stemmed 15 times (the H100's
    * 2 GB crawl: parse alone 3.9 -> 4.2 s, medians of 6 rounds, without this cache).
    */
-  private readonly rawIds = new Map<string, number>();
+  private readonly rawIds = new BigMap<string, number>();
   /**
    * With one worker every raw token it sends is new (the worker numbers each once), so the
    * cache would only be missed and filled: 2 of the 4 Map operations a new token cost (mail:

@@ -6,9 +6,10 @@
  */
 import { asTermId, type TermId } from '../../src/shared/types.js';
 import { compareTerms, sortTerms } from '../../merge/term-order.js';
+import { BigMap } from '../../runtime/big-map.js';
 
 export class TermDictionary {
-  private readonly ids = new Map<string, TermId>();
+  private readonly ids = new BigMap<string, TermId>();
   /** terms[id] is the term string of TermId id. */
   readonly terms: string[] = [];
   /** The ids below `sortedCount`, in code point order of their terms. */

@@ -11,6 +11,7 @@ import type { TermDictionary } from '../fill/dictionary.js';
 import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
 import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 import { RawTokenList, type RawTokenBytes } from './raw-token-list.js';
+import { BigMap } from '../../runtime/big-map.js';
 
 /** Cached analyses beyond this many distinct raw tokens are dropped (and recomputed on demand). */
 const RAW_CACHE_LIMIT = 1 << 22;
@@ -104,7 +105,7 @@ export class DocumentInverter {
   private termIds = new Uint32Array(4096);
   private length = 0;
   /** Text that needs the Unicode pattern, until UNICODE_TABLE_AFTER_UNITS: the regex scan and a Map. */
-  private readonly rawToId = new Map<string, number>();
+  private readonly rawToId = new BigMap<string, number>();
   /** UTF-16 units of such text scanned so far. */
   private unicodeUnits = 0;
   /** Then: scanUnicodeTerms (unicode-terms.ts), made on first use. */

@@ -8,6 +8,10 @@ import { asTermId, type TermId } from '../../src/shared/types.js';
 import { compareTerms, sortTerms } from '../../merge/term-order.js';
 import { BigMap } from '../../runtime/big-map.js';
 
+/** Fewest new terms sortAhead sorts, and the most terms it sorts ahead. */
+const SORT_AHEAD_MIN = 4096;
+const SORT_AHEAD_MAX = 1 << 20;
+
 export class TermDictionary {
   private readonly ids = new BigMap<string, TermId>();
   /** terms[id] is the term string of TermId id. */
@@ -49,6 +53,21 @@ export class TermDictionary {
     this.extendOrder();
     return this.sorted.slice(0, this.sortedCount);
   }
+
+  /**
+   * Sorts the terms added since the last sort into the order now, when they are many enough
+   * (a quarter of those sorted, at least SORT_AHEAD_MIN: each merge copies the whole order, so
+   * geometric steps keep the total linear), for a thread that has time while it waits: the
+   * order is then mostly ready when the parse ends (a crawl of one block needs it at once).
+   * Only below SORT_AHEAD_MAX terms: a larger step would hold the thread up too long, and a
+   * crawl of that many terms has several blocks, each sealed with the order anyway. Returns
+   * false: there is nothing more to do until more terms come.
+   */
+  readonly sortAhead = (): boolean => {
+    const n = this.terms.length;
+    if (n <= SORT_AHEAD_MAX && n - this.sortedCount >= Math.max(SORT_AHEAD_MIN, this.sortedCount >> 2)) this.extendOrder();
+    return false;
+  };
 
   private extendOrder(): void {
     const n = this.terms.length;

@@ -68,11 +68,12 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
     shard = c.shard && shardIdentity(c, listing, sizes);
     const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats, tasks, dictionary, documents) : undefined;
     restored = resumed?.restored;
-    // The index database opens now: document and term rows go in while the parse waits for batches.
+    // The index database opens now: document rows go in while the parse waits for batches.
     const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, !options.resume);
     state.rowsAhead = rowsAhead;
     result = await runWorkerPipeline({
-      whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? rowsAhead.writeSome : undefined,
+      // Idle time of this thread: document rows, then the dictionary's term order.
+      whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? () => rowsAhead.writeSome() || dictionary.sortAhead() : undefined,
       onBatchFilled: rowsAhead.batchFilled,
       checkpoints: resumed?.log,
       restored,

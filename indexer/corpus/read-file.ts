@@ -94,7 +94,7 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
   try {
     if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size, range, lineHandler);
     else if (fmt.format === 'json') yield* readJson(full, path, fmt.gzip, fields, st.size);
-    else if (fmt.format === 'warc') yield* readWarc(full, path, fmt.gzip, st.size, (d) => doc(d.doc), range && { start: range.start, end: range.end });
+    else if (fmt.format === 'warc') yield* readWarc(full, path, fmt.gzip, st.size, (d) => doc(d.doc), range);
     else yield* readWholeDocument(full, path, fmt.gzip, fmt.format, st.size);
   } catch (err) {
     yield skip(describeError(err));

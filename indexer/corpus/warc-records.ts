@@ -8,8 +8,7 @@
  * The parser is pushed the decompressed bytes in order and never throws: damage (no version
  * line where a record should start, a header that does not end, a missing or bad
  * Content-Length, a block not followed by CRLF CRLF, bytes between records) is reported once,
- * at the stream offset where it was met, and parsing resumes at the next "WARC/1." that starts a
- * line. A block with a wrong Content-Length is therefore dropped whole, and the records it
+ * at the stream offset where it was met, and parsing resumes at the next "WARC/1.". A block with a wrong Content-Length is therefore dropped whole, and the records it
  * swallowed are found again by that scan.
  */
 
@@ -19,7 +18,6 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 export const MAX_BLOCK_BYTES = 256 * 2 ** 20;
 
 const VERSION = Buffer.from('WARC/1.');
-const LINE_VERSION = Buffer.from('\nWARC/1.');
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const GARBAGE = 'bytes that are no WARC record';
 
@@ -51,10 +49,20 @@ export class WarcRecordParser {
   private discard = 0;
   /** Stream offset the held bytes must reach before parsing is worth trying again (a long block arriving in pieces). */
   private needUntil = 0;
-  /** Scanning for a record start after damage: a report is owed for skipped bytes only when not already given. */
+  /** Scanning for a record start after damage (reported): nothing more is reported until a record parses. */
   private scanning = false;
 
+  /**
+   * Set while the bytes pushed come from a gzip member known to be damaged (reported once by
+   * the caller): the records before the damage are still read, its consequences not reported.
+   */
+  quiet = false;
+
   constructor(private readonly sink: RecordSink) {}
+
+  private report(offset: number, reason: string): void {
+    if (!this.quiet) this.sink.damage(offset, reason);
+  }
 
   /** Stream offset of the next byte pushed. */
   get position(): number {
@@ -87,7 +95,7 @@ export class WarcRecordParser {
   end(): void {
     this.parse(true);
     if (this.discard > 0) {
-      this.sink.damage(this.base, 'record cut short (the stream ends inside its block)');
+      this.report(this.base, 'record cut short (the stream ends inside its block)');
     }
     this.drop(this.held);
   }
@@ -96,7 +104,7 @@ export class WarcRecordParser {
   cut(reason: string): void {
     if (this.midRecord) {
       const b = this.contiguous();
-      this.sink.damage(this.base + skipSeparators(b, 0), reason);
+      this.report(this.base + skipSeparators(b, 0), reason);
     }
     this.gap();
     this.scanning = false;
@@ -130,19 +138,24 @@ export class WarcRecordParser {
 
   /**
    * Reports damage at `at` (buffer index) and drops everything up to the next record start after
-   * it. Stray bytes met while already scanning (after damage or a gap) were reported with it.
+   * it. Until a record parses again, whatever fails (stray bytes, a false start inside a damaged
+   * payload) is part of the damage already reported.
    */
   private resync(at: number, reason: string, final: boolean): boolean {
-    if (reason !== GARBAGE || !this.scanning) this.sink.damage(this.base + at, reason);
+    if (!this.scanning) this.report(this.base + at, reason);
     this.scanning = true;
     const b = this.contiguous();
-    const next = b.indexOf(LINE_VERSION, at);
+    at += 1; // past the failed start
+    // Any "WARC/1.", not only one at a line start: stray bytes before a record need not end
+    // with a line break. A false start (the text inside a payload) fails as a record and is
+    // scanned past in turn, reported as part of this damage.
+    const next = b.indexOf(VERSION, at);
     if (next < 0) {
-      // Keep a possible partial "\nWARC/1." at the end.
-      this.drop(final ? this.held : Math.max(0, b.length - LINE_VERSION.length));
+      // Keep a possible partial "WARC/1." at the end.
+      this.drop(final ? this.held : Math.max(0, b.length - VERSION.length + 1));
       return false;
     }
-    this.drop(next + 1);
+    this.drop(next);
     return true;
   }
 
@@ -164,24 +177,28 @@ export class WarcRecordParser {
         if (!this.resync(start, GARBAGE, final)) return;
         continue;
       }
-      this.scanning = false; // a record starts here: its faults are its own
       const headerEnd = b.indexOf(CRLFCRLF, start);
       if (headerEnd < 0 || headerEnd - start > MAX_HEADER_BYTES) {
         if (headerEnd < 0 && b.length - start <= MAX_HEADER_BYTES && !final) return;
         const why = headerEnd < 0 && final ? 'record cut short (the stream ends inside its header)' : `header longer than ${MAX_HEADER_BYTES / 1024} KiB`;
-        if (!this.resync(start + 1, why, final)) return;
+        if (!this.resync(start, why, final)) return;
         continue;
       }
       const headers = parseHeaders(b.toString('latin1', start, headerEnd));
       const lengthText = headers.get('content-length');
       if (lengthText === undefined || !/^\d{1,15}$/.test(lengthText)) {
-        if (!this.resync(start + 1, lengthText === undefined ? 'no Content-Length' : `bad Content-Length "${lengthText.slice(0, 40)}"`, final)) return;
+        if (!this.resync(start, lengthText === undefined ? 'no Content-Length' : `bad Content-Length "${lengthText.slice(0, 40)}"`, final)) return;
         continue;
       }
       const length = Number(lengthText);
       const blockStart = headerEnd + 4;
       if (length > MAX_BLOCK_BYTES) {
-        this.sink.damage(this.base + start, `record larger than ${MAX_BLOCK_BYTES / 2 ** 20} MiB (not read)`);
+        // While scanning past damage, most likely a false start: not trusted with a skip that long.
+        if (this.scanning) {
+          if (!this.resync(start, '', final)) return;
+          continue;
+        }
+        this.report(this.base + start, `record larger than ${MAX_BLOCK_BYTES / 2 ** 20} MiB (not read)`);
         this.scanning = false;
         const skip = blockStart + length + 4;
         if (skip <= b.length) this.drop(skip);
@@ -197,11 +214,11 @@ export class WarcRecordParser {
           this.needUntil = this.base + recordEnd + 4;
           return;
         }
-        if (!this.resync(start + 1, 'record cut short (the stream ends inside its block)', final)) return;
+        if (!this.resync(start, 'record cut short (the stream ends inside its block)', final)) return;
         continue;
       }
       if (!b.subarray(recordEnd, recordEnd + 4).equals(CRLFCRLF)) {
-        if (!this.resync(start + 1, `Content-Length ${length} does not end the block (no CRLF CRLF after it)`, final)) return;
+        if (!this.resync(start, `Content-Length ${length} does not end the block (no CRLF CRLF after it)`, final)) return;
         continue;
       }
       this.scanning = false;

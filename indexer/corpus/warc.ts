@@ -15,7 +15,7 @@ import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { constants, crc32, createInflateRaw, inflateRawSync } from 'node:zlib';
 import { recordOutcome, type RecordOutcome } from './warc-document.js';
 import { MAX_BLOCK_BYTES, WarcRecordParser, type WarcRecord } from './warc-records.js';
-import type { ByteRange } from './read-file.js';
+import type { LineRange } from './read-file.js';
 import type { CorpusItem } from './types.js';
 
 const READ_BYTES = 1 << 20;
@@ -31,7 +31,17 @@ const RECORD_START = Buffer.from('WARC/1.');
  * The items of a WARC file. `doc` applies the readers' policy for documents with a warning;
  * `range` (gzip only) limits the read to the members starting in [start, end).
  */
-export async function* readWarc(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: ByteRange): AsyncGenerator<CorpusItem> {
+export async function* readWarc(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange): AsyncGenerator<CorpusItem> {
+  let items = 0;
+  for await (const item of readItems(full, path, gzip, size, doc, range)) {
+    items++;
+    yield item;
+  }
+  // A range says how many items it had (none in every range: reported as an empty file).
+  range?.onEnd?.({ lines: 0, items });
+}
+
+async function* readItems(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange): AsyncGenerator<CorpusItem> {
   const out: CorpusItem[] = [];
   let where: (offset: number) => string = (o) => `record at offset ${o}`;
   const parser = new WarcRecordParser({
@@ -47,7 +57,13 @@ export async function* readWarc(full: string, path: string, gzip: boolean, size:
     if ('ignored' in o) return { kind: 'ignored', path, what: o.ignored };
     return { kind: 'skip', skip: { path, reason: `${where(offset)}: ${o.damaged}` } };
   }
-  const fd = openSync(full, 'r');
+  let fd: number;
+  try {
+    fd = openSync(full, 'r');
+  } catch (err) {
+    if (range && range.start > 0) return; // the file's first range reports it
+    throw err;
+  }
   try {
     if (!gzip) {
       for (let at = 0; at < size; ) {
@@ -87,7 +103,9 @@ export async function* readWarc(full: string, path: string, gzip: boolean, size:
         parser.push(m.out);
         pos = m.next;
       } else {
-        // Too large for one call, or damaged: streamed, so that what inflates before a fault is kept.
+        // Too large for one call, or damaged: streamed, so that what inflates before a fault is
+        // kept. A member known to be damaged is read quietly: its one fault line is below.
+        parser.quiet = m.damaged;
         const inflate = createInflateRaw({ chunkSize: READ_BYTES });
         const source = createReadStream(full, { start: m.dataStart, highWaterMark: READ_BYTES });
         source.pipe(inflate);
@@ -113,6 +131,7 @@ export async function* readWarc(full: string, path: string, gzip: boolean, size:
         }
         const consumed = inflate.bytesWritten;
         fault ??= file.trailerFault(m.dataStart + consumed, crc, length);
+        parser.quiet = false;
         if (fault !== undefined) {
           const lost = parser.midRecord ? '; the record in it is lost' : '';
           out.push({ kind: 'skip', skip: { path, reason: `gzip member at offset ${pos}: ${fault}${lost}` } });
@@ -153,7 +172,8 @@ class MemberMap {
   }
 }
 
-type Inflated = { out: Buffer; next: number } | { garbage: true } | { stream: true; dataStart: number };
+/** An intact member's bytes; no gzip header here; or one to stream, being too large for one call or damaged. */
+type Inflated = { out: Buffer; next: number } | { garbage: true } | { stream: true; dataStart: number; damaged: boolean };
 
 /** Synchronous access to a .warc.gz's members. */
 class GzipFile {
@@ -206,12 +226,14 @@ class GzipFile {
       try {
         const r = inflateRawSync(window, { info: true, maxOutputLength: MAX_SYNC_OUTPUT }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
         const consumed = r.engine.bytesWritten;
-        if (this.trailerFault(dataStart + consumed, crc32(r.buffer), r.buffer.length) !== undefined) return { stream: true, dataStart };
+        if (this.trailerFault(dataStart + consumed, crc32(r.buffer), r.buffer.length) !== undefined) return { stream: true, dataStart, damaged: true };
         return { out: r.buffer, next: dataStart + consumed + 8 };
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        const cut = code === 'Z_BUF_ERROR' && window.length === w && w < MAX_SYNC_WINDOW;
-        if (!cut) return { stream: true, dataStart }; // damaged, cut at the end of the file, or large: the stream tells which
+        const more = code === 'Z_BUF_ERROR' && window.length === w;
+        if (more && w < MAX_SYNC_WINDOW) continue;
+        // Too large for one call (its compressed bytes or its output), or damaged (corrupt, or cut by the end of the file).
+        return { stream: true, dataStart, damaged: !more && code !== 'ERR_BUFFER_TOO_LARGE' };
       }
     }
   }

@@ -84,3 +84,20 @@ export function decideEncoding(buf: Uint8Array, httpContentType: string | undefi
   if (meta) return { name: meta, bom: 0, source: 'meta' };
   return { name: 'utf-8', bom: 0, source: 'default' };
 }
+
+/**
+ * windows-1252's 0x80-0x9f (the euro sign, curly quotes, dashes): Node 20's TextDecoder decodes
+ * windows-1252 as ISO-8859-1 and gives C1 controls there (fixed in later Node releases); the
+ * five bytes windows-1252 leaves undefined stay controls, as the WHATWG table has them.
+ */
+const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+const C1 = /[\u0080-\u009f]/g;
+
+/** Text of `bytes` (no BOM) in the WHATWG encoding `name`; bytes it cannot decode become U+FFFD. */
+export function decodeIn(bytes: Uint8Array, name: string): string {
+  if (name === 'windows-1252') {
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+    return text.replace(C1, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!);
+  }
+  return new TextDecoder(name, { ignoreBOM: true }).decode(bytes);
+}

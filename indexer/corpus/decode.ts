@@ -6,7 +6,7 @@
  * decides it (charset.ts).
  */
 import { isUtf8 } from 'node:buffer';
-import { decideEncoding } from './charset.js';
+import { decideEncoding, decodeIn } from './charset.js';
 
 export const SNIFF_BYTES = 8192;
 
@@ -47,7 +47,7 @@ export function decodeFile(buf: Buffer, html = false, httpContentType?: string):
     if (isUtf8(body)) return { text: body.toString('utf8') };
     return repaired(body.toString('utf8'), 'invalid UTF-8');
   }
-  const text = new TextDecoder(enc.name, { ignoreBOM: true }).decode(body);
+  const text = decodeIn(body, enc.name);
   return repaired(text, utf16 ? 'invalid UTF-16' : `invalid ${enc.name}`);
 }
 

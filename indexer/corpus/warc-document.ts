@@ -52,8 +52,11 @@ export function recordOutcome(rec: WarcRecord, path: string): RecordOutcome {
       const coding = (http.headers.get('content-encoding') ?? '').trim().toLowerCase();
       if (coding !== '' && coding !== 'identity') {
         const decoded = decodeContent(payload, coding);
-        if (typeof decoded === 'string') return decoded.startsWith('unsupported') ? { ignored: `Content-Encoding ${coding} payloads` } : { damaged: decoded };
-        payload = decoded;
+        if (typeof decoded !== 'string') payload = decoded;
+        else if (decoded.startsWith('unsupported')) return { ignored: `Content-Encoding ${coding} payloads` };
+        // Crawlers have stored bodies already decoded under the original header (Common Crawl
+        // until 2018): a body that does not decode but reads as text is taken as it is.
+        else if (!looksDecoded(payload)) return { damaged: decoded };
       }
     }
   }
@@ -135,6 +138,12 @@ export function dechunk(b: Buffer): Buffer | undefined {
     if (b[i] === 0x0d) i++;
     if (b[i] === 0x0a) i++;
   }
+}
+
+/** Whether a body that failed to decode is plain text already: no gzip magic, no NUL byte in its first 8 KiB. */
+function looksDecoded(b: Buffer): boolean {
+  if (b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b) return false;
+  return !b.subarray(0, 8192).includes(0);
 }
 
 /** A Content-Encoding undone, or why not ('unsupported ...' for codings not handled). */

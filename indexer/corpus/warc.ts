@@ -13,12 +13,14 @@
  */
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { constants, crc32, createInflateRaw, inflateRawSync } from 'node:zlib';
-import { recordOutcome, type RecordOutcome } from './warc-document.js';
+import { recordOutcome } from './warc-document.js';
 import { MAX_BLOCK_BYTES, WarcRecordParser, type WarcRecord } from './warc-records.js';
 import type { LineRange } from './read-file.js';
 import type { CorpusItem } from './types.js';
 
 const READ_BYTES = 1 << 20;
+/** Bytes of a .warc.gz read at a time: many members each. */
+const WINDOW_BYTES = 4 << 20;
 /** First window a member's compressed bytes are read into; grown 4x while the member does not end in it. */
 const FIRST_WINDOW = 256 * 1024;
 /** Members whose compressed bytes do not end within this are streamed. */
@@ -33,7 +35,14 @@ const RECORD_START = Buffer.from('WARC/1.');
  */
 export async function* readWarc(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange): AsyncGenerator<CorpusItem> {
   let items = 0;
-  for await (const item of readItems(full, path, gzip, size, doc, range)) {
+  const toItem = (r: WarcRecord): CorpusItem => {
+    const o = recordOutcome(r, path);
+    if ('doc' in o) return doc({ kind: 'doc', doc: o.doc });
+    if ('ignored' in o) return { kind: 'ignored', path, what: o.ignored };
+    return { kind: 'skip', skip: { path, reason: `${describe(r.offset)}: ${o.damaged}` } };
+  };
+  let describe: (offset: number) => string = (o) => `record at offset ${o}`;
+  for await (const item of readWarcRecords(full, path, gzip, size, toItem, (d) => (describe = d), range)) {
     items++;
     yield item;
   }
@@ -41,22 +50,31 @@ export async function* readWarc(full: string, path: string, gzip: boolean, size:
   range?.onEnd?.({ lines: 0, items });
 }
 
-async function* readItems(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange): AsyncGenerator<CorpusItem> {
+/**
+ * The records of a WARC file, each given to `onRecord` (whose item, if any, is yielded), and a
+ * skip item for each fault. `onWhere` receives the function that names a record's place (a
+ * stream offset) for fault lines. Also what bench/warc.mjs times the record layer with.
+ */
+export async function* readWarcRecords(
+  full: string,
+  path: string,
+  gzip: boolean,
+  size: number,
+  onRecord: (r: WarcRecord) => CorpusItem | undefined,
+  onWhere?: (describe: (offset: number) => string) => void,
+  range?: LineRange,
+): AsyncGenerator<CorpusItem> {
   const out: CorpusItem[] = [];
   let where: (offset: number) => string = (o) => `record at offset ${o}`;
   const parser = new WarcRecordParser({
     record(r: WarcRecord) {
-      out.push(itemOf(recordOutcome(r, path), r.offset));
+      const item = onRecord(r);
+      if (item) out.push(item);
     },
     damage(offset, reason) {
       out.push({ kind: 'skip', skip: { path, reason: `${where(offset)}: ${reason}` } });
     },
   });
-  function itemOf(o: RecordOutcome, offset: number): CorpusItem {
-    if ('doc' in o) return doc({ kind: 'doc', doc: o.doc });
-    if ('ignored' in o) return { kind: 'ignored', path, what: o.ignored };
-    return { kind: 'skip', skip: { path, reason: `${where(offset)}: ${o.damaged}` } };
-  }
   let fd: number;
   try {
     fd = openSync(full, 'r');
@@ -80,6 +98,7 @@ async function* readItems(full: string, path: string, gzip: boolean, size: numbe
     }
     const members = new MemberMap();
     where = (o) => members.describe(o);
+    onWhere?.(where);
     const file = new GzipFile(fd, size);
     const end = range?.end ?? Infinity;
     let pos = range && range.start > 0 ? file.nextRecordMember(range.start) : 0;
@@ -177,15 +196,25 @@ type Inflated = { out: Buffer; next: number } | { garbage: true } | { stream: tr
 
 /** Synchronous access to a .warc.gz's members. */
 class GzipFile {
+  /** The file's bytes [windowStart, windowStart + window.length): members are inflated from views of it, not read one by one. */
+  private window = Buffer.alloc(0);
+  private windowStart = 0;
+
   constructor(
     private readonly fd: number,
     private readonly size: number,
   ) {}
 
+  /** Bytes [at, at + n) of the file, fewer at its end; a view valid as long as the caller holds it (a window is never reused). */
   private read(at: number, n: number): Buffer {
-    const b = Buffer.allocUnsafe(Math.max(0, Math.min(n, this.size - at)));
+    const want = Math.max(0, Math.min(n, this.size - at));
+    const off = at - this.windowStart;
+    if (off >= 0 && off + want <= this.window.length) return this.window.subarray(off, off + want);
+    const b = Buffer.allocUnsafe(Math.max(want, Math.min(WINDOW_BYTES, this.size - at)));
     const got = b.length > 0 ? readSync(this.fd, b, 0, b.length, at) : 0;
-    return got === b.length ? b : b.subarray(0, got);
+    this.window = got === b.length ? b : b.subarray(0, got);
+    this.windowStart = at;
+    return this.window.subarray(0, Math.min(want, got));
   }
 
   /** Length of the gzip header at `at` (RFC 1952: fixed 10 bytes, optional extra, name, comment, header CRC), or -1. */

@@ -5,7 +5,8 @@
  *   node bench/warc.mjs [--corpus html-docs-small-warc|html-docs-warc] [--runs 3] [--workers N]
  *                       [--pipelines default,cpu] [--json out.json]
  *
- * 1. Reading, in this process, one core: the record layer alone (gzip members inflated with
+ * 1. Reading, in this process, one core: node:zlib's gunzipSync of the whole file (the floor),
+ *    the record layer alone (gzip members inflated with
  *    node:zlib, records split by Content-Length), then the whole reader (HTTP parsed, charset
  *    decided, HTML to text): MB/s of uncompressed WARC and of gzipped file.
  * 2. Whole builds with the CLI (dist/src/cli.js, an index written each time), the .warc.gz and
@@ -16,7 +17,8 @@
  * The corpus is fetched or written first (scripts/corpus/fetch.mjs). Needs `npm run build`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -51,10 +53,14 @@ log(`${corpusName}: ${manifest.warc.pages} pages, ${(warcBytes / 1e6).toFixed(1)
 const dist = pathToFileURL(join(REPO, 'dist') + '/');
 const { readWarcRecords } = await import(new URL('indexer/corpus/warc.js', dist).href);
 const { readCorpusFile } = await import(new URL('indexer/corpus/index.js', dist).href);
-const reading = { records: [], reader: [] };
+const reading = { gunzip: [], records: [], reader: [] };
 for (let r = 0; r < runs; r++) {
-  let records = 0;
+  // The floor: node:zlib inflating the whole file in one call (every member, no records).
   let t0 = performance.now();
+  gunzipSync(readFileSync(warcFile));
+  reading.gunzip.push(performance.now() - t0);
+  let records = 0;
+  t0 = performance.now();
   for await (const _ of readWarcRecords(warcFile, 'x.warc.gz', true, gzBytes, () => {
     records++;
     return undefined;
@@ -92,6 +98,7 @@ rmSync(work, { recursive: true, force: true });
 const mbs = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(0);
 const lines = [
   `${corpusName} on ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, medians of ${runs}:`,
+  `- node:zlib gunzipSync of the whole file (the floor): ${median(reading.gunzip).toFixed(0)} ms, ${mbs(warcBytes, median(reading.gunzip))} MB/s of WARC`,
   `- records (inflate + split by Content-Length): ${median(reading.records).toFixed(0)} ms, ${mbs(warcBytes, median(reading.records))} MB/s of WARC (${mbs(gzBytes, median(reading.records))} MB/s gzipped)`,
   `- reader (records + HTTP + charset + HTML to text): ${median(reading.reader).toFixed(0)} ms, ${mbs(warcBytes, median(reading.reader))} MB/s of WARC`,
 ];

@@ -23,6 +23,8 @@ const READ_BYTES = 1 << 20;
 const WINDOW_BYTES = 4 << 20;
 /** First window a member's compressed bytes are read into; grown 4x while the member does not end in it. */
 const FIRST_WINDOW = 256 * 1024;
+/** Output chunk of a member's inflate: most pages fit one, which zlib then returns without concatenating chunks. */
+const INFLATE_CHUNK_BYTES = 64 * 1024;
 /** Members whose compressed bytes do not end within this are streamed. */
 const MAX_SYNC_WINDOW = 64 << 20;
 /** Largest output of one synchronous inflate (a record's block and its header). */
@@ -253,7 +255,7 @@ class GzipFile {
     for (let w = FIRST_WINDOW; ; w *= 4) {
       const window = this.read(dataStart, w);
       try {
-        const r = inflateRawSync(window, { info: true, maxOutputLength: MAX_SYNC_OUTPUT }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+        const r = inflateRawSync(window, { info: true, chunkSize: INFLATE_CHUNK_BYTES, maxOutputLength: MAX_SYNC_OUTPUT }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
         const consumed = r.engine.bytesWritten;
         if (this.trailerFault(dataStart + consumed, crc32(r.buffer), r.buffer.length) !== undefined) return { stream: true, dataStart, damaged: true };
         return { out: r.buffer, next: dataStart + consumed + 8 };

@@ -322,6 +322,28 @@ describe('WARC in builds', () => {
     );
   }, 120_000);
 
+  it('--resume keeps the WARC columns of the documents in reused runs', async () => {
+    const crawl = join(dir, `resume-${n++}`);
+    mkdirSync(crawl);
+    const words = Array.from({ length: 300 }, (_, i) => `page${i}word alpha${i % 7} beta${i % 11} gamma`);
+    writeFileSync(join(crawl, 'r.warc.gz'), Buffer.concat(words.map((w, i) => gzipSync(response(`http://h/${i}`, `<p>${w}</p>`)))));
+    const opts = { input: crawl, workers: 1, sorter: 'cpu' as const, pipeline: 'cpu' as const, blockSize: 100 };
+    const reference = join(dir, `ref-${n++}`);
+    await buildIndex({ ...opts, output: reference });
+    const parent = join(dir, `resumed-${n++}`);
+    mkdirSync(parent);
+    const output = join(parent, 'index');
+    const controller = new AbortController();
+    await expect(
+      buildIndex({ ...opts, output, resume: true, signal: controller.signal, onProgress: (e) => e.stage === 'parse' && e.blocksSorted >= 3 && controller.abort() }),
+    ).rejects.toThrow();
+    const warnings: string[] = [];
+    await buildIndex({ ...opts, output, resume: true, onWarning: (m) => warnings.push(m) });
+    expect(warnings.some((w) => /^resume: reusing [1-9]\d* completed run/.test(w))).toBe(true);
+    expect(readIndexContent(output)).toEqual(readIndexContent(reference));
+    expect((readIndexContent(output).docs as unknown[][]).every((r) => typeof r[4] === 'string' && typeof r[5] === 'string')).toBe(true);
+  });
+
   it('keeps the WARC columns through join and optimize (segment merges copy the document rows)', async () => {
     const crawl = join(dir, `two-${n++}`);
     mkdirSync(crawl);

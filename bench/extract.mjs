@@ -33,6 +33,7 @@ const flush = () => {
   chunkChars = 0;
 };
 for await (const item of readCorpus(crawl)) {
+  if (item.kind === 'ignored') continue; // a WARC request record, an image: not a document, not bad input
   if (item.kind !== 'doc') {
     skipped++;
     continue;

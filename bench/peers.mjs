@@ -6,10 +6,12 @@
  *     contentless), fed the documents' text as gpuindex's own reader extracts it,
  *   - Xapian: `omindex` on HTML crawls; the Python bindings (bench/xapian-index.py, with and
  *     without positions) on JSONL, and on gpuindex's extracted text of HTML crawls,
- * each under /usr/bin/time -v (peak RSS, CPU time). Then the retrieval sanity check
+ * each under /usr/bin/time -v (peak RSS, CPU time). On a WARC corpus (html-docs-warc) gpuindex
+ * reads the .warc.gz, omindex (which cannot read WARC) the same pages as files, FTS5 and the
+ * Xapian bindings gpuindex's extracted text. Then the retrieval sanity check
  * (bench/retrieval-sanity.mjs) on the whole corpus.
  *
- *   node bench/peers.mjs [--corpus html-docs|html-docs-small|mail|multilingual|synthetic-1GB|<folder>|all|<name>,<name>,...]
+ *   node bench/peers.mjs [--corpus html-docs|html-docs-small|html-docs-warc|html-docs-small-warc|mail|multilingual|synthetic-1GB|<folder>|all|<name>,<name>,...]
  *                        [--tools gpuindex,gpuindex-w2,fts5,xapian,xapian-nopos,xapian-text]
  *                        [--sanity-terms 200] [--out file.json] [--work dir] [--keep] [--dist dir]
  *   node bench/peers.mjs --render bench/results/peers-mail.json ...   (the tables of saved runs)
@@ -174,6 +176,8 @@ function versionOf(cmd, args) {
 function resolveCorpus(name) {
   if (CORPORA[name]) {
     const { manifest, data } = fetchCorpus(name);
+    // A WARC crawl: gpuindex reads the .warc.gz; omindex, which cannot, the same pages as files.
+    if (CORPORA[name].kind === 'warc-of') return { name, kind: 'warc', data, manifest, files: manifest.from.data };
     const kind = CORPORA[name].kind === 'npm-mail' ? 'jsonl' : 'html';
     return { name, kind, data, manifest };
   }
@@ -242,7 +246,7 @@ export function markdownTable(report) {
   }
   if (report.extraction) {
     const e = report.extraction;
-    const given = report.corpus.kind === 'html' ? 'the text FTS5 and the Xapian Python bindings were given instead of the HTML, so this time is not in their rows' : 'used for the text MB and the sanity check; FTS5 and Xapian read the JSONL files themselves';
+    const given = report.corpus.kind !== 'jsonl' ? 'the text FTS5 and the Xapian Python bindings were given instead of the HTML, so this time is not in their rows' : 'used for the text MB and the sanity check; FTS5 and Xapian read the JSONL files themselves';
     lines.push('', `Text extraction alone (gpuindex's reader, \`bench/extract.mjs\`; ${given}): ${fmt(e.wallMs / 1000, 2)} s, peak RSS ${fmt(e.peakRssBytes / 2 ** 20, 0)} MiB.`);
   }
   if (report.sanity) lines.push('', `Retrieval sanity: ${report.sanity.line}`);
@@ -318,7 +322,7 @@ async function runCorpus(o, name) {
   mkdirSync(work, { recursive: true });
   const haveOmindex = !!versionOf('omindex', ['--version']);
   const havePyXapian = spawnSync(PY, ['-c', 'import xapian'], { stdio: 'ignore' }).status === 0;
-  const tools = o.tools ?? (corpus.kind === 'html' ? ['gpuindex', 'gpuindex-w2', 'fts5', 'xapian', 'xapian-text'] : ['gpuindex', 'gpuindex-w2', 'fts5', 'xapian', 'xapian-nopos']);
+  const tools = o.tools ?? (corpus.kind !== 'jsonl' ? ['gpuindex', 'gpuindex-w2', 'fts5', 'xapian', 'xapian-text'] : ['gpuindex', 'gpuindex-w2', 'fts5', 'xapian', 'xapian-nopos']);
   const sourceFiles = listFiles(corpus.data).map((f) => join(corpus.data, f));
 
   // 0. gpuindex's reader output: the text every tool is measured against.
@@ -328,6 +332,7 @@ async function runCorpus(o, name) {
   const exStats = JSON.parse(ex.stdout.trim());
   const jsonlInput = corpus.kind === 'jsonl' ? sourceFiles : [extractedPath];
   const jsonlInputName = corpus.kind === 'jsonl' ? 'the JSONL files' : "gpuindex's extracted text (JSONL)";
+  const INPUT_OF = { jsonl: 'the JSONL files', html: 'the HTML files', warc: 'the .warc.gz' };
 
   const results = [];
   const add = (tool, input, holds, run, outPath, documentsOf) => {
@@ -346,19 +351,19 @@ async function runCorpus(o, name) {
       const r = timed(tool, process.execPath, [CLI, 'build', corpus.data, '-o', out, '--sorter', 'cpu', '--json', '-q', '--force', ...extra], work);
       const summary = r.exitCode === 0 ? JSON.parse(r.stdout) : undefined;
       if (tool === 'gpuindex' || !gpuSummary) gpuSummary = summary && { ...summary, skipped: summary.skipped.count, warnings: summary.warnings.count, index: out };
-      add(`gpuindex build --sorter cpu${extra.length ? ' --workers 2' : ` (workers ${summary?.workers ?? '?'})`}`, corpus.kind === 'html' ? 'the HTML files' : 'the JSONL files', HOLDS.gpuindex, r, out, () => summary.documents);
+      add(`gpuindex build --sorter cpu${extra.length ? ' --workers 2' : ` (workers ${summary?.workers ?? '?'})`}`, INPUT_OF[corpus.kind], HOLDS.gpuindex, r, out, () => summary.documents);
     } else if (tool === 'fts5') {
       const db = join(work, 'fts5.sqlite');
       const r = timed(tool, process.execPath, [join(HERE, 'fts5-index.mjs'), '--db', db, ...jsonlInput], work);
       add('SQLite FTS5 (better-sqlite3)', jsonlInputName, HOLDS.fts5, r, db, (x) => lastJsonLine(x.stdout).documents);
-    } else if (tool === 'xapian' && corpus.kind === 'html') {
+    } else if (tool === 'xapian' && corpus.kind !== 'jsonl') {
       if (!haveOmindex) {
         results.push({ tool: 'Xapian omindex', input: 'the HTML files', error: 'omindex not installed (apt-get install xapian-omega)' });
         continue;
       }
       const db = join(work, 'omindex');
-      const r = timed(tool, 'omindex', ['--db', db, '--url', '/', '--overwrite', '-p', '--empty-docs=index', '-Mhtml:text/html', '-Mhtm:text/html', corpus.data], work);
-      add('Xapian omindex', 'the HTML files', HOLDS.omindex, r, db, () => Number(spawnSync(PY, ['-c', `import xapian,sys; print(xapian.Database(sys.argv[1]).get_doccount())`, db], { encoding: 'utf8' }).stdout.trim()));
+      const r = timed(tool, 'omindex', ['--db', db, '--url', '/', '--overwrite', '-p', '--empty-docs=index', '-Mhtml:text/html', '-Mhtm:text/html', corpus.files ?? corpus.data], work);
+      add('Xapian omindex', corpus.kind === 'warc' ? 'the same pages as HTML files' : 'the HTML files', HOLDS.omindex, r, db, () => Number(spawnSync(PY, ['-c', `import xapian,sys; print(xapian.Database(sys.argv[1]).get_doccount())`, db], { encoding: 'utf8' }).stdout.trim()));
     } else if (tool === 'xapian' || tool === 'xapian-text' || tool === 'xapian-nopos') {
       if (!havePyXapian) {
         results.push({ tool: `Xapian (python3-xapian)`, input: jsonlInputName, error: 'python3-xapian not installed' });

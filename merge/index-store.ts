@@ -39,7 +39,9 @@ CREATE TABLE docs (
   doc_id INTEGER PRIMARY KEY,
   external_id TEXT NOT NULL,
   path TEXT NOT NULL,
-  length INTEGER NOT NULL
+  length INTEGER NOT NULL,
+  warc_date TEXT,
+  warc_record_id TEXT
 );
 CREATE TABLE stats (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE settings (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -81,19 +83,23 @@ class RowBatcher {
     const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
     this.one = db.prepare(insert + row);
     this.many = db.prepare(insert + Array(rowsPerCall).fill(row).join(', '));
-    if (columns.length !== 2 && columns.length !== 4) throw new Error(`RowBatcher: ${columns.length} columns (2 or 4 supported)`);
+    if (columns.length !== 2 && columns.length !== 4 && columns.length !== 6) throw new Error(`RowBatcher: ${columns.length} columns (2, 4 or 6 supported)`);
     this.pending = new Array<unknown>(columns.length * rowsPerCall).fill(null);
   }
 
-  /** Queues one row (its 2 or 4 values in column order, as the table has); rows go in in call order. */
-  add(a: unknown, b: unknown, c?: unknown, d?: unknown): void {
+  /** Queues one row (its 2, 4 or 6 values in column order, as the table has); rows go in in call order. */
+  add(a: unknown, b: unknown, c?: unknown, d?: unknown, e?: unknown, f?: unknown): void {
     const p = this.pending;
     let i = this.used;
     p[i++] = a;
     p[i++] = b;
-    if (this.columns.length === 4) {
+    if (this.columns.length >= 4) {
       p[i++] = c;
       p[i++] = d;
+    }
+    if (this.columns.length === 6) {
+      p[i++] = e;
+      p[i++] = f;
     }
     if (i === p.length) {
       this.many.run(p);
@@ -107,6 +113,11 @@ class RowBatcher {
     for (let i = 0; i < this.used; i += width) this.one.run(this.pending.slice(i, i + width));
     this.used = 0;
   }
+}
+
+/** Whether the docs table of `schema` ('main', or an attached database) has the WARC columns (indexes written before them do not). */
+export function hasWarcColumns(db: Database.Database, schema = 'main'): boolean {
+  return (db.prepare(`PRAGMA ${schema}.table_info(docs)`).all() as { name: string }[]).some((c) => c.name === 'warc_date');
 }
 
 /** Opens a fresh database for writing; the caller inserts inside `transaction`. */
@@ -124,7 +135,7 @@ export class IndexStoreWriter {
     this.db.pragma('synchronous = OFF');
     this.db.exec(SCHEMA);
     this.terms = new RowBatcher(this.db, 'terms', ['term_id', 'term'], TERM_ROWS);
-    this.docs = new RowBatcher(this.db, 'docs', ['doc_id', 'external_id', 'path', 'length'], DOC_ROWS);
+    this.docs = new RowBatcher(this.db, 'docs', ['doc_id', 'external_id', 'path', 'length', 'warc_date', 'warc_record_id'], DOC_ROWS);
     this.termStats = new TermStatsWriter(this.db);
     this.db.exec('BEGIN');
   }
@@ -153,9 +164,12 @@ export class IndexStoreWriter {
     return this.termStats.count;
   }
 
-  /** Queues one document row; rows go in in call order (flushDocuments() ends the run of them). */
-  addDocument(docId: number, externalId: string, path: string, length: number): void {
-    this.docs.add(docId, externalId, path, length);
+  /**
+   * Queues one document row; rows go in in call order (flushDocuments() ends the run of them).
+   * `warc`: a WARC record's WARC-Date and WARC-Record-ID ('' or absent: NULL).
+   */
+  addDocument(docId: number, externalId: string, path: string, length: number, warc?: readonly [string | null, string | null]): void {
+    this.docs.add(docId, externalId, path, length, warc?.[0] || null, warc?.[1] || null);
   }
 
   flushDocuments(): void {
@@ -173,7 +187,11 @@ export class IndexStoreWriter {
     this.db.exec('COMMIT');
     this.db.prepare('ATTACH DATABASE ? AS segment').run(path);
     try {
-      this.db.prepare('INSERT INTO docs (doc_id, external_id, path, length) SELECT doc_id + ?, external_id, path, length FROM segment.docs ORDER BY doc_id').run(base);
+      // An index written before the WARC columns has none: NULL for them.
+      const warc = hasWarcColumns(this.db, 'segment') ? 'warc_date, warc_record_id' : 'NULL, NULL';
+      this.db
+        .prepare(`INSERT INTO docs (doc_id, external_id, path, length, warc_date, warc_record_id) SELECT doc_id + ?, external_id, path, length, ${warc} FROM segment.docs ORDER BY doc_id`)
+        .run(base);
     } finally {
       this.db.exec('DETACH DATABASE segment');
       this.db.exec('BEGIN');

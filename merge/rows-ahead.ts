@@ -18,6 +18,8 @@ export interface DocumentRows {
   readonly count: number;
   readonly externalIds: readonly (string | undefined)[];
   readonly paths: readonly (string | undefined)[];
+  /** WARC documents' [WARC-Date, WARC-Record-ID]. */
+  readonly warc: ReadonlyMap<number, readonly [string, string]>;
   lengthOf(docId: DocId): number;
   /** Drops the strings of documents [0, end), written by now. */
   releaseStrings(end: number): void;
@@ -98,7 +100,7 @@ export class IndexRowsAhead {
     let written = 0;
     while (this.next < this.boundsUsed && written < budget) {
       const docEnd = Math.min(this.bounds[this.next]!, this.docsWritten + budget - written);
-      for (let i = this.docsWritten; i < docEnd; i++) this.store.addDocument(i, d.externalIds[i]!, d.paths[i]!, d.lengthOf(asDocId(i)));
+      for (let i = this.docsWritten; i < docEnd; i++) this.store.addDocument(i, d.externalIds[i]!, d.paths[i]!, d.lengthOf(asDocId(i)), d.warc.get(i));
       written += docEnd - this.docsWritten;
       this.docsWritten = docEnd;
       if (this.releaseWritten) d.releaseStrings(docEnd);

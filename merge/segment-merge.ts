@@ -107,9 +107,9 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
         totalTokens += input.reader.stats.totalTokens;
         continue;
       }
-      for (const [docId, externalId, path, length] of input.reader.documentRows()) {
+      for (const [docId, externalId, path, length, warcDate, warcRecordId] of input.reader.documentRows()) {
         if (renumber[docId]! < 0) continue;
-        store.addDocument(input.docBase + renumber[docId]!, externalId, path, length);
+        store.addDocument(input.docBase + renumber[docId]!, externalId, path, length, [warcDate, warcRecordId]);
         totalTokens += length;
       }
       store.flushDocuments();

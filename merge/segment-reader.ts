@@ -6,7 +6,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, type CollectionStats } from './index-store.js';
+import { hasWarcColumns, INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, type CollectionStats } from './index-store.js';
 import { TermStatsReader } from './term-stats.js';
 
 /** The lexicon's figures of every term of a segment, indexed by termID. */
@@ -149,9 +149,10 @@ export class SegmentReader {
     return fstatSync(this.fd).size;
   }
 
-  /** Document rows in docID order: [docId, externalId, path, length]. */
-  *documentRows(): Generator<[number, string, string, number]> {
-    yield* this.db.prepare('SELECT doc_id, external_id, path, length FROM docs ORDER BY doc_id').raw().iterate() as Iterable<[number, string, string, number]>;
+  /** Document rows in docID order: [docId, externalId, path, length, WARC-Date, WARC-Record-ID] (NULLs for other documents). */
+  *documentRows(): Generator<[number, string, string, number, string | null, string | null]> {
+    const warc = hasWarcColumns(this.db) ? 'warc_date, warc_record_id' : 'NULL, NULL';
+    yield* this.db.prepare(`SELECT doc_id, external_id, path, length, ${warc} FROM docs ORDER BY doc_id`).raw().iterate() as Iterable<[number, string, string, number, string | null, string | null]>;
   }
 
   private refs = 1;

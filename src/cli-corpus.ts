@@ -10,7 +10,7 @@ import { UserError } from './shared/errors.js';
 import { generateCorpus, parseSize } from './gen-corpus.js';
 import { formatCount } from './format-count.js';
 
-export const CORPUS_NAMES = ['html-docs', 'html-docs-small', 'mail', 'multilingual'] as const;
+export const CORPUS_NAMES = ['html-docs', 'html-docs-small', 'mail', 'multilingual', 'html-docs-warc', 'html-docs-small-warc'] as const;
 
 function sizeArg(name: string) {
   return (v: string): number => {

@@ -72,6 +72,8 @@ function printSummary(s: BuildSummary): void {
     `  memory: working set ${mib(s.memory.workingSetBytes)} MiB of --memory ${mib(s.memory.budgetBytes)} MiB (peak RSS less ${mib(s.memory.dictionaryBytes)} MiB of dictionary and document table; baseline ${mib(s.memory.baselineBytes)} MiB)`,
   ];
   if (s.skipped.count) lines.push(`  skipped ${s.skipped.count} file(s)/document(s); see the warnings above or --json`);
+  const records = Object.entries(s.notIndexed);
+  if (records.length) lines.push(`  not indexed (no fault): ${records.map(([what, n]) => `${formatCount(n)} ${what}`).join(', ')}`);
   if (s.unsupported.count) lines.push(`  not indexed: ${s.unsupported.count} file(s) of unsupported types; --verbose or --json lists them`);
   if (s.warnings.count) lines.push(`  ${s.warnings.count} document(s) indexed with a warning (see above or --json)`);
   process.stdout.write(lines.join('\n') + '\n');

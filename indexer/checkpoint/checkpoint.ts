@@ -66,6 +66,8 @@ interface Delta {
   externalIds: string[];
   paths: string[];
   lengths: number[];
+  /** [docId, WARC-Date, WARC-Record-ID] of the WARC documents among them. */
+  warc?: [number, string, string][];
 }
 
 /** What the completed runs of an earlier build hold, restored into this build's state. */
@@ -144,6 +146,7 @@ export class CheckpointLog {
       const delta = JSON.parse(readFileSync(join(dir, r.delta), 'utf8')) as Delta;
       for (const t of delta.terms) dictionary.idOf(t);
       for (let i = 0; i < delta.externalIds.length; i++) documents.add(delta.externalIds[i]!, delta.paths[i]!, delta.lengths[i]!);
+      for (const [docId, date, recordId] of delta.warc ?? []) documents.setWarc(docId, date, recordId);
       if (dictionary.size !== r.terms || documents.count !== r.documents) throw new Error(`resume state inconsistent at ${r.run}`);
       log.records.push(r);
     }
@@ -176,6 +179,12 @@ export class CheckpointLog {
       paths: documents.paths.slice(this.documentsSaved, p.documents),
       lengths: Array.from({ length: p.documents - this.documentsSaved }, (_, i) => documents.lengthOf(asDocId(this.documentsSaved + i))),
     };
+    const warc: [number, string, string][] = [];
+    for (let i = this.documentsSaved; i < p.documents; i++) {
+      const w = documents.warc.get(i);
+      if (w) warc.push([i, w[0], w[1]]);
+    }
+    if (warc.length > 0) delta.warc = warc;
     const text = JSON.stringify(delta);
     writeFileSync(join(this.dir, name), text);
     const runName = runPath.slice(this.runDir.length + 1);

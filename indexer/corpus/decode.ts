@@ -2,10 +2,11 @@
  * Bytes to text for the corpus readers. Damaged text (bytes that are not valid UTF-8) is
  * decoded with U+FFFD for the bad bytes, those removed, and a warning says how many; the
  * readers then skip such a document with that reason (read-file.ts, `doc`). Files with a
- * NUL byte in their first 8 KiB are binary and skipped. A UTF-8 BOM is dropped; a UTF-16 BOM
- * selects UTF-16.
+ * NUL byte in their first 8 KiB are binary and skipped. The encoding is decided as a browser
+ * decides it (charset.ts).
  */
 import { isUtf8 } from 'node:buffer';
+import { decideEncoding, decodeIn } from './charset.js';
 
 export const SNIFF_BYTES = 8192;
 
@@ -30,41 +31,28 @@ export const invalidUtf8Warning = (removed: number): string =>
 export type Decoded = { text: string; warning?: string } | { reason: string };
 
 /**
- * Decodes a whole file. `charset` is a label declared by the file itself (an HTML meta tag);
- * it is used when the TextDecoder knows it and it is not UTF-8.
+ * Decodes a whole document by the browser's order (charset.ts): a BOM, then the charset of
+ * `httpContentType` (a WARC response's header), then for HTML a <meta> declaration in the
+ * first 1,024 bytes, then UTF-8. Bytes the encoding cannot decode become U+FFFD, which are
+ * removed and counted in the warning. A NUL byte in the first 8 KiB of a document that is not
+ * UTF-16 makes it binary.
  */
-export function decodeFile(buf: Buffer, charset?: string): Decoded {
+export function decodeFile(buf: Buffer, html = false, httpContentType?: string): Decoded {
   if (buf.length === 0) return { reason: 'empty file' };
-  if (buf.length >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
-    const text = new TextDecoder(buf[0] === 0xff ? 'utf-16le' : 'utf-16be').decode(buf); // drops the BOM
-    return repaired(text, 'invalid UTF-16');
+  const enc = decideEncoding(buf, httpContentType, html);
+  const body = enc.bom ? buf.subarray(enc.bom) : buf;
+  const utf16 = enc.name === 'utf-16le' || enc.name === 'utf-16be';
+  if (!utf16 && hasNulByte(body)) return { reason: 'binary file' };
+  if (enc.name === 'utf-8') {
+    if (isUtf8(body)) return { text: body.toString('utf8') };
+    return repaired(body.toString('utf8'), 'invalid UTF-8');
   }
-  let start = 0;
-  if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) start = 3;
-  const body = start ? buf.subarray(start) : buf;
-  if (hasNulByte(body)) return { reason: 'binary file' };
-  if (charset && !/^utf-?8$/i.test(charset)) {
-    let decoder: TextDecoder | undefined;
-    try {
-      decoder = new TextDecoder(charset);
-    } catch {
-      decoder = undefined; // unknown label: fall back to UTF-8
-    }
-    if (decoder && decoder.encoding !== 'utf-8') return repaired(decoder.decode(body), `invalid ${decoder.encoding}`);
-  }
-  if (isUtf8(body)) return { text: body.toString('utf8') };
-  return repaired(body.toString('utf8'), 'invalid UTF-8');
+  const text = decodeIn(body, enc.name);
+  return repaired(text, utf16 ? 'invalid UTF-16' : `invalid ${enc.name}`);
 }
 
 function repaired(decoded: string, what: string): { text: string; warning?: string } {
   const { text, removed } = removeReplacements(decoded);
   if (removed === 0) return { text };
   return { text, warning: what === 'invalid UTF-8' ? invalidUtf8Warning(removed) : `${what} (${removed} replacement character${removed === 1 ? '' : 's'} removed)` };
-}
-
-/** The charset an HTML page declares in a <meta> tag within its first 1024 bytes, if any. */
-export function sniffHtmlCharset(buf: Buffer): string | undefined {
-  const head = buf.subarray(0, 1024).toString('latin1');
-  const m = /<meta\b[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_:.+-]+)/i.exec(head);
-  return m?.[1];
 }

@@ -1,5 +1,5 @@
 /** File formats by extension (case-insensitive); each may also be gzipped (`.gz`). */
-export type CorpusFormat = 'jsonl' | 'json' | 'html' | 'text' | 'markdown';
+export type CorpusFormat = 'jsonl' | 'json' | 'html' | 'text' | 'markdown' | 'warc';
 
 const BY_EXTENSION: Record<string, CorpusFormat> = {
   jsonl: 'jsonl',
@@ -9,6 +9,9 @@ const BY_EXTENSION: Record<string, CorpusFormat> = {
   htm: 'html',
   txt: 'text',
   md: 'markdown',
+  warc: 'warc',
+  // Common Crawl's extracted text: name.warc.wet.gz
+  wet: 'warc',
 };
 
 /** For messages: ".jsonl, .ndjson, ... (each also .gz)". */

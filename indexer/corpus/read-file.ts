@@ -13,6 +13,7 @@
  *    of the file is not read.
  *  - .html/.htm: visible text and <title> (html.ts); .txt: the file is the text; .md: the text,
  *    with the first heading as title (after YAML front matter, which is not indexed).
+ *  - .warc, .warc.gz, .warc.wet.gz: a document per HTML or text record (warc.ts).
  *  - .gz of each: decompressed on the fly; a corrupt or truncated stream is a skip item, the
  *    documents read before the damage stay.
  */
@@ -23,11 +24,12 @@ import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { decodeFile, hasNulByte, sniffHtmlCharset } from './decode.js';
+import { decodeFile, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
 import { htmlToText } from './html.js';
 import { UNSUPPORTED_TYPE } from './unsupported.js';
+import { readWarc } from './warc.js';
 import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument } from './types.js';
 
 /** Longest JSONL line, and largest whole-file document (.html, .txt, .md, single .json), in bytes. */
@@ -92,6 +94,7 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
   try {
     if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size, range, lineHandler);
     else if (fmt.format === 'json') yield* readJson(full, path, fmt.gzip, fields, st.size);
+    else if (fmt.format === 'warc') yield* readWarc(full, path, fmt.gzip, st.size, (d) => doc(d.doc), range);
     else yield* readWholeDocument(full, path, fmt.gzip, fmt.format, st.size);
   } catch (err) {
     yield skip(describeError(err));
@@ -602,7 +605,7 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
   } catch (err) {
     return yield { kind: 'skip', skip: { path, reason: describeError(err) } };
   }
-  const decoded = decodeFile(buf, format === 'html' ? sniffHtmlCharset(buf) : undefined);
+  const decoded = decodeFile(buf, format === 'html');
   if ('reason' in decoded) return yield { kind: 'skip', skip: { path, reason: decoded.reason } };
   let title = '';
   let text = decoded.text;

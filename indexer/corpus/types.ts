@@ -26,6 +26,13 @@ export interface SourceDocument {
    * already inverted, a view valid until the reader's next item; title and text are then ''.
    */
   termIds?: Uint32Array;
+  /** A WARC record's WARC-Date and WARC-Record-ID (the externalId is its WARC-Target-URI). */
+  warc?: WarcFields;
+}
+
+export interface WarcFields {
+  date?: string;
+  recordId?: string;
 }
 
 /**
@@ -43,7 +50,12 @@ export interface SkippedItem {
   reason: string;
 }
 
-export type CorpusItem = { kind: 'doc'; doc: SourceDocument } | { kind: 'skip'; skip: SkippedItem };
+/**
+ * A doc, a skip (bad input, one line each), or something that is not a document and no fault
+ * (a WARC request record, an image response): counted by `what` ('request records',
+ * 'image/png payloads'), never a line of its own.
+ */
+export type CorpusItem = { kind: 'doc'; doc: SourceDocument } | { kind: 'skip'; skip: SkippedItem } | { kind: 'ignored'; path: string; what: string };
 
 export type { CorpusOptions, FieldNames } from '../../src/shared/options.js';
 import type { FieldNames } from '../../src/shared/options.js';

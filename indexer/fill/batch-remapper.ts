@@ -105,7 +105,11 @@ export class BatchRemapper {
   begin(worker: number, b: ParsedBatch, existingDocBase?: number): RemapState {
     const terms = this.learn(worker, b);
     const docBase = existingDocBase ?? (this.documents.nextDocId as number);
-    if (existingDocBase === undefined) for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
+    if (existingDocBase === undefined) {
+      const docBase0 = this.documents.count;
+      for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
+      if (b.warc) for (let i = 0; i < b.externalIds.length; i++) this.documents.setWarc(docBase0 + i, b.warc[2 * i]!, b.warc[2 * i + 1]!);
+    }
     return { pairs: b.pairs, unresolved: b.unresolved, nextUnresolved: 0, terms, termIds: this.termIds[worker]!, docBase, localIds: b.localIds === true };
   }
 

@@ -8,6 +8,8 @@ import { grown } from '../../runtime/grown.js';
 export class DocumentTable {
   readonly externalIds: string[] = [];
   readonly paths: string[] = [];
+  /** WARC documents: DocId -> [WARC-Date, WARC-Record-ID] ('' for a missing one). */
+  readonly warc = new Map<number, [string, string]>();
   private lengths = new Uint32Array(1024);
   totalTokens = 0;
   /** Documents below this DocId have had their strings dropped (releaseStrings starts there). */
@@ -23,6 +25,10 @@ export class DocumentTable {
     this.lengths[id] = length;
     this.totalTokens += length;
     return asDocId(id);
+  }
+
+  setWarc(docId: number, date: string, recordId: string): void {
+    this.warc.set(docId, [date, recordId]);
   }
 
   /** The next DocId that add() will assign. */
@@ -47,6 +53,7 @@ export class DocumentTable {
     for (let i = this.released; i < end; i++) {
       this.externalIds[i] = '';
       this.paths[i] = '';
+      this.warc.delete(i);
     }
     this.released = Math.max(this.released, end);
   }

@@ -1,7 +1,8 @@
 /**
  * Parse tasks, and line numbers across them. A large uncompressed JSONL file is cut into
  * line-aligned byte ranges, one parse task each, so that one big file keeps every parse worker
- * busy instead of one. A range's worker numbers lines from its own first line; the main thread,
+ * busy instead of one; a large .warc.gz is cut the same way at gzip members (a range's
+ * reader finds its first member itself). A range's worker numbers lines from its own first line; the main thread,
  * which takes batches in crawl order, knows how many lines the earlier ranges of the file had
  * and turns range-local line numbers (in skip and warning lines, and in the `path:line` ids of
  * documents without an id field) into the file's own, so the index and the summary are the
@@ -10,13 +11,14 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { hasNulByte, SNIFF_BYTES } from '../corpus/decode.js';
+import { formatOf } from '../corpus/formats.js';
 import type { ByteRange, SkippedItem } from '../corpus/index.js';
 import type { ParsedBatch } from './parse-messages.js';
 
 /** Files larger than this are cut into ranges of about this many bytes (at most; see rangeBytesFor). */
 export const DEFAULT_RANGE_BYTES = 16 << 20;
 
-/** One parse task: a whole file, or the lines of a JSONL file starting in [start, end). */
+/** One parse task: a whole file, the lines of a JSONL file starting in [start, end), or the gzip members of a .warc.gz starting there. */
 export interface ParseTask {
   path: string;
   range?: ByteRange;
@@ -85,7 +87,7 @@ export function planPieceTasks(base: string, pieces: readonly { path: string; si
     pieceStart += bytes;
     const whole = from === 0 && to === size;
     const wholeFits = head === bytes ? bytes <= rangeBytes : bytes <= tail!.rangeBytes;
-    if (whole && (wholeFits || !cuttableJsonl(base, path))) {
+    if (whole && (wholeFits || !(cuttableJsonl(base, path) || cuttableWarc(path)))) {
       tasks.push({ path, bytes: size });
       continue;
     }
@@ -106,6 +108,18 @@ export function planPieceTasks(base: string, pieces: readonly { path: string; si
 /** Whether a file may be cut into line ranges: uncompressed JSONL that is readable text. */
 export function cuttableJsonl(base: string, path: string): boolean {
   return /\.jsonl$/i.test(path) && looksLikeText(join(base, path));
+}
+
+/**
+ * Whether a file may be cut into ranges of gzip members: a gzipped WARC. A range's reader starts
+ * at the first member at or after its start whose content opens a record, and reads the
+ * members that start before its end (indexer/corpus/warc.ts); what it cannot read it reports
+ * for itself, so an unreadable file is cut too (its first range says why, the others find no
+ * member, and say nothing).
+ */
+export function cuttableWarc(path: string): boolean {
+  const fmt = formatOf(path);
+  return fmt?.format === 'warc' && fmt.gzip;
 }
 
 /** Readable, and not what the reader calls a binary file (which it skips whole, so it is not cut). */

@@ -109,6 +109,10 @@ export interface ParsedBatch {
   lines?: number;
   items?: number;
   lengths: Uint32Array;
+  /** WARC documents only: [WARC-Date, WARC-Record-ID] of each document ('' for none), flattened. */
+  warc?: string[];
+  /** Records that are not documents and no fault (WARC request records, images), by kind. */
+  notIndexed?: Record<string, number>;
   bytes: number;
   skips: SkippedItem[];
   /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced): path, line, what. */

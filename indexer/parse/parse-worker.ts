@@ -95,6 +95,8 @@ class BatchBuilder {
   pairCount = 0;
   readonly externalIds = externalIds;
   lengths: number[] = [];
+  warc?: string[];
+  notIndexed?: Record<string, number>;
   bytes = 0;
   skips: ParsedBatch['skips'] = [];
   lineIds: number[] = [];
@@ -178,6 +180,8 @@ async function send(b: BatchBuilder, seq: number, part: number, last: boolean, b
     ...(b.lineIds.length > 0 ? { lineIds: b.lineIds } : {}),
     ...(b.lines !== undefined ? { lines: b.lines, items: b.items } : {}),
     lengths: Uint32Array.from(b.lengths),
+    ...(b.warc ? { warc: b.warc } : {}),
+    ...(b.notIndexed ? { notIndexed: b.notIndexed } : {}),
     bytes: b.bytes,
     skips: b.skips,
     warnings: b.warnings,
@@ -211,7 +215,13 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
       batch.skips.push(item.skip);
       return false;
     }
+    if (item.kind === 'ignored') {
+      batch.notIndexed ??= {};
+      batch.notIndexed[item.what] = (batch.notIndexed[item.what] ?? 0) + 1;
+      return false;
+    }
     const d = item.doc;
+    if (d.warc) (batch.warc ??= []).push(d.warc.date ?? '', d.warc.recordId ?? '');
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
     if (renumbered && d.idFromLine) batch.lineIds.push(batch.externalIds.length, d.line!);
     batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);

@@ -31,6 +31,8 @@ export interface ParseCounters {
   /** Bytes of the crawl files finished so far and in all (for the progress ETA). */
   fileBytesDone: number;
   fileBytesTotal: number;
+  /** Records that are not documents and no fault (WARC request records, images), by kind. */
+  notIndexed: Record<string, number>;
 }
 
 export interface PipelineInput {
@@ -61,7 +63,7 @@ export interface PipelineResult {
 }
 
 export function newCounters(): ParseCounters {
-  return { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0, warned: [], warnedCount: 0, fileBytesDone: 0, fileBytesTotal: 0 };
+  return { documents: 0, bytes: 0, pairs: 0, blocks: 0, runBytes: 0, skipped: [], skippedCount: 0, warned: [], warnedCount: 0, fileBytesDone: 0, fileBytesTotal: 0, notIndexed: {} };
 }
 
 export function noteWarning(c: ParseCounters, w: SkippedItem, report?: (w: SkippedItem) => void): void {
@@ -97,10 +99,15 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
       input.onSkip?.(item.skip);
       continue;
     }
+    if (item.kind === 'ignored') {
+      countNotIndexed(counters.notIndexed, item.what, 1);
+      continue;
+    }
     const doc = item.doc;
     if (doc.warning) noteWarning(counters, { path: doc.path, line: doc.line, reason: doc.warning }, input.onDocumentWarning);
     const termIds = inverter.invert(doc);
     const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
+    if (doc.warc) input.documents.setWarc(docId, doc.warc.date ?? '', doc.warc.recordId ?? '');
     counters.documents++;
     counters.bytes += doc.bytes;
     counters.pairs += termIds.length;
@@ -121,4 +128,9 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   await releaseBuffers([block.pairs.buffer]);
   await sink.release();
   return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind };
+}
+
+/** Adds `n` records of kind `what` to the counts of what was not indexed. */
+export function countNotIndexed(counts: Record<string, number>, what: string, n: number): void {
+  counts[what] = (counts[what] ?? 0) + n;
 }

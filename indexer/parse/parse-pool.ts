@@ -1,8 +1,9 @@
 /**
  * The parse workers: hands out the crawl's parse tasks (files, or ranges of big JSONL files) in
- * order, and yields the batches they post in crawl order (task sequence, then part), whatever
- * order they arrive in. Each worker may have `credits` batches outstanding; consuming a batch
- * returns its credit (SyncSend).
+ * order, in groups (small files together), and yields the batches they post in crawl order
+ * (task sequence, then part), whatever order they arrive in. A worker posts its batches in
+ * bundles (BatchBundle) and may have `credits` bundles outstanding; consuming a bundle's
+ * batches returns its credit (SyncSend).
  */
 import { Worker } from 'node:worker_threads';
 import { batchArrayWords, type BatchBundle, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
@@ -15,14 +16,14 @@ import { newSharedTermIds, SharedTermIds } from '../fill/shared-term-ids.js';
 import { takeSpareWorker } from './parse-worker-spares.js';
 
 /**
- * Files a worker holds (the one it parses included). One: a second queued file would sit behind
- * a slow first one while other workers starve. Measured on the H100 machine (15 workers, 2 GB
+ * Groups of tasks a worker holds (the one it parses included; one more while they are groups of
+ * small files, see dispatch). One: a second queued file would sit behind a slow first one while other workers starve. Measured on the H100 machine (15 workers, 2 GB
  * of 8 MB files): with 2 or 3 the workers' batches run so far ahead of crawl
  * order that they wait for credits (0.5-1.3 s and 4.8-5.0 s a worker) and the build is slower.
  */
 const TASKS_AHEAD = 1;
 
-/** GPUINDEX_TASKS_AHEAD: tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
+/** GPUINDEX_TASKS_AHEAD: groups of tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
 export function tasksAheadFromEnv(): number {
   return integerFromEnv('GPUINDEX_TASKS_AHEAD', 1, 8) ?? TASKS_AHEAD;
 }
@@ -312,8 +313,9 @@ export class ParsePool {
   }
 
   /**
-   * Called once the caller has consumed a batch (it must not touch batch.pairs afterwards):
-   * keeps its pairs array for a later credit, and returns its credit if it was held back. The
+   * Called once the caller has consumed a batch (it must not touch batch.pairs afterwards). Once
+   * a bundle's batches are all consumed: keeps its pairs array for a later credit, and returns
+   * its credit if it was held back. The
    * arrays thus circulate between the workers (any worker may get any array): however far a
    * worker ran ahead, the arrays it filled are reused rather than freed into its malloc arena,
    * which would keep them resident.

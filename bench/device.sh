@@ -64,6 +64,15 @@
 #                 extra build flags as arguments; the top self time of each thread
 #                 (bench/profile-summary.mjs). -> profile-top.txt, profiles.tgz
 #   setup         opening the GPU and compiling the sort kernels, three times (bench/setup-time.mjs).
+#   html [DIST...]  the HTML crawl: the PostgreSQL 15 + Python 3.11 documentation (html-docs-small, 1,699
+#                 pages, 66.8 MB; carried packed: `node scripts/corpus/fetch.mjs html-docs-small && tar czf
+#                 .cache/html-docs-small.tgz -C .cache/corpora/html-docs-small data`, 9.8 MB) copied COPIES
+#                 (20) times into /tmp/html; ROUNDS (3) alternating rounds of each DIST (default
+#                 .cache/dist-base dist) with the default pipeline (Indexgpu+) and with --pipeline cpu
+#                 (Indexcpu), --parsers summaries (MB/s of HTML a worker), postings.bin sha256 of each.
+#   smallfiles [DIST...]  the many-small-files crawl (200 folders x 1,000 .txt files of 60 words) and the
+#                 same documents as one JSONL file, bench/small-files.mjs, ROUNDS (3) rounds alternating the
+#                 DISTs (default .cache/dist-base dist), default worker count. -> smallfiles.txt
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
 # SMALL (other folders for the two crawls; generated there only when missing).
@@ -311,10 +320,37 @@ cmd_setup() {
   node bench/setup-time.mjs "$DIST" 2>&1 | tee -a "$OUT/log.txt"
 }
 
+cmd_html() {
+  local dists=("$@") round p d
+  [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
+  if [ ! -d /tmp/html ]; then
+    log "unpacking html-docs-small x${COPIES:-20} into /tmp/html"
+    rm -rf /tmp/html-src && mkdir -p /tmp/html-src /tmp/html && tar xzf .cache/html-docs-small.tgz -C /tmp/html-src || return 1
+    for i in $(seq -w 1 "${COPIES:-20}"); do cp -r /tmp/html-src/data "/tmp/html/copy-$i"; done
+    log "$(find /tmp/html -type f | wc -l) files, $(du -sb /tmp/html | cut -f1) bytes"
+  fi
+  SUMMARY=--parsers
+  for round in $(seq 1 "${ROUNDS:-3}"); do
+    for p in gpu+ cpu; do
+      for d in "${dists[@]}"; do build "html-$p-$(basename "$d")-$round" "$d" /tmp/html /tmp/idx-h --pipeline "$p"; done
+    done
+  done
+  SUMMARY=
+  rm -rf /tmp/idx-h
+}
+
+cmd_smallfiles() {
+  local dists=("$@")
+  [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
+  node bench/small-files.mjs --root /tmp --rounds "${ROUNDS:-3}" --workers $((cores - 1)) "${dists[@]}" > "$OUT/smallfiles.txt" 2>&1
+  log "small-files rc=$?"
+  tail -12 "$OUT/smallfiles.txt" | tee -a "$OUT/log.txt"
+}
+
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup)
+  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

@@ -605,15 +605,20 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
   } catch (err) {
     return yield { kind: 'skip', skip: { path, reason: describeError(err) } };
   }
+  yield wholeDocument(buf, path, format);
+}
+
+/** The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). */
+export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>): CorpusItem {
   const decoded = decodeFile(buf, format === 'html');
-  if ('reason' in decoded) return yield { kind: 'skip', skip: { path, reason: decoded.reason } };
+  if ('reason' in decoded) return { kind: 'skip', skip: { path, reason: decoded.reason } };
   let title = '';
   let text = decoded.text;
   if (format === 'html') ({ title, text } = htmlToText(text));
   else if (format === 'markdown') ({ title, text } = markdownTitle(text));
   const d: SourceDocument = { externalId: path, path, title, text, bytes: buf.length };
   if (decoded.warning) d.warning = decoded.warning;
-  yield doc(d);
+  return doc(d);
 }
 
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;

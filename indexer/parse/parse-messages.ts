@@ -45,9 +45,13 @@ export interface ParseWorkerInit {
  * A credit may carry (transferred) the pairs array of a batch the main thread has consumed, for
  * the worker's next batch: batch arrays circulate instead of becoming garbage (see ParsePool).
  */
-/** A task: a whole file, or with start/end the lines of a JSONL file starting in that byte range (indexer/jsonl-ranges.ts). */
+/**
+ * Tasks `first`, `first + 1`, ... of the crawl: whole files, or (a group of one) with start/end
+ * the lines of a JSONL file starting in that byte range (indexer/jsonl-ranges.ts). Small files
+ * go in groups (parse-pool.ts), so that a worker does not wait for a round trip a file.
+ */
 export type ToWorker =
-  | { type: 'task'; seq: number; path: string; start?: number; end?: number }
+  | { type: 'tasks'; first: number; paths: string[]; start?: number; end?: number }
   | { type: 'credit'; buffer?: ArrayBuffer }
   | { type: 'stop' }
   /** The set-up of a worker started ahead of the build (parse-worker-spares.ts); its first message. */
@@ -126,5 +130,50 @@ export interface ParsedBatch {
   workerStartedAt?: number;
 }
 
+/**
+ * One batch of a BatchBundle: its pairs, unresolved pair indexes, document lengths and ids follow
+ * the previous batch's in the bundle's arrays (ParsedBatch's fields otherwise).
+ */
+export interface BundledBatch {
+  seq: number;
+  part: number;
+  last: boolean;
+  pairCount: number;
+  unresolvedCount: number;
+  docs: number;
+  path: string;
+  bytes: number;
+  skips?: SkippedItem[];
+  warnings?: SkippedItem[];
+  lineIds?: number[];
+  lines?: number;
+  items?: number;
+  warc?: string[];
+  notIndexed?: Record<string, number>;
+}
+
+/**
+ * What a worker posts: the batches of one or more of its tasks, in its order, in one message
+ * with one pairs array. A crawl of small files made one message (and one structured clone, one
+ * credit, one wake-up of the main thread) per file, and a worker idled between them (the main
+ * thread unpacks it into ParsedBatch views, parse-pool.ts). The new raw tokens of all its batches
+ * come with it (the first batch's, when unpacked).
+ */
+export interface BatchBundle {
+  type: 'bundle';
+  batches: BundledBatch[];
+  firstNewTerm: number;
+  newTerms: RawTokenBytes;
+  pairs: Uint32Array;
+  unresolved: Uint32Array;
+  lengths: Uint32Array;
+  externalIds: string[];
+  localIds?: true;
+  busyMs: number;
+  idleMs: number;
+  scanTableBytes: number;
+  workerStartedAt?: number;
+}
+
 /** 'loaded': a worker started ahead (deferred) has loaded its modules and waits for 'init'. */
-export type FromWorker = ParsedBatch | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply;
+export type FromWorker = BatchBundle | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply;

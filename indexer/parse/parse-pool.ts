@@ -1,27 +1,29 @@
 /**
  * The parse workers: hands out the crawl's parse tasks (files, or ranges of big JSONL files) in
- * order, and yields the batches they post in crawl order (task sequence, then part), whatever
- * order they arrive in. Each worker may have `credits` batches outstanding; consuming a batch
- * returns its credit (SyncSend).
+ * order, in groups (small files together), and yields the batches they post in crawl order
+ * (task sequence, then part), whatever order they arrive in. A worker posts its batches in
+ * bundles (BatchBundle) and may have `credits` bundles outstanding; consuming a bundle's
+ * batches returns its credit (SyncSend).
  */
 import { Worker } from 'node:worker_threads';
-import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { batchArrayWords, type BatchBundle, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { workerScript } from '../../runtime/worker-script.js';
 import type { ParseTask } from './jsonl-ranges.js';
+import type { RawTokenBytes } from '../scan/raw-token-list.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { newSharedTermIds, SharedTermIds } from '../fill/shared-term-ids.js';
 import { takeSpareWorker } from './parse-worker-spares.js';
 
 /**
- * Files a worker holds (the one it parses included). One: a second queued file would sit behind
- * a slow first one while other workers starve. Measured on the H100 machine (15 workers, 2 GB
+ * Groups of tasks a worker holds (the one it parses included; one more while they are groups of
+ * small files, see dispatch). One: a second queued file would sit behind a slow first one while other workers starve. Measured on the H100 machine (15 workers, 2 GB
  * of 8 MB files): with 2 or 3 the workers' batches run so far ahead of crawl
  * order that they wait for credits (0.5-1.3 s and 4.8-5.0 s a worker) and the build is slower.
  */
 const TASKS_AHEAD = 1;
 
-/** GPUINDEX_TASKS_AHEAD: tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
+/** GPUINDEX_TASKS_AHEAD: groups of tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
 export function tasksAheadFromEnv(): number {
   return integerFromEnv('GPUINDEX_TASKS_AHEAD', 1, 8) ?? TASKS_AHEAD;
 }
@@ -37,20 +39,54 @@ export interface WorkerTimes {
   startedAt?: number;
 }
 
+/** A message of batches from a worker (BatchBundle), while its batches are consumed. */
+interface Bundle {
+  worker: number;
+  /** Whether it arrived ahead of crawl order (and counts in bufferedBytes until its batches are all taken). */
+  buffered: boolean;
+  /** Whether the worker already got its credit back (buffered within the limit). */
+  credited: boolean;
+  bytes: number;
+  pairs: Uint32Array;
+  batches: number;
+  taken: number;
+  consumed: number;
+}
+
 interface Arrival {
   batch: ParsedBatch;
   worker: number;
-  /** Whether it arrived ahead of crawl order (and counts in bufferedBytes until consumed). */
   buffered: boolean;
-  /** Whether the worker already got this batch's credit back (buffered within the limit). */
   credited: boolean;
+  bundle: Bundle;
 }
+
+/** A group of tasks handed to a worker in one message: its last task's sequence number. */
+interface Group {
+  end: number;
+  /** Small files: a worker may hold a second such group (see dispatch). */
+  small: boolean;
+}
+
+/** A file at most this large may share a group with others. */
+const SMALL_TASK_BYTES = 256 << 10;
+/** A group's bytes: at most this, and at most a share of what is left to hand out (see nextGroup). */
+const MAX_GROUP_BYTES = 1 << 20;
+const MAX_GROUP_TASKS = 4096;
+
+const EMPTY_TERMS: RawTokenBytes = { bytes: new Uint8Array(0), ends: new Uint32Array(0) };
+
+/** The Map key of batch (seq, part): a number, not a string (a crawl of small files makes one a file). */
+const batchKey = (seq: number, part: number): number => seq * 0x200000 + part;
 
 export class ParsePool {
   private readonly workers: Worker[] = [];
-  private readonly pendingTasks: number[];
+  /** Each worker's groups of tasks not yet fully posted back, in order. */
+  private readonly groups: Group[][];
   private nextFile: number;
-  private readonly arrived = new Map<string, Arrival>();
+  /** File bytes of the tasks not yet handed out. */
+  private bytesLeft = 0;
+  private readonly arrived = new Map<number, Arrival>();
   /** Bytes (queuedBatchBytes) of the batches that arrived ahead of crawl order and wait in `arrived`. */
   private bufferedBytes = 0;
   /** Pairs arrays of consumed batches, handed out again with credits (to any worker). */
@@ -87,7 +123,8 @@ export class ParsePool {
     this.nextFile = firstFile;
     this.batchArrayBytes = 4 * batchArrayWords(init.batchPairs);
     this.expected = { seq: firstFile, part: 0 };
-    this.pendingTasks = new Array<number>(count).fill(0);
+    this.groups = Array.from({ length: count }, () => []);
+    for (let i = firstFile; i < tasks.length; i++) this.bytesLeft += tasks[i]!.bytes;
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
     this.scanTableBytes = new Array<number>(count).fill(0);
     for (let w = 0; w < count; w++) {
@@ -109,9 +146,11 @@ export class ParsePool {
       });
       this.workers.push(worker);
     }
-    const ahead = tasksAheadFromEnv();
-    for (let w = 0; w < count; w++) for (let i = 0; i < ahead; i++) this.dispatch(w);
+    this.ahead = tasksAheadFromEnv();
+    for (let w = 0; w < count; w++) this.dispatch(w);
   }
+
+  private readonly ahead: number;
 
   private closed = false;
   /**
@@ -125,12 +164,45 @@ export class ParsePool {
     this.workers[w]!.postMessage(m, transfer);
   }
 
+  /**
+   * Hands worker w groups of tasks until it holds `ahead` (GPUINDEX_TASKS_AHEAD), or one more
+   * when all it holds are groups of small files: it then has the next group before it finishes
+   * one, instead of idling for a round trip through this thread, which may be busy filling.
+   */
   private dispatch(w: number): void {
-    if (this.nextFile >= this.tasks.length) return;
-    const seq = this.nextFile++;
-    this.pendingTasks[w]!++;
-    const { path, range } = this.tasks[seq]!;
-    this.post(w, range ? { type: 'task', seq, path, start: range.start, end: range.end } : { type: 'task', seq, path });
+    const held = this.groups[w]!;
+    while (this.nextFile < this.tasks.length && (held.length < this.ahead || (held.length === this.ahead && held.every((g) => g.small)))) {
+      held.push(this.nextGroup(w));
+    }
+  }
+
+  /**
+   * The next group: a task alone, or consecutive small files (SMALL_TASK_BYTES each at most) up
+   * to MAX_GROUP_BYTES, and at most a quarter of each worker's share of the bytes left, so
+   * the workers finish together.
+   */
+  private nextGroup(w: number): Group {
+    const first = this.nextFile;
+    const task = this.tasks[first]!;
+    let end = first;
+    let bytes = task.bytes;
+    const small = task.range === undefined && task.bytes <= SMALL_TASK_BYTES;
+    if (small) {
+      const limit = Math.max(SMALL_TASK_BYTES, Math.min(MAX_GROUP_BYTES, this.bytesLeft / (4 * this.workers.length)));
+      while (end + 1 < this.tasks.length && end + 1 - first < MAX_GROUP_TASKS) {
+        const t = this.tasks[end + 1]!;
+        if (t.range !== undefined || t.bytes > SMALL_TASK_BYTES || bytes + t.bytes > limit) break;
+        bytes += t.bytes;
+        end++;
+      }
+    }
+    this.nextFile = end + 1;
+    this.bytesLeft -= bytes;
+    const paths = new Array<string>(end + 1 - first);
+    for (let i = first; i <= end; i++) paths[i - first] = this.tasks[i]!.path;
+    const range = task.range;
+    this.post(w, range ? { type: 'tasks', first, paths, start: range.start, end: range.end } : { type: 'tasks', first, paths });
+    return { end, small };
   }
 
   private fail(err: Error): void {
@@ -175,19 +247,62 @@ export class ParsePool {
     if (m.workerStartedAt !== undefined) t.startedAt = m.workerStartedAt - performance.timeOrigin;
     t.busyMs += m.busyMs;
     t.idleMs += m.idleMs;
-    t.batches++;
+    t.batches += m.batches.length;
     this.scanTableBytes[w] = m.scanTableBytes;
-    if (m.last) {
-      this.pendingTasks[w]!--;
-      this.dispatch(w);
-      if (this.pendingTasks[w] === 0 && !(w === 0 && this.keepFirstWorker)) this.retired[w] ??= this.workers[w]!.terminate();
-    }
-    const buffered = !(m.seq === this.expected.seq && m.part === this.expected.part);
-    const bytes = buffered ? queuedBatchBytes(m) : 0;
+    const head = m.batches[0]!;
+    const buffered = !(head.seq === this.expected.seq && head.part === this.expected.part);
+    const bytes = queuedBundleBytes(m);
     const credited = buffered && this.bufferedBytes + bytes <= this.maxBufferedBytes;
-    this.bufferedBytes += bytes;
+    if (buffered) this.bufferedBytes += bytes;
+    const bundle: Bundle = { worker: w, buffered, credited, bytes, pairs: m.pairs, batches: m.batches.length, taken: 0, consumed: 0 };
+    let p = 0;
+    let u = 0;
+    let d = 0;
+    const one = m.batches.length === 1;
+    const afterTerms = m.firstNewTerm + m.newTerms.ends.length;
+    for (let i = 0; i < m.batches.length; i++) {
+      const h = m.batches[i]!;
+      const batch: ParsedBatch = {
+        type: 'batch',
+        seq: h.seq,
+        part: h.part,
+        last: h.last,
+        firstNewTerm: i === 0 ? m.firstNewTerm : afterTerms,
+        newTerms: i === 0 ? m.newTerms : EMPTY_TERMS,
+        pairs: one ? m.pairs.subarray(0, 2 * h.pairCount) : m.pairs.subarray(2 * p, 2 * (p + h.pairCount)),
+        pairCount: h.pairCount,
+        unresolved: one ? m.unresolved : m.unresolved.subarray(u, u + h.unresolvedCount),
+        externalIds: one ? m.externalIds : m.externalIds.slice(d, d + h.docs),
+        path: h.path,
+        lengths: one ? m.lengths : m.lengths.subarray(d, d + h.docs),
+        bytes: h.bytes,
+        skips: h.skips ?? [],
+        warnings: h.warnings ?? [],
+        busyMs: 0,
+        idleMs: 0,
+        scanTableBytes: m.scanTableBytes,
+      };
+      if (m.localIds) batch.localIds = true;
+      if (h.lineIds) batch.lineIds = h.lineIds;
+      if (h.warc) batch.warc = h.warc;
+      if (h.notIndexed) batch.notIndexed = h.notIndexed;
+      if (h.lines !== undefined) {
+        batch.lines = h.lines;
+        batch.items = h.items;
+      }
+      p += h.pairCount;
+      u += h.unresolvedCount;
+      d += h.docs;
+      this.arrived.set(batchKey(h.seq, h.part), { batch, worker: w, buffered, credited, bundle });
+    }
     if (credited) this.credit(w);
-    this.arrived.set(`${m.seq}:${m.part}`, { batch: m, worker: w, buffered, credited });
+    const held = this.groups[w]!;
+    const tail = m.batches[m.batches.length - 1]!;
+    if (tail.last && held.length > 0 && held[0]!.end === tail.seq) {
+      held.shift();
+      this.dispatch(w);
+      if (held.length === 0 && !(w === 0 && this.keepFirstWorker)) this.retired[w] ??= this.workers[w]!.terminate();
+    }
     this.wake?.();
   }
 
@@ -200,16 +315,19 @@ export class ParsePool {
   }
 
   /**
-   * Called once the caller has consumed a batch (it must not touch batch.pairs afterwards):
-   * keeps its pairs array for a later credit, and returns its credit if it was held back. The
+   * Called once the caller has consumed a batch (it must not touch batch.pairs afterwards). Once
+   * a bundle's batches are all consumed: keeps its pairs array for a later credit, and returns
+   * its credit if it was held back. The
    * arrays thus circulate between the workers (any worker may get any array): however far a
    * worker ran ahead, the arrays it filled are reused rather than freed into its malloc arena,
    * which would keep them resident.
    */
-  consumed(a: { worker: number; credited: boolean; batch: ParsedBatch }): void {
-    const buffer = a.batch.pairs.buffer as ArrayBuffer;
+  consumed(a: Arrival): void {
+    const b = a.bundle;
+    if (++b.consumed < b.batches) return;
+    const buffer = b.pairs.buffer as ArrayBuffer;
     if (buffer.byteLength === this.batchArrayBytes) this.spare.push(buffer);
-    if (!a.credited) this.credit(a.worker);
+    if (!b.credited) this.credit(b.worker);
   }
 
   /**
@@ -221,7 +339,7 @@ export class ParsePool {
     let idleLeft = idle !== undefined;
     while (this.expected.seq < this.tasks.length) {
       const { seq, part } = this.expected;
-      const key = `${seq}:${part}`;
+      const key = batchKey(seq, part);
       let got = this.arrived.get(key);
       while (!got) {
         if (this.failure) throw this.failure;
@@ -235,7 +353,7 @@ export class ParsePool {
       }
       if (this.failure) throw this.failure;
       this.arrived.delete(key);
-      if (got.buffered) this.bufferedBytes -= queuedBatchBytes(got.batch);
+      if (++got.bundle.taken === got.bundle.batches && got.buffered) this.bufferedBytes -= got.bundle.bytes;
       this.expected = got.batch.last ? { seq: seq + 1, part: 0 } : { seq, part: part + 1 };
       yield got;
     }
@@ -249,7 +367,7 @@ export class ParsePool {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.workers.map((worker, w) => this.retired[w] ?? worker.terminate()));
-    const held = [...this.spare, ...[...this.arrived.values()].map((a) => a.batch.pairs.buffer)];
+    const held = [...this.spare, ...new Set([...this.arrived.values()].map((a) => a.bundle.pairs.buffer))];
     this.spare.length = 0;
     this.arrived.clear();
     await releaseBuffers(held);
@@ -257,13 +375,14 @@ export class ParsePool {
 }
 
 /**
- * What a batch holds while it waits on the main thread: its pairs array (transferred whole),
- * lengths and unresolved-pair list, its new raw tokens' bytes, and its strings (one-byte V8 strings: ~16 bytes of header each, plus array slots).
+ * What a bundle holds while its batches wait on the main thread: its pairs array (transferred
+ * whole), lengths and unresolved-pair list, its new raw tokens' bytes, and its strings (one-byte
+ * V8 strings: ~16 bytes of header each, plus array slots).
  */
-export function queuedBatchBytes(b: ParsedBatch): number {
-  let bytes = b.pairs.byteLength + b.lengths.byteLength + b.unresolved.byteLength;
-  bytes += 40 + b.path.length;
-  for (let i = 0; i < b.externalIds.length; i++) bytes += 40 + b.externalIds[i]!.length;
-  bytes += b.newTerms.bytes.byteLength + b.newTerms.ends.byteLength;
+export function queuedBundleBytes(m: BatchBundle): number {
+  let bytes = m.pairs.byteLength + m.lengths.byteLength + m.unresolved.byteLength;
+  for (let i = 0; i < m.batches.length; i++) bytes += 40 + m.batches[i]!.path.length;
+  for (let i = 0; i < m.externalIds.length; i++) bytes += 40 + m.externalIds[i]!.length;
+  bytes += m.newTerms.bytes.byteLength + m.newTerms.ends.byteLength;
   return bytes;
 }

@@ -7,13 +7,14 @@
  * are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler } from '../corpus/index.js';
+import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler, type SkippedItem } from '../corpus/index.js';
 import { createTokenizer, type Tokenizer } from '../analysis/tokenizer.js';
-import { batchArrayWords, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { batchArrayWords, type BatchBundle, type BlockPostingsReply, type BlockPostingsRequest, type BundledBatch, type FromWorker, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { DocumentInverter, LocalTerms } from '../scan/document-inverter.js';
 import { jsonlFastPath } from '../scan/jsonl-fast-path.js';
 import { grown } from '../../runtime/grown.js';
 import { niceThisThread } from './thread-priority.js';
+import { readSmallFileSync } from '../corpus/read-small-file.js';
 import { KnownTermIds, UNRESOLVED_BIT } from '../fill/shared-term-ids.js';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
@@ -53,7 +54,14 @@ function setUp(i: ParseWorkerInit): void {
   });
 }
 let creditWaiter: (() => void) | undefined;
-const tasks: { seq: number; path: string; range?: ByteRange }[] = [];
+interface Task {
+  seq: number;
+  path: string;
+  range?: ByteRange;
+  /** The last task of a group (ParsePool dispatches groups): its batches are posted at once. */
+  endsGroup: boolean;
+}
+const tasks: Task[] = [];
 let taskWaiter: (() => void) | undefined;
 let stopping = false;
 
@@ -64,8 +72,9 @@ port.on('message', (m: ToWorker) => {
     credits++;
     if (m.buffer) free.push(m.buffer);
     creditWaiter?.();
-  } else if (m.type === 'task') {
-    tasks.push({ seq: m.seq, path: m.path, range: m.start !== undefined ? { start: m.start, end: m.end ?? Infinity } : undefined });
+  } else if (m.type === 'tasks') {
+    const range = m.start !== undefined ? { start: m.start, end: m.end ?? Infinity } : undefined;
+    for (let i = 0; i < m.paths.length; i++) tasks.push({ seq: m.first + i, path: m.paths[i]!, range, endsGroup: i === m.paths.length - 1 });
     taskWaiter?.();
   } else {
     stopping = true;
@@ -75,46 +84,81 @@ port.on('message', (m: ToWorker) => {
 });
 
 /**
- * Pairs arrays that came back with credits (batches the main thread consumed): reused for the
- * next batches, so batch arrays are a fixed set in circulation rather than a stream of garbage
+ * Pairs arrays that came back with credits (bundles the main thread consumed): reused for the
+ * next bundles, so pairs arrays are a fixed set in circulation rather than a stream of garbage
  * that the main thread frees only when it happens to collect (and that a thread's malloc arena
  * then keeps).
  */
 const free: ArrayBuffer[] = [];
 
 /**
- * The document ids of the batch being built: one array for every batch, emptied once the batch
- * is posted (postMessage copies it). A fresh `[]` for each batch started with small-integer
+ * The document ids of the bundle being built: one array for every bundle, emptied once it is
+ * posted (postMessage copies it). A fresh `[]` for each batch started with small-integer
  * elements, and the first id pushed deoptimized addDocument: 5 times on mail, each followed by
  * a recompile on a core the parse needs.
  */
 const externalIds: string[] = [];
 
-class BatchBuilder {
+/**
+ * The bundle being built: the batches closed so far (`batches`, their pairs, unresolved indexes
+ * and documents from the arrays' starts), then the open batch's from `open.pairStart` etc. on.
+ */
+class Bundle {
   pairs = free.length > 0 ? new Uint32Array(free.pop()!) : new Uint32Array(BATCH_WORDS);
-  pairCount = 0;
+  /** Pairs written (the closed batches' and the open one's). */
+  pairEnd = 0;
+  /** Pairs of the closed batches. */
+  closedPairs = 0;
+  readonly batches: BundledBatch[] = [];
   readonly externalIds = externalIds;
-  lengths: number[] = [];
-  warc?: string[];
-  notIndexed?: Record<string, number>;
-  bytes = 0;
-  skips: ParsedBatch['skips'] = [];
-  lineIds: number[] = [];
-  /** Indexes of the pairs whose term word is a local id (UNRESOLVED_BIT set), ascending. */
+  lengths = new Uint32Array(256);
+  /** Indexes (within their batch) of the pairs whose term word is a local id (UNRESOLVED_BIT set). */
   unresolved = new Uint32Array(1024);
   unresolvedCount = 0;
+}
+
+/** A file's batch (or a part of it) being filled: its place in the bundle and what is its own. */
+class OpenBatch {
+  pairStart: number;
+  unresolvedStart: number;
+  docStart: number;
+  bytes = 0;
+  skips: SkippedItem[] = [];
+  warnings: SkippedItem[] = [];
+  lineIds: number[] = [];
   lines?: number;
   items?: number;
-  warnings: ParsedBatch['warnings'] = [];
+  /** WARC-Date and WARC-Record-ID of each document, flat, when the file is a WARC. */
+  warc?: string[];
+  /** Records and payloads left out, by kind (WARC). */
+  notIndexed?: Record<string, number>;
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly seq: number,
+    readonly part: number,
+    readonly path: string,
+    b: Bundle,
+  ) {
+    this.pairStart = b.pairEnd;
+    this.unresolvedStart = b.unresolvedCount;
+    this.docStart = b.externalIds.length;
+  }
+
+  get pairCount(): number {
+    return bundle.pairEnd - this.pairStart;
+  }
+
+  get docs(): number {
+    return bundle.externalIds.length - this.docStart;
+  }
 
   addDocument(termIds: Uint32Array, externalId: string, bytes: number): void {
-    const need = 2 * (this.pairCount + termIds.length);
-    if (need > this.pairs.length) this.pairs = grown(this.pairs, need, 2 * this.pairCount);
-    const doc = this.externalIds.length;
-    const pairs = this.pairs;
-    let p = 2 * this.pairCount;
+    const b = bundle;
+    const need = 2 * (b.pairEnd + termIds.length);
+    if (need > b.pairs.length) b.pairs = grown(b.pairs, need, 2 * b.pairEnd);
+    const doc = this.docs;
+    const pairs = b.pairs;
+    let p = 2 * b.pairEnd;
     if (!resolveIds) {
       // One worker: the local ids as they are (ParsedBatch.localIds).
       for (let i = 0; i < termIds.length; i++) {
@@ -131,23 +175,56 @@ class BatchBuilder {
         if (g !== 0) {
           pairs[p++] = g - 1;
         } else {
-          this.noteUnresolved(p >>> 1);
+          this.noteUnresolved((p >>> 1) - this.pairStart);
           pairs[p++] = local | UNRESOLVED_BIT;
         }
         pairs[p++] = doc;
       }
     }
-    this.pairCount += termIds.length;
-    this.externalIds.push(externalId);
-    this.lengths.push(termIds.length);
+    b.pairEnd += termIds.length;
+    const d = b.externalIds.length;
+    if (d === b.lengths.length) b.lengths = grown(b.lengths, d + 1);
+    b.lengths[d] = termIds.length;
+    b.externalIds.push(externalId);
     this.bytes += bytes;
   }
 
   private noteUnresolved(pair: number): void {
-    if (this.unresolvedCount === this.unresolved.length) this.unresolved = grown(this.unresolved, this.unresolvedCount + 1);
-    this.unresolved[this.unresolvedCount++] = pair;
+    const b = bundle;
+    if (b.unresolvedCount === b.unresolved.length) b.unresolved = grown(b.unresolved, b.unresolvedCount + 1);
+    b.unresolved[b.unresolvedCount++] = pair;
+  }
+
+  /** Closes the batch into the bundle. */
+  close(last: boolean): void {
+    const b = bundle;
+    const h: BundledBatch = {
+      seq: this.seq,
+      part: this.part,
+      last,
+      pairCount: this.pairCount,
+      unresolvedCount: b.unresolvedCount - this.unresolvedStart,
+      docs: this.docs,
+      path: this.path,
+      bytes: this.bytes,
+    };
+    if (this.skips.length > 0) h.skips = this.skips;
+    if (this.warnings.length > 0) h.warnings = this.warnings;
+    if (this.lineIds.length > 0) h.lineIds = this.lineIds;
+    if (this.warc) h.warc = this.warc;
+    if (this.notIndexed) h.notIndexed = this.notIndexed;
+    if (this.lines !== undefined) {
+      h.lines = this.lines;
+      h.items = this.items;
+    }
+    b.batches.push(h);
+    b.closedPairs = b.pairEnd;
   }
 }
+
+let bundle!: Bundle;
+/** Parse time (ms) since the last bundle was posted. */
+let busySince = 0;
 
 async function takeCredit(): Promise<number> {
   if (credits > 0 || stopping) {
@@ -161,55 +238,76 @@ async function takeCredit(): Promise<number> {
   return performance.now() - t0;
 }
 
-async function send(b: BatchBuilder, seq: number, part: number, last: boolean, busyMs: number): Promise<void> {
+/**
+ * Posts the bundle's closed batches. An open batch (a file that goes on) moves to the front of
+ * a fresh bundle: its pairs are copied, at most a batch's.
+ */
+async function post(open?: OpenBatch): Promise<void> {
+  const busyMs = performance.now() - busySince;
+  const b = bundle;
   const idleMs = await takeCredit();
   const newTerms = localTerms.takeUnsent();
-  const msg: ParsedBatch = {
-    type: 'batch',
-    seq,
-    part,
-    last,
+  const pairCount = b.closedPairs;
+  const unresolvedCount = open ? open.unresolvedStart : b.unresolvedCount;
+  const docs = open ? open.docStart : b.externalIds.length;
+  const next = new Bundle();
+  if (open) {
+    // Not with a fresh array's first touch to pay for nothing: the copy is what moves.
+    const n = b.pairEnd - open.pairStart;
+    if (2 * n > next.pairs.length) next.pairs = new Uint32Array(2 * n + 4096);
+    next.pairs.set(b.pairs.subarray(2 * open.pairStart, 2 * b.pairEnd));
+    next.pairEnd = n;
+    const u = b.unresolvedCount - open.unresolvedStart;
+    if (u > next.unresolved.length) next.unresolved = new Uint32Array(u);
+    next.unresolved.set(b.unresolved.subarray(open.unresolvedStart, b.unresolvedCount));
+    next.unresolvedCount = u;
+    const d = b.externalIds.length - docs;
+    if (d > next.lengths.length) next.lengths = new Uint32Array(d);
+    next.lengths.set(b.lengths.subarray(docs, docs + d));
+  }
+  const msg: BatchBundle = {
+    type: 'bundle',
+    batches: b.batches,
     firstNewTerm: localTerms.count - newTerms.ends.length,
     newTerms,
     pairs: b.pairs,
-    pairCount: b.pairCount,
-    unresolved: b.unresolved.slice(0, b.unresolvedCount),
+    unresolved: b.unresolved.slice(0, unresolvedCount),
+    lengths: b.lengths.slice(0, docs),
+    externalIds: docs === b.externalIds.length ? b.externalIds : b.externalIds.slice(0, docs),
     ...(resolveIds ? {} : { localIds: true as const }),
-    externalIds: b.externalIds,
-    path: b.path,
-    ...(b.lineIds.length > 0 ? { lineIds: b.lineIds } : {}),
-    ...(b.lines !== undefined ? { lines: b.lines, items: b.items } : {}),
-    lengths: Uint32Array.from(b.lengths),
-    ...(b.warc ? { warc: b.warc } : {}),
-    ...(b.notIndexed ? { notIndexed: b.notIndexed } : {}),
-    bytes: b.bytes,
-    skips: b.skips,
-    warnings: b.warnings,
     busyMs,
     idleMs,
     scanTableBytes: inverter.scanTableBytes,
     ...(firstBatchSent ? {} : { workerStartedAt: startedAt }),
   };
   firstBatchSent = true;
-  if (4 * b.pairCount < init.batchPairs && b.pairs.length === BATCH_WORDS) {
-    // A small batch (the end of a file): send a trimmed copy, so batches queued on the main
-    // thread hold what they count, and keep the full-size array for the next batch.
-    msg.pairs = b.pairs.slice(0, 2 * b.pairCount);
+  if (4 * pairCount < init.batchPairs && b.pairs.length === BATCH_WORDS) {
+    // A small bundle (the end of a group): send a trimmed copy, so bundles queued on the main
+    // thread hold what they count, and keep the full-size array for the next one.
+    msg.pairs = b.pairs.slice(0, 2 * pairCount);
     free.push(b.pairs.buffer as ArrayBuffer);
   }
-  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer, newTerms.bytes.buffer as ArrayBuffer, newTerms.ends.buffer as ArrayBuffer]);
-  externalIds.length = 0;
+  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer, msg.lengths.buffer as ArrayBuffer, newTerms.bytes.buffer as ArrayBuffer, newTerms.ends.buffer as ArrayBuffer]);
+  // The ids array is the module's one (see externalIds): keep the open batch's.
+  externalIds.splice(0, docs);
+  bundle = next;
+  if (open) {
+    open.pairStart = 0;
+    open.unresolvedStart = 0;
+    open.docStart = 0;
+  }
+  busySince = performance.now();
 }
 
-async function parseFile(seq: number, path: string, lineRange?: ByteRange): Promise<void> {
+async function parseFile(task: Task): Promise<void> {
+  const { seq, path, range: lineRange } = task;
   let part = 0;
-  let batch = new BatchBuilder(path);
-  let t0 = performance.now();
+  let batch = new OpenBatch(seq, part, path, bundle);
   let counts: { lines: number; items: number } | undefined;
   const range = lineRange && { ...lineRange, onEnd: (c: { lines: number; items: number }) => (counts = c) };
   // Only a range after a file's first has line numbers the main thread must renumber.
   const renumbered = range !== undefined && range.start > 0;
-  /** Adds an item to the batch; true when the batch is full. */
+  /** Adds an item to the batch; true when the batch is full, or the bundle is. */
   const take = (item: CorpusItem): boolean => {
     if (item.kind === 'skip') {
       batch.skips.push(item.skip);
@@ -223,28 +321,38 @@ async function parseFile(seq: number, path: string, lineRange?: ByteRange): Prom
     const d = item.doc;
     if (d.warc) (batch.warc ??= []).push(d.warc.date ?? '', d.warc.recordId ?? '');
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
-    if (renumbered && d.idFromLine) batch.lineIds.push(batch.externalIds.length, d.line!);
+    if (renumbered && d.idFromLine) batch.lineIds.push(batch.docs, d.line!);
     batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
-    return batch.pairCount >= init.batchPairs;
+    return bundle.pairEnd >= init.batchPairs;
   };
-  const sendFull = async (): Promise<void> => {
-    const busy = performance.now() - t0;
-    await send(batch, seq, part++, false, busy);
-    batch = new BatchBuilder(path);
-    t0 = performance.now();
+  /**
+   * A file's batches are cut where its own pairs reach batchPairs, wherever it starts in a
+   * bundle, so a file's parts (and --resume's points in them) do not depend on its neighbours.
+   */
+  const full = async (): Promise<void> => {
+    if (batch.pairCount >= init.batchPairs) {
+      batch.close(false);
+      await post();
+      batch = new OpenBatch(seq, ++part, path, bundle);
+    } else await post(batch);
   };
-  // Plain JSONL is read with synchronous calls (no promise a line); other files as a stream.
-  const plainJsonl = readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
-  if (plainJsonl) {
-    for (const item of plainJsonl) if (take(item)) await sendFull();
+  // Small whole-document files and plain JSONL are read with synchronous calls (no promise a
+  // file or a line); other files as a stream.
+  const small = range ? undefined : readSmallFileSync(init.root, path);
+  const plainJsonl = small ? undefined : readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
+  if (small) {
+    if (take(small)) await full();
+  } else if (plainJsonl) {
+    for (const item of plainJsonl) if (take(item)) await full();
   } else {
-    for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines)) if (take(item)) await sendFull();
+    for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines)) if (take(item)) await full();
   }
   if (counts) {
     batch.lines = counts.lines;
     batch.items = counts.items;
   }
-  await send(batch, seq, part, true, performance.now() - t0);
+  batch.close(true);
+  if (task.endsGroup || bundle.pairEnd >= init.batchPairs) await post();
 }
 
 /**
@@ -267,12 +375,17 @@ async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  bundle = new Bundle();
+  busySince = performance.now();
   for (;;) {
-    while (tasks.length === 0 && !stopping) await new Promise<void>((resolve) => (taskWaiter = resolve));
+    while (tasks.length === 0 && !stopping) {
+      const t0 = performance.now();
+      await new Promise<void>((resolve) => (taskWaiter = resolve));
+      busySince += performance.now() - t0; // waiting for tasks is not parse time
+    }
     taskWaiter = undefined;
     if (stopping) break;
-    const task = tasks.shift()!;
-    await parseFile(task.seq, task.path, task.range);
+    await parseFile(tasks.shift()!);
   }
   port.close();
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+/**
+ * A/B of whole builds: each crawl with each DIST, alternating DISTs within a round, `build
+ * --sorter cpu --workers N --json` into a temporary index. Prints one line a build (wall, process
+ * CPU, HTML/text MB/s), then per (crawl, DIST) the median wall and CPU seconds, and whether every
+ * DIST wrote the same postings.bin.
+ *
+ *   node bench/ab-builds.mjs [--rounds 3] [--workers 2] [--pipeline cpu] --crawl <path> [--crawl <path> ...] DIST [DIST ...]
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const o = { rounds: 3, workers: 2, pipeline: 'cpu', crawls: [], dists: [] };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === '--rounds') o.rounds = Number(argv[++i]);
+  else if (a === '--workers') o.workers = Number(argv[++i]);
+  else if (a === '--pipeline') o.pipeline = argv[++i];
+  else if (a === '--crawl') o.crawls.push(resolve(argv[++i]));
+  else if (a.startsWith('--')) throw new Error(`unknown option ${a}`);
+  else o.dists.push(a);
+}
+if (o.crawls.length === 0 || o.dists.length === 0) throw new Error('usage: node bench/ab-builds.mjs [--rounds 3] [--workers 2] --crawl <path> ... DIST ...');
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-ab-'));
+const runs = new Map();
+const shas = new Map();
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+try {
+  for (let round = 1; round <= o.rounds; round++) {
+    for (const crawl of o.crawls) {
+      for (const dist of o.dists) {
+        const out = join(work, 'index');
+        rmSync(out, { recursive: true, force: true });
+        const t0 = performance.now();
+        const r = spawnSync(process.execPath, [resolve(dist, 'src', 'cli.js'), 'build', crawl, '-o', out, '--pipeline', o.pipeline, '--workers', String(o.workers), '--json', '-q'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+        const wall = (performance.now() - t0) / 1000;
+        if (r.status !== 0) throw new Error(`${dist} build ${crawl} failed: ${r.stderr}`);
+        const s = JSON.parse(r.stdout);
+        const sha = createHash('sha256').update(readFileSync(join(out, 'postings.bin'))).digest('hex').slice(0, 16);
+        const key = `${crawl}\t${dist}`;
+        if (!runs.has(key)) runs.set(key, { wall: [], cpu: [] });
+        runs.get(key).wall.push(wall);
+        runs.get(key).cpu.push(s.cpu.processMs / 1000);
+        if (!shas.has(crawl)) shas.set(crawl, new Set());
+        shas.get(crawl).add(sha);
+        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, postings ${sha}`);
+      }
+    }
+  }
+  console.log('\nmedians: wall s (each round), process CPU s');
+  for (const [key, r] of runs) console.log(`${key}\t${median(r.wall).toFixed(2)}\t(${r.wall.map((w) => w.toFixed(2)).join(' ')})\t${median(r.cpu).toFixed(2)}`);
+  for (const [crawl, set] of shas) console.log(`${crawl}: postings.bin ${set.size === 1 ? 'identical across DISTs' : `DIFFER: ${[...set].join(' ')}`}`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

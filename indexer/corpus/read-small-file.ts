@@ -1,0 +1,41 @@
+/**
+ * A small .html, .txt or .md file read with three system calls (open, one read into a buffer
+ * kept for the next file, close) and no promise: what a parse worker does for each file of a
+ * crawl of many small files, where the reader's stat, the fresh Buffer and the async generators
+ * of readCorpusFile cost more than the document. Anything else (a larger or gzipped file, one
+ * that cannot be opened or read, an empty one) is left to readCorpusFile, which words the
+ * reason: the items are the same either way (test/corpus-readers.test.ts).
+ */
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatOf } from './formats.js';
+import { wholeDocument } from './read-file.js';
+import type { CorpusItem } from './types.js';
+
+/** Files up to this size are read here (most pages of a documentation crawl are; a larger one costs one open more). */
+const SCRATCH_BYTES = 1 << 20;
+let scratch: Buffer | undefined;
+
+/** The file's one item, or undefined: read it with readCorpusFile. */
+export function readSmallFileSync(root: string, relPath: string): CorpusItem | undefined {
+  const fmt = formatOf(relPath);
+  if (!fmt || fmt.gzip || fmt.format === 'jsonl' || fmt.format === 'json') return undefined;
+  let fd: number;
+  try {
+    // O_NONBLOCK: a FIFO put in a file's place since the walk must not hang the worker.
+    fd = openSync(join(root, relPath), constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const buf = (scratch ??= Buffer.allocUnsafeSlow(SCRATCH_BYTES));
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    // A read short of the buffer ends a regular file; 0 may be an empty file or something else.
+    if (n === 0 || n === buf.length) return undefined;
+    return wholeDocument(buf.subarray(0, n), relPath, fmt.format);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

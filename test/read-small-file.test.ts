@@ -1,0 +1,60 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { readCorpusFile, type CorpusItem } from '../indexer/corpus/index.js';
+import { readSmallFileSync } from '../indexer/corpus/read-small-file.js';
+
+const root = mkdtempSync(join(tmpdir(), 'gpuindex-small-file-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function viaReader(path: string): Promise<CorpusItem[]> {
+  const items: CorpusItem[] = [];
+  for await (const item of readCorpusFile(root, path)) items.push(item);
+  return items;
+}
+
+describe('readSmallFileSync', () => {
+  const files: [string, string | Buffer][] = [
+    ['a.txt', 'plain words here\n'],
+    ['b.html', '<html><head><title>T</title></head><body><p>x &amp; y</p></body></html>'],
+    ['c.md', '# Heading\n\nbody text\n'],
+    ['latin.html', Buffer.concat([Buffer.from('<meta charset="iso-8859-1"><p>caf'), Buffer.from([0xe9]), Buffer.from('</p>')])],
+    ['utf16.txt', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('wide text', 'utf16le')])],
+    ['bad-utf8.txt', Buffer.from([0x61, 0x20, 0xc3, 0x28, 0x20, 0x62])],
+    ['bom.txt', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('after bom')])],
+    ['binary.txt', Buffer.from([0x61, 0x00, 0x62])],
+    ['empty.txt', ''],
+    ['large.txt', 'w '.repeat((1 << 19) + 10)],
+    ['packed.txt.gz', gzipSync('zipped words')],
+    ['lines.jsonl', '{"text":"a"}\n'],
+  ];
+  for (const [name, bytes] of files) writeFileSync(join(root, name), bytes);
+  mkdirSync(join(root, 'folder.txt'));
+
+  it('gives the item readCorpusFile gives, or leaves the file to it', async () => {
+    const taken: string[] = [];
+    for (const name of [...files.map(([n]) => n), 'folder.txt', 'missing.txt']) {
+      const item = readSmallFileSync(root, name);
+      if (item === undefined) continue;
+      taken.push(name);
+      expect([item]).toEqual(await viaReader(name));
+    }
+    // What it must take (small, readable, whole-document formats) and must leave (larger than its buffer, gzip, JSONL, empty, not a file, missing).
+    expect(taken).toEqual(['a.txt', 'b.html', 'c.md', 'latin.html', 'utf16.txt', 'bad-utf8.txt', 'bom.txt', 'binary.txt']);
+  });
+
+  it('agrees with readCorpusFile on random bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 300 }), fc.constantFrom('r.txt', 'r.html', 'r.md'), async (bytes, name) => {
+        writeFileSync(join(root, name), bytes);
+        const item = readSmallFileSync(root, name);
+        if (bytes.length > 0) expect(item).toBeDefined();
+        if (item) expect([item]).toEqual(await viaReader(name));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

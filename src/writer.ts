@@ -26,10 +26,11 @@ import { DEFAULT_MERGE_POLICY, pickMergeAround, type MergePolicy } from '../merg
 import { workerScript } from '../runtime/worker-script.js';
 import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
 import { resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { closeGpu, openGpu } from '../gpu/index.js';
 import { buildIndex } from './build.js';
 import { IndexReader } from './reader.js';
 import { UserError } from './shared/errors.js';
-import { parseMemory, type BuildOptions, type InputDocument } from './shared/options.js';
+import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice } from './shared/options.js';
 
 export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'sorter' | 'onWarning'> {
   /**
@@ -156,6 +157,7 @@ export class IndexWriter {
   private readonly wal: WriteAheadLog;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly refreshMs: number;
+  private sorterChoice?: Promise<SorterChoice>;
   /** The automatic refresh, set when an operation leaves something unrefreshed. */
   private refreshTimer?: NodeJS.Timeout;
   /** How long the last refresh took: the next automatic one starts that much early. */
@@ -178,6 +180,8 @@ export class IndexWriter {
   searchableSequence = 0;
   /** Bytes of segment files written by flushes and merges: with the index's size, the write amplification. */
   bytesWritten = { flushes: 0, merges: 0 };
+  /** Milliseconds spent logging (write + fsync), flushing, waiting on merges (back-pressure), and merging (summed over merge threads). */
+  timings = { logMs: 0, flushMs: 0, backPressureMs: 0, mergeMs: 0 };
 
   constructor(
     readonly path: string,
@@ -261,9 +265,13 @@ export class IndexWriter {
    * segments), it first waits for them.
    */
   private async logged(op: LoggedOperationBody): Promise<number> {
+    const t0 = performance.now();
     while (this.segments.length > this.maxSegments && this.merges.size > 0) await Promise.race([...this.merges].map((m) => m.done));
+    const t1 = performance.now();
     const entry = { seq: this.seq + 1, ...op } as LoggedOperation;
     await this.wal.append(entry);
+    this.timings.backPressureMs += t1 - t0;
+    this.timings.logMs += performance.now() - t1;
     this.seq = entry.seq;
     const n = this.apply(entry);
     // The operation is acknowledged whatever the flush does: a failed one keeps the buffer for the next.
@@ -356,20 +364,48 @@ export class IndexWriter {
     });
   }
 
+  /**
+   * The sorter of flushes: 'auto' asks for a GPU once, not at every flush (a flush is small and
+   * frequent; the question costs an adapter request each time).
+   */
+  private flushSorter(): Promise<SorterChoice> {
+    const chosen = this.options.sorter ?? 'auto';
+    if (chosen !== 'auto') return Promise.resolve(chosen);
+    this.sorterChoice ??= openGpu({ rejectSoftware: true }).then((gpu) => {
+      if (typeof gpu === 'string') {
+        this.warn(`no GPU (${gpu}); flushes sort on the CPU`);
+        return 'cpu';
+      }
+      closeGpu();
+      return 'auto';
+    });
+    return this.sorterChoice;
+  }
+
   /** The buffered documents into a new segment (searchable at once; the index's at the next commit). */
   private async flush(): Promise<void> {
     if (this.buffer.length === 0) return;
     const name = segmentName(this.nextSegment++);
     const docs = this.buffer;
     const dir = join(this.path, name);
-    try {
-      await buildIndex({
+    const t0 = performance.now();
+    const build = async (blockSize: number | undefined) =>
+      buildIndex({
         ...this.analysis(),
         input: docs.map((b) => b.doc),
         output: dir,
-        sorter: this.options.sorter,
+        sorter: await this.flushSorter(),
         memory: this.memory.flushBuild,
+        blockSize,
         onWarning: this.options.onWarning,
+      });
+    try {
+      // A block of about the buffer's pairs (a token and its separator take 5 bytes or more, or a
+      // second block takes the rest), not the largest the budget allows: a flush is small.
+      await build(Math.min(1 << 22, Math.max(1 << 14, Math.ceil(this.bufferedBytes / 5)))).catch((err) => {
+        if (!(err instanceof UserError && err.message.includes('--block-size'))) throw err;
+        rmSync(dir, { recursive: true, force: true });
+        return build(undefined);
       });
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
@@ -381,6 +417,7 @@ export class IndexWriter {
     this.refreshes++;
     this.buffer = [];
     this.bufferedBytes = 0;
+    this.timings.flushMs += performance.now() - t0;
     this.startMerges();
   }
 
@@ -552,7 +589,8 @@ export class IndexWriter {
       try {
         mkdirSync(out);
         const task = { segments: inputs.map((s) => ({ dir: join(this.path, s.entry.name), deletes: s.entry.deletes })), out, settings: {}, memoryBytes: this.memory.mergeInputs, fsync: true };
-        const stats = await runMergeThread(task);
+        const t0 = performance.now();
+        const stats = await runMergeThread(task).finally(() => (this.timings.mergeMs += performance.now() - t0));
         this.bytesWritten.merges += segmentBytes(out);
         this.mergeComplete(merge, stats);
       } catch (err) {

@@ -73,6 +73,11 @@
 #   smallfiles [DIST...]  the many-small-files crawl (200 folders x 1,000 .txt files of 60 words) and the
 #                 same documents as one JSONL file, bench/small-files.mjs, ROUNDS (3) rounds alternating the
 #                 DISTs (default .cache/dist-base dist), default worker count. -> smallfiles.txt
+#   writer        the live index (bench/writer-backfill.mjs): a backfill of /tmp/crawl through the
+#                 writer (`addCrawl`, and `add` in batches of 10,000 with 256 MiB flushes) against one
+#                 build of it, gpu+, ROUNDS (2) alternated rounds; then flushes of FLUSH_SIZES documents
+#                 (default 1000,10000,100000,400000) with the GPU and the CPU sorter, 3 each, alternated.
+#                 -> writer-backfill.jsonl, writer-flushes.jsonl
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
 # SMALL (other folders for the two crawls; generated there only when missing).
@@ -316,6 +321,18 @@ cmd_profile() {
   rm -rf /tmp/idx-p
 }
 
+cmd_writer() {
+  gen_crawl
+  log "writer backfill: build vs addCrawl vs add, ${ROUNDS:-2} rounds"
+  node bench/writer-backfill.mjs backfill $crawl --dist "$DIST" --rounds "${ROUNDS:-2}" "${big[@]}" --pipeline gpu+ > "$OUT/writer-backfill.jsonl" 2> "$details/writer-backfill.err"
+  log "backfill rc=$?"
+  tail -1 "$OUT/writer-backfill.jsonl" | tee -a "$OUT/log.txt"
+  log "writer flushes: GPU vs CPU sorter at ${FLUSH_SIZES:-1000,10000,100000,400000} documents"
+  node bench/writer-backfill.mjs flushes $crawl --dist "$DIST" --sizes "${FLUSH_SIZES:-1000,10000,100000,400000}" --reps 3 --memory 8GiB > "$OUT/writer-flushes.jsonl" 2> "$details/writer-flushes.err"
+  log "flushes rc=$?"
+  grep MedianMs "$OUT/writer-flushes.jsonl" | tee -a "$OUT/log.txt"
+}
+
 cmd_setup() {
   node bench/setup-time.mjs "$DIST" 2>&1 | tee -a "$OUT/log.txt"
 }
@@ -350,7 +367,7 @@ cmd_smallfiles() {
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles)
+  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

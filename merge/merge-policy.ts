@@ -62,3 +62,31 @@ export function pickMerge(segments: readonly SegmentSize[], p: MergePolicy = DEF
   }
   return best;
 }
+
+/**
+ * The next merge among segments some of which are busy (a running merge holds them): the policy
+ * over each run of free neighbours, the candidate of fewest live documents first (the cheapest
+ * merge lowers the count soonest).
+ */
+export function pickMergeAround(segments: readonly (SegmentSize & { busy: boolean })[], p: MergePolicy = DEFAULT_MERGE_POLICY): [number, number] | undefined {
+  let best: [number, number] | undefined;
+  let bestLive = Infinity;
+  for (let start = 0; start < segments.length; ) {
+    if (segments[start]!.busy) {
+      start++;
+      continue;
+    }
+    let end = start;
+    while (end < segments.length && !segments[end]!.busy) end++;
+    const range = pickMerge(segments.slice(start, end), p);
+    if (range) {
+      const live = segments.slice(start + range[0], start + range[1]).reduce((a, s) => a + s.documents - s.deleted, 0);
+      if (live < bestLive) {
+        best = [start + range[0], start + range[1]];
+        bestLive = live;
+      }
+    }
+    start = end;
+  }
+  return best;
+}

@@ -7,27 +7,41 @@
  * fsynced and segments.json names it under the next generation, which is what openIndex() and
  * other processes read. A crash loses nothing acknowledged: reopening removes segments no commit
  * names and replays the log after the last commit.
+ *
+ * Merges run in the background (merge/writer-merges.ts picks them; a worker thread writes each):
+ * adds, deletes, refreshes and commits go on meanwhile. A merged segment replaces its inputs in
+ * the writer's state when it is complete, with the deletes that arrived during the merge carried
+ * over, and becomes the index's at the next commit, as a flushed segment does.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
-import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
+import { INDEX_DB, POSTINGS_FILE, type CollectionStats } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { SegmentReader } from '../merge/segment-reader.js';
 import { fsyncDir, readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
 import { readLog, WriteAheadLog, type LoggedOperation, type LoggedOperationBody } from '../merge/write-ahead-log.js';
 import { readDeletes, writeDeletes } from '../merge/deletes.js';
-import { DEFAULT_MERGE_POLICY, pickMerge, type MergePolicy } from '../merge/merge-policy.js';
+import { DEFAULT_MERGE_POLICY, pickMergeAround, type MergePolicy } from '../merge/merge-policy.js';
 import { workerScript } from '../runtime/worker-script.js';
 import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
 import { resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { closeGpu, openGpu } from '../gpu/index.js';
 import { buildIndex } from './build.js';
 import { IndexReader } from './reader.js';
 import { UserError } from './shared/errors.js';
-import type { BuildOptions, InputDocument } from './shared/options.js';
+import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice } from './shared/options.js';
 
-export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'sorter' | 'memory' | 'onWarning'> {
-  /** Buffered document bytes that start a flush into a new segment. Default 16 MiB. */
+export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'sorter' | 'onWarning'> {
+  /**
+   * What the writer may add to the process's memory (RSS), e.g. '512MiB' or bytes; default
+   * '1GiB', at least 128 MiB. Split by writerMemory(): each flush's build half, the merges a
+   * quarter (shared by the concurrent ones: the inputs' postings a merge reads whole), the buffer
+   * a sixteenth (flushBytes, at most 16 MiB), the rest for the documents' ids and the merges'
+   * term dictionaries.
+   */
+  memory?: string | number;
+  /** Buffered document bytes that start a flush into a new segment. Default 16 MiB (less under a small `memory`). */
   flushBytes?: number;
   /** Milliseconds between automatic refreshes while documents are buffered; 0: refresh() only. Default 1000. */
   refreshMs?: number;
@@ -37,16 +51,31 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
    */
   fsyncGroupMs?: number;
   /**
-   * When segments merge (merge/merge-policy.ts): after each commit, neighbours the policy picks
-   * are merged on a worker thread while further operations wait, and the result is committed.
-   * false: only `optimizeIndex` merges. Default DEFAULT_MERGE_POLICY.
+   * Which segments merge (merge/merge-policy.ts), in the background, whenever the segments
+   * change. false: only `optimizeIndex` merges. Default DEFAULT_MERGE_POLICY.
    */
   mergePolicy?: Partial<MergePolicy> | false;
+  /** Merges running at once, each on its own worker thread. Default 2. */
+  maxConcurrentMerges?: number;
+  /**
+   * Back-pressure: while the index has more segments than this and a merge is running, add(),
+   * replace() and delete() wait for merges to complete before they are logged. Default 40.
+   */
+  maxSegments?: number;
 }
 
 export const DEFAULT_FLUSH_BYTES = 16 << 20;
+export const DEFAULT_WRITER_MEMORY = 2 ** 30;
 
-/** A merge in progress writes into a folder of this prefix, renamed to its segment's name when complete. */
+export const MIN_WRITER_MEMORY = 128 << 20;
+
+/** How a writer divides its `memory` (bytes): see WriterOptions.memory. */
+export function writerMemory(memory: number, concurrentMerges: number): { flushBytes: number; flushBuild: number; mergeInputs: number } {
+  if (memory < MIN_WRITER_MEMORY) throw new UserError(`writer memory ${Math.floor(memory / 2 ** 20)} MiB is too small: a writer needs at least ${MIN_WRITER_MEMORY / 2 ** 20} MiB (half of it for each flush's build)`);
+  return { flushBytes: Math.min(DEFAULT_FLUSH_BYTES, Math.floor(memory / 16)), flushBuild: Math.floor(memory / 2), mergeInputs: Math.floor(memory / 4 / Math.max(1, concurrentMerges)) };
+}
+
+/** A merge in progress wrote into a folder of this prefix (older writers); removed on open. */
 const MERGING = '.merging-';
 
 export async function openWriter(dir: string, options: WriterOptions = {}): Promise<IndexWriter> {
@@ -87,28 +116,72 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
   return manifest;
 }
 
+/**
+ * A segment as the writer holds it. Every document the writer has seen has an ordinal, given in
+ * arrival order and never reused: a segment's documents have ascending ordinals (merges join
+ * neighbours only), so an ordinal finds its segment and docID without a table per document.
+ */
+interface LiveSegment {
+  /** Its manifest entry: statistics and the deletes file readers see. */
+  entry: SegmentEntry;
+  /** Ordinal of each docID. */
+  ordinals: Uint32Array;
+  /** DocIDs deleted now, and those of them no deletes file holds yet (visible at the next refresh). */
+  deleted: Set<number>;
+  unrefreshed: Set<number>;
+  /** Its files are fsynced. */
+  durable: boolean;
+  merging: boolean;
+}
+
+interface RunningMerge {
+  inputs: LiveSegment[];
+  /** Per input, the docIDs the merge drops (deleted as readers saw them when it started). */
+  dropped: Set<number>[];
+  name: string;
+  done: Promise<void>;
+}
+
 export class IndexWriter {
   private committed: SegmentsManifest;
-  /** Segments flushed since the last commit: searchable through reader(), not yet the index's. */
-  private pending: SegmentEntry[] = [];
-  private buffer: InputDocument[] = [];
+  /** The index as reader() sees it, in docID order: committed segments and those flushed or merged since. */
+  private segments: LiveSegment[] = [];
+  private buffer: { doc: InputDocument; ordinal: number }[] = [];
   private bufferedBytes = 0;
   private seq: number;
-  private readonly ids = new Set<string>();
-  /** Where each flushed document is: its segment and the segment's docID. */
-  private readonly locations = new Map<string, { segment: string; local: number }>();
-  /** Each segment's deleted docIDs as they stand now, and the segments whose set changed since the last refresh. */
-  private readonly deleted = new Map<string, Set<number>>();
-  private readonly changed = new Set<string>();
-  /** Deletes files written by refreshes, not yet committed: segment -> file. */
-  private readonly deletesFiles = new Map<string, string>();
+  /** Each live document's ordinal, by external id (buffered ones included). */
+  private readonly live = new Map<string, number>();
+  private nextOrdinal = 0;
+  private nextSegment = 0;
   private deletesWritten = 0;
   private readonly wal: WriteAheadLog;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly timer?: NodeJS.Timeout;
+  private readonly refreshMs: number;
+  private sorterChoice?: Promise<SorterChoice>;
+  /** The automatic refresh, set when an operation leaves something unrefreshed. */
+  private refreshTimer?: NodeJS.Timeout;
+  /** How long the last refresh took: the next automatic one starts that much early. */
+  private lastRefreshMs = 0;
   private closed = false;
+  private closing = false;
+  private readonly merges = new Set<RunningMerge>();
+  /** Segments merged away that the last commit still names: removed by the next commit. */
+  private readonly obsolete = new Set<string>();
+  /** No merge starts: the writer is closing, or a merge failed (until the next commit). */
+  private mergesHeld = false;
+  private readonly policy?: MergePolicy;
+  private readonly memory: ReturnType<typeof writerMemory>;
+  private readonly flushBytes: number;
+  private readonly maxConcurrentMerges: number;
+  private readonly maxSegments: number;
   /** Grows by one whenever a refresh changes what reader() sees: a cached reader older than it is stale. */
   refreshes = 0;
+  /** The sequence number of the last operation reader() sees, and of the last acknowledged (sequence()). */
+  searchableSequence = 0;
+  /** Bytes of segment files written by flushes and merges: with the index's size, the write amplification. */
+  bytesWritten = { flushes: 0, merges: 0 };
+  /** Milliseconds spent logging (write + fsync), flushing, waiting on merges (back-pressure), and merging (summed over merge threads). */
+  timings = { logMs: 0, flushMs: 0, backPressureMs: 0, mergeMs: 0 };
 
   constructor(
     readonly path: string,
@@ -118,22 +191,30 @@ export class IndexWriter {
   ) {
     this.committed = manifest;
     this.seq = manifest.walSeq ?? 0;
-    // Segments no commit names were flushed by a writer that died: the log holds their documents.
+    this.maxConcurrentMerges = Math.max(1, options.maxConcurrentMerges ?? 2);
+    this.maxSegments = options.maxSegments ?? 40;
+    this.memory = writerMemory(options.memory === undefined ? DEFAULT_WRITER_MEMORY : parseMemory(options.memory), this.maxConcurrentMerges);
+    this.flushBytes = options.flushBytes ?? this.memory.flushBytes;
+    this.policy = options.mergePolicy === false ? undefined : { ...DEFAULT_MERGE_POLICY, ...options.mergePolicy };
+    // Segments no commit names were flushed or merged by a writer that died: the log holds their documents.
     const named = new Set(manifest.segments.map((s) => s.name));
-    for (const name of readdirSync(path)) if ((/^seg-\d+$/.test(name) && !named.has(name)) || name.startsWith(MERGING)) rmSync(join(path, name), { recursive: true, force: true });
-    for (const s of manifest.segments) this.locate(s);
+    for (const name of readdirSync(path)) {
+      const number = /^seg-(\d+)$/.exec(name);
+      if (number) this.nextSegment = Math.max(this.nextSegment, Number(number[1]) + 1);
+      if ((number && !named.has(name)) || name.startsWith(MERGING)) rmSync(join(path, name), { recursive: true, force: true });
+    }
+    this.refreshMs = options.refreshMs ?? 1000;
+    for (const s of manifest.segments) this.segments.push(this.learn(s));
     for (const op of readLog(path, this.seq)) {
       this.apply(op);
       this.seq = op.seq;
     }
     this.wal = new WriteAheadLog(path, options.fsyncGroupMs ?? 0);
-    const refreshMs = options.refreshMs ?? 1000;
-    if (refreshMs > 0) {
-      this.timer = setInterval(() => {
-        if (this.buffer.length > 0) void this.refresh().catch((err) => this.options.onWarning?.(`refresh failed: ${(err as Error).message}`));
-      }, refreshMs);
-      this.timer.unref();
-    }
+    this.startMerges();
+  }
+
+  private warn(message: string): void {
+    this.options.onWarning?.(message);
   }
 
   /** Runs `task` after every operation queued before it: one operation on the index at a time. */
@@ -153,28 +234,26 @@ export class IndexWriter {
     const list: InputDocument[] = [];
     for await (const d of docs as AsyncIterable<InputDocument>) list.push(d);
     return this.serial(async () => {
-      checkDocuments(list, (id) => this.ids.has(id));
+      checkDocuments(list, (id) => this.live.has(id));
       if (list.length === 0) return { added: 0 };
       return { added: await this.logged({ op: 'add', docs: list }) };
     });
   }
 
-  /** Learns a flushed segment's documents (those its deletes file names excepted); returns its entry. */
-  private locate(s: { name: string; deletes?: string }): SegmentEntry {
+  /** A committed segment as the writer holds it: its documents (those its deletes file names excepted) get the next ordinals. */
+  private learn(s: SegmentEntry): LiveSegment {
     const r = new SegmentReader(join(this.path, s.name));
     try {
-      const gone = s.deletes ? readDeletes(r.dir, s.deletes, r.stats.documents) : undefined;
-      const set = new Set<number>();
-      for (const [local, id] of r.db.prepare('SELECT doc_id, external_id FROM docs').raw().iterate() as Iterable<[number, string]>) {
-        if (gone?.[local]) {
-          set.add(local);
-          continue;
-        }
-        this.ids.add(id);
-        this.locations.set(id, { segment: s.name, local });
+      const n = r.stats.documents;
+      const gone = s.deletes ? readDeletes(r.dir, s.deletes, n) : undefined;
+      const ordinals = new Uint32Array(n);
+      const deleted = new Set<number>();
+      for (const [local, id] of r.db.prepare('SELECT doc_id, external_id FROM docs ORDER BY doc_id').raw().iterate() as Iterable<[number, string]>) {
+        ordinals[local] = this.nextOrdinal++;
+        if (gone?.[local]) deleted.add(local);
+        else this.live.set(id, ordinals[local]!);
       }
-      this.deleted.set(s.name, set);
-      return { ...segmentEntry(s.name, r.stats), ...(s.deletes ? { deletes: s.deletes, deleted: set.size } : {}) };
+      return { entry: { ...segmentEntry(s.name, r.stats), ...(s.deletes ? { deletes: s.deletes, deleted: deleted.size } : {}) }, ordinals, deleted, unrefreshed: new Set(), durable: true, merging: false };
     } finally {
       r.close();
     }
@@ -182,19 +261,27 @@ export class IndexWriter {
 
   /**
    * Logs an operation (resolving once it is on disk), applies it, and flushes if the buffer is
-   * full; returns what apply() counted.
+   * full; returns what apply() counted. While merges fall behind (more than maxSegments
+   * segments), it first waits for them.
    */
   private async logged(op: LoggedOperationBody): Promise<number> {
+    const t0 = performance.now();
+    while (this.segments.length > this.maxSegments && this.merges.size > 0) await Promise.race([...this.merges].map((m) => m.done));
+    const t1 = performance.now();
     const entry = { seq: this.seq + 1, ...op } as LoggedOperation;
     await this.wal.append(entry);
+    this.timings.backPressureMs += t1 - t0;
+    this.timings.logMs += performance.now() - t1;
     this.seq = entry.seq;
     const n = this.apply(entry);
-    if (this.bufferedBytes >= (this.options.flushBytes ?? DEFAULT_FLUSH_BYTES)) await this.flush();
+    // The operation is acknowledged whatever the flush does: a failed one keeps the buffer for the next.
+    if (this.bufferedBytes >= this.flushBytes) await this.flush().catch((err) => this.warn(`flush failed: ${(err as Error).message}`));
     return n;
   }
 
   /** Applies a logged operation to the buffer and the delete sets. */
   private apply(op: LoggedOperation): number {
+    this.scheduleRefresh();
     if (op.op === 'delete') return this.remove(op.ids);
     if (op.op === 'replace') this.remove((op.docs as InputDocument[]).map((d) => d.id));
     for (const d of op.docs as InputDocument[]) this.take(d);
@@ -204,27 +291,48 @@ export class IndexWriter {
   /** Deletes documents by id, buffered or flushed; returns how many there were. */
   private remove(ids: readonly string[]): number {
     let n = 0;
-    const unflushed = new Set<string>();
+    const unflushed = new Set<number>();
     for (const id of ids) {
-      if (!this.ids.delete(id)) continue;
+      const ordinal = this.live.get(id);
+      if (ordinal === undefined) continue;
+      this.live.delete(id);
       n++;
-      const at = this.locations.get(id);
+      const at = this.find(ordinal);
       if (at) {
-        this.locations.delete(id);
-        this.deleted.get(at.segment)!.add(at.local);
-        this.changed.add(at.segment);
-      } else unflushed.add(id);
+        at.segment.deleted.add(at.local);
+        at.segment.unrefreshed.add(at.local);
+      } else unflushed.add(ordinal);
     }
     if (unflushed.size > 0) {
-      this.buffer = this.buffer.filter((d) => !unflushed.has(d.id));
-      this.bufferedBytes = this.buffer.reduce((a, d) => a + docBytes(d), 0);
+      this.buffer = this.buffer.filter((b) => !unflushed.has(b.ordinal));
+      this.bufferedBytes = this.buffer.reduce((a, b) => a + docBytes(b.doc), 0);
     }
     return n;
   }
 
+  /** The segment and docID of a flushed document's ordinal; undefined for a buffered one. */
+  private find(ordinal: number): { segment: LiveSegment; local: number } | undefined {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const s = this.segments[i]!;
+      if (s.ordinals.length === 0 || s.ordinals[0]! > ordinal) continue;
+      if (s.ordinals[s.ordinals.length - 1]! < ordinal) return undefined;
+      let lo = 0;
+      let hi = s.ordinals.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (s.ordinals[mid]! < ordinal) lo = mid + 1;
+        else hi = mid;
+      }
+      if (s.ordinals[lo] !== ordinal) throw new Error(`writer: ordinal ${ordinal} is in no document of ${s.entry.name}`);
+      return { segment: s, local: lo };
+    }
+    return undefined;
+  }
+
   private take(d: InputDocument): void {
-    this.buffer.push(d);
-    this.ids.add(d.id);
+    const ordinal = this.nextOrdinal++;
+    this.buffer.push({ doc: d, ordinal });
+    this.live.set(d.id, ordinal);
     this.bufferedBytes += docBytes(d);
   }
 
@@ -256,37 +364,100 @@ export class IndexWriter {
     });
   }
 
-  /** The buffered documents into a new segment (pending until the next commit). */
+  /**
+   * The sorter of flushes: 'auto' asks for a GPU once, not at every flush (a flush is small and
+   * frequent; the question costs an adapter request each time).
+   */
+  private flushSorter(): Promise<SorterChoice> {
+    const chosen = this.options.sorter ?? 'auto';
+    if (chosen !== 'auto') return Promise.resolve(chosen);
+    this.sorterChoice ??= openGpu({ rejectSoftware: true }).then((gpu) => {
+      if (typeof gpu === 'string') {
+        this.warn(`no GPU (${gpu}); flushes sort on the CPU`);
+        return 'cpu';
+      }
+      closeGpu();
+      return 'auto';
+    });
+    return this.sorterChoice;
+  }
+
+  /** The buffered documents into a new segment (searchable at once; the index's at the next commit). */
   private async flush(): Promise<void> {
     if (this.buffer.length === 0) return;
-    const name = this.nextSegmentName();
-    await buildIndex({
-      ...this.analysis(),
-      input: this.buffer,
-      output: join(this.path, name),
-      sorter: this.options.sorter,
-      memory: this.options.memory,
-      onWarning: this.options.onWarning,
-    });
-    this.pendingSegment(name);
+    const name = segmentName(this.nextSegment++);
+    const docs = this.buffer;
+    const dir = join(this.path, name);
+    const t0 = performance.now();
+    const build = async (blockSize: number | undefined) =>
+      buildIndex({
+        ...this.analysis(),
+        input: docs.map((b) => b.doc),
+        output: dir,
+        sorter: await this.flushSorter(),
+        memory: this.memory.flushBuild,
+        blockSize,
+        onWarning: this.options.onWarning,
+      });
+    try {
+      // A block of about the buffer's pairs (a token and its separator take 5 bytes or more, or a
+      // second block takes the rest), not the largest the budget allows: a flush is small.
+      await build(Math.min(1 << 22, Math.max(1 << 14, Math.ceil(this.bufferedBytes / 5)))).catch((err) => {
+        if (!(err instanceof UserError && err.message.includes('--block-size'))) throw err;
+        rmSync(dir, { recursive: true, force: true });
+        return build(undefined);
+      });
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    const segment = this.flushed(name, Uint32Array.from(docs, (b) => b.ordinal));
+    this.bytesWritten.flushes += segmentBytes(dir);
+    this.segments.push(segment);
     this.refreshes++;
     this.buffer = [];
     this.bufferedBytes = 0;
+    this.timings.flushMs += performance.now() - t0;
+    this.startMerges();
+  }
+
+  /** A segment just written, holding the documents of `ordinals` in order. */
+  private flushed(name: string, ordinals: Uint32Array): LiveSegment {
+    const r = new SegmentReader(join(this.path, name));
+    try {
+      // Every buffered document is one docID of the segment, in order, or ordinals would lie.
+      if (r.stats.documents !== ordinals.length) throw new Error(`writer: ${name} holds ${r.stats.documents} documents, ${ordinals.length} were flushed`);
+      return { entry: segmentEntry(name, r.stats), ordinals, deleted: new Set(), unrefreshed: new Set(), durable: false, merging: false };
+    } finally {
+      r.close();
+    }
   }
 
   /**
    * Adds a crawl (a folder or file, as `buildIndex` reads it) as one new segment built by the
    * crawl pipeline (parse workers, the GPU sorter where there is one), and commits it: a
    * backfill logs nothing, it is acknowledged by its commit. Its documents' ids are not checked
-   * against the index's.
+   * against the index's and it replaces none (a later replace() or delete() of such an id finds
+   * the document only after the writer is reopened).
    */
   addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength'> = {}): Promise<{ added: number; generation: number }> {
     this.checkOpen();
     return this.serial(async () => {
       await this.flush();
-      const name = this.nextSegmentName();
-      const summary = await buildIndex({ ...build, ...this.analysis(), input, output: join(this.path, name) });
-      this.pendingSegment(name);
+      const name = segmentName(this.nextSegment++);
+      const dir = join(this.path, name);
+      let summary;
+      try {
+        summary = await buildIndex({ ...build, ...this.analysis(), input, output: dir });
+      } catch (err) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+      const ordinals = new Uint32Array(summary.documents);
+      for (let i = 0; i < ordinals.length; i++) ordinals[i] = this.nextOrdinal++;
+      this.bytesWritten.flushes += segmentBytes(dir);
+      this.segments.push(this.flushed(name, ordinals));
+      this.refreshes++;
       const { generation } = await this.commitNow();
       return { added: summary.documents, generation };
     });
@@ -298,139 +469,224 @@ export class IndexWriter {
     return { ...(this.committed.settings?.tokenizer as Partial<BuildOptions> | undefined), ...(fields ? { fields } : {}) };
   }
 
-  private nextSegmentName(): string {
-    const used = new Set([...this.committed.segments, ...this.pending].map((s) => s.name));
-    let i = this.committed.segments.length + this.pending.length;
-    while (used.has(segmentName(i))) i++;
-    return segmentName(i);
-  }
-
-  private pendingSegment(name: string): void {
-    this.pending.push(this.locate({ name }));
-  }
-
-  /** Writes the delete sets changed since the last refresh, each as a new file of its segment. */
+  /** Writes each segment's delete set where it changed since the last refresh, as a new file of the segment. */
   private writeDeleteSets(): void {
-    for (const name of this.changed) {
+    for (const s of this.segments) {
+      if (s.unrefreshed.size === 0) continue;
       const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
-      writeDeletes(join(this.path, name), file, this.deleted.get(name)!);
-      this.deletesFiles.set(name, file);
+      writeDeletes(join(this.path, s.entry.name), file, s.deleted);
+      s.entry = { ...s.entry, deletes: file, deleted: s.deleted.size };
+      s.unrefreshed.clear();
       this.refreshes++;
     }
-    this.changed.clear();
-  }
-
-  /** Committed and pending segments, with the delete files written since the commit. */
-  private currentSegments(): SegmentEntry[] {
-    return [...this.committed.segments, ...this.pending].map((s) => {
-      const file = this.deletesFiles.get(s.name);
-      return file ? { ...s, deletes: file, deleted: this.deleted.get(s.name)!.size } : s;
-    });
   }
 
   /** Makes every document added and deleted so far searchable through reader(). */
   refresh(): Promise<void> {
     this.checkOpen();
-    return this.serial(async () => {
-      await this.flush();
-      this.writeDeleteSets();
-    });
+    return this.serial(() => this.refreshNow());
   }
 
-  /** Makes every document added so far the index's, durably: the next generation of segments.json; then merges what the policy picks. */
+  private async refreshNow(): Promise<void> {
+    const t0 = performance.now();
+    const seq = this.seq;
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = undefined;
+    await this.flush();
+    this.writeDeleteSets();
+    this.searchableSequence = seq;
+    this.lastRefreshMs = performance.now() - t0;
+    this.startMerges();
+  }
+
+  /**
+   * The automatic refresh after an operation: at most refreshMs after it, less what the last
+   * refresh took, so that what was acknowledged is searchable within about refreshMs.
+   */
+  private scheduleRefresh(): void {
+    if (this.refreshMs <= 0 || this.refreshTimer || this.closed) return;
+    const delay = Math.max(0, this.refreshMs - Math.min(this.refreshMs / 2, 1.5 * this.lastRefreshMs));
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      if (!this.closed) void this.refresh().catch((err) => this.warn(`refresh failed: ${(err as Error).message}`));
+    }, delay);
+    this.refreshTimer.unref();
+  }
+
+  /** The sequence number of the last acknowledged operation. */
+  sequence(): number {
+    return this.seq;
+  }
+
+  /**
+   * Makes every operation so far the index's, durably: the next generation of segments.json,
+   * naming the segments flushed and merged since the last. Merges running go on.
+   */
   commit(): Promise<{ generation: number }> {
     this.checkOpen();
-    return this.serial(async () => {
-      const committed = await this.commitNow();
-      return (await this.mergeNow()) ?? committed;
-    });
-  }
-
-  /** Merges committed segments while the policy picks some (at most 4 merges a commit); returns the last generation written. */
-  private async mergeNow(): Promise<{ generation: number } | undefined> {
-    if (this.options.mergePolicy === false || this.pending.length > 0) return undefined;
-    const policy = { ...DEFAULT_MERGE_POLICY, ...this.options.mergePolicy };
-    let last: { generation: number } | undefined;
-    for (let round = 0; round < 4; round++) {
-      const segments = this.committed.segments;
-      const range = pickMerge(segments.map((e) => ({ documents: e.documents, deleted: e.deleted ?? 0 })), policy);
-      if (!range) break;
-      last = await this.mergeRange(range[0], range[1]);
-    }
-    return last;
-  }
-
-  /** Merges committed segments [start, end) into one, on a worker thread, and commits the result. */
-  private async mergeRange(start: number, end: number): Promise<{ generation: number }> {
-    const inputs = this.committed.segments.slice(start, end);
-    const name = this.nextSegmentName();
-    const temp = join(this.path, `${MERGING}${name}`);
-    mkdirSync(temp);
-    const task = { segments: inputs.map((e) => ({ dir: join(this.path, e.name), deletes: e.deletes })), out: temp, settings: {} };
-    await new Promise<void>((resolve, reject) => {
-      const worker = new Worker(workerScript('merge/segment-merge-worker.js'), { workerData: task });
-      worker.once('message', () => resolve());
-      worker.once('error', reject);
-      worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`segment merge thread exited with code ${code}`))));
-    });
-    for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(temp, f));
-    fsyncDir(temp);
-    renameSync(temp, join(this.path, name));
-    fsyncDir(this.path);
-    // The inputs' deletes are gone from the merged segment; its documents are learnt anew.
-    for (const e of inputs) this.deleted.delete(e.name);
-    const entry = this.locate({ name });
-    const segments = [...this.committed.segments.slice(0, start), entry, ...this.committed.segments.slice(end)];
-    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments };
-    writeSegments(this.path, next);
-    this.committed = next;
-    // The inputs are no segment of the index now; readers that have them open keep their files.
-    for (const e of inputs) {
-      if (e.name === '.') for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) rmSync(join(this.path, f), { force: true });
-      else rmSync(join(this.path, e.name), { recursive: true, force: true });
-    }
-    this.refreshes++;
-    return { generation: next.generation };
+    return this.serial(() => this.commitNow());
   }
 
   private async commitNow(): Promise<{ generation: number }> {
-    await this.flush();
-    this.writeDeleteSets();
-    if (this.pending.length === 0 && this.deletesFiles.size === 0 && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
-    for (const s of this.pending) {
-      const dir = join(this.path, s.name);
-      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(dir, f));
-      fsyncDir(dir);
+    // A failed merge is tried again at a commit (disk space may have come back).
+    if (!this.closing) this.mergesHeld = false;
+    await this.refreshNow();
+    const entries = this.segments.map((s) => s.entry);
+    const before = this.committed.segments;
+    const same = entries.length === before.length && entries.every((e, i) => e.name === before[i]!.name && e.deletes === before[i]!.deletes);
+    if (same && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
+    const named = new Map(before.map((e) => [e.name, e]));
+    for (const s of this.segments) {
+      const dir = join(this.path, s.entry.name);
+      if (!s.durable) {
+        for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(dir, f));
+        s.durable = true;
+        fsyncDir(dir);
+      } else if (s.entry.deletes !== named.get(s.entry.name)?.deletes) fsyncDir(dir); // deletes files are fsynced as written; their names here
     }
-    // Delete files are fsynced as they are written; their names in their folders too.
-    for (const name of this.deletesFiles.keys()) fsyncDir(join(this.path, name));
     fsyncDir(this.path);
-    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: this.currentSegments(), walSeq: this.seq };
+    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: entries, walSeq: this.seq };
     writeSegments(this.path, next);
     this.committed = next;
-    this.pending = [];
-    this.deletesFiles.clear();
     // Every logged operation is in a committed segment now.
     this.wal.truncate();
+    const stillNamed = new Set(entries.map((e) => e.name));
+    for (const name of this.obsolete) {
+      if (stillNamed.has(name)) continue;
+      this.removeSegmentFiles(name);
+      this.obsolete.delete(name);
+    }
     return { generation: next.generation };
+  }
+
+  /** Starts the merges the policy picks among segments no merge holds, up to maxConcurrentMerges. */
+  private startMerges(): void {
+    if (!this.policy || this.mergesHeld) return;
+    while (this.merges.size < this.maxConcurrentMerges) {
+      const range = pickMergeAround(
+        this.segments.map((s) => ({ documents: s.entry.documents, deleted: s.deleted.size - s.unrefreshed.size, busy: s.merging })),
+        this.policy,
+      );
+      if (!range) return;
+      this.startMerge(this.segments.slice(range[0], range[1]));
+    }
+  }
+
+  /** Merges `inputs` (neighbours) on a worker thread; the result replaces them when complete. */
+  private startMerge(inputs: LiveSegment[]): void {
+    for (const s of inputs) s.merging = true;
+    // The merge drops the deletes readers see now (each input's deletes file); later ones are carried over.
+    const dropped = inputs.map((s) => new Set([...s.deleted].filter((d) => !s.unrefreshed.has(d))));
+    const name = segmentName(this.nextSegment++);
+    const merge: RunningMerge = { inputs, dropped, name, done: Promise.resolve() };
+    if (inputs.every((s, i) => dropped[i]!.size === s.entry.documents)) {
+      // Nothing of them is left to merge.
+      this.mergeComplete(merge, undefined);
+      return;
+    }
+    const out = join(this.path, name);
+    merge.done = (async () => {
+      try {
+        mkdirSync(out);
+        const task = { segments: inputs.map((s) => ({ dir: join(this.path, s.entry.name), deletes: s.entry.deletes })), out, settings: {}, memoryBytes: this.memory.mergeInputs, fsync: true };
+        const t0 = performance.now();
+        const stats = await runMergeThread(task).finally(() => (this.timings.mergeMs += performance.now() - t0));
+        this.bytesWritten.merges += segmentBytes(out);
+        this.mergeComplete(merge, stats);
+      } catch (err) {
+        rmSync(out, { recursive: true, force: true });
+        for (const s of inputs) s.merging = false;
+        // Held until the next commit: a merge that failed for want of disk would fail again at once.
+        this.mergesHeld = true;
+        this.warn(`merge of ${inputs.map((s) => s.entry.name).join(', ')} failed, merges wait for the next commit: ${(err as Error).message}`);
+      } finally {
+        this.merges.delete(merge);
+      }
+      this.startMerges();
+    })();
+    this.merges.add(merge);
+  }
+
+  /**
+   * Puts a merge's segment (undefined: none, every input document was deleted) in its inputs'
+   * place. Deletes that arrived while it ran are carried over, by the documents' ordinals, as
+   * deletes of the merged segment: those readers saw already in a deletes file of its own at
+   * once, the rest at the next refresh.
+   */
+  private mergeComplete(merge: RunningMerge, stats: CollectionStats | undefined): void {
+    const at = this.segments.indexOf(merge.inputs[0]!);
+    const replacing: LiveSegment[] = [];
+    if (stats) {
+      const ordinals = new Uint32Array(stats.documents);
+      const deleted = new Set<number>();
+      const unrefreshed = new Set<number>();
+      let k = 0;
+      for (const [i, s] of merge.inputs.entries()) {
+        const dropped = merge.dropped[i]!;
+        for (let d = 0; d < s.ordinals.length; d++) {
+          if (dropped.has(d)) continue;
+          if (s.deleted.has(d)) {
+            deleted.add(k);
+            if (s.unrefreshed.has(d)) unrefreshed.add(k);
+          }
+          ordinals[k++] = s.ordinals[d]!;
+        }
+      }
+      if (k !== stats.documents) throw new Error(`writer: merged ${merge.name} holds ${stats.documents} documents, its inputs ${k} live ones`);
+      const segment: LiveSegment = { entry: segmentEntry(merge.name, stats), ordinals, deleted, unrefreshed, durable: true, merging: false };
+      const seen = [...deleted].filter((d) => !unrefreshed.has(d));
+      if (seen.length > 0) {
+        const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
+        writeDeletes(join(this.path, merge.name), file, seen);
+        segment.entry = { ...segment.entry, deletes: file, deleted: seen.length };
+      }
+      replacing.push(segment);
+    }
+    this.segments.splice(at, merge.inputs.length, ...replacing);
+    // Inputs no commit names go now (a reader that has them open keeps its files); the others at the next commit.
+    const named = new Set(this.committed.segments.map((e) => e.name));
+    for (const s of merge.inputs) {
+      if (named.has(s.entry.name)) this.obsolete.add(s.entry.name);
+      else this.removeSegmentFiles(s.entry.name);
+    }
+    this.refreshes++;
+  }
+
+  private removeSegmentFiles(name: string): void {
+    if (name === '.') for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) rmSync(join(this.path, f), { force: true });
+    else rmSync(join(this.path, name), { recursive: true, force: true });
+  }
+
+  /** Resolves once no merge runs and the policy picks none (merges started meanwhile included). */
+  async waitForMerges(): Promise<void> {
+    while (this.merges.size > 0) await Promise.all([...this.merges].map((m) => m.done));
+  }
+
+  /** The segments reader() sees now: each one's name, documents and deleted documents, and whether a merge holds it. */
+  segmentList(): { name: string; documents: number; deleted: number; merging: boolean }[] {
+    return this.segments.map((s) => ({ name: s.entry.name, documents: s.entry.documents, deleted: s.entry.deleted ?? 0, merging: s.merging }));
   }
 
   /** A reader of everything refreshed so far (committed or not). Close it when done. */
   reader(): IndexReader {
-    return new IndexReader(this.path, { ...this.committed, segments: this.currentSegments() });
+    return new IndexReader(this.path, { ...this.committed, segments: this.segments.map((s) => s.entry) });
   }
 
-  /** Commits (and merges, as commit() does), then releases the index to other writers. */
+  /** Lets the running merges (and those they lead to) complete, commits, and releases the index to other writers. */
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.refreshTimer);
     try {
       await this.serial(async () => {
+        await this.flush();
+        await this.waitForMerges();
+        this.mergesHeld = this.closing = true;
         await this.commitNow();
-        await this.mergeNow();
       });
     } finally {
       this.closed = true;
+      this.mergesHeld = true;
+      await this.waitForMerges().catch(() => {});
       this.wal.close();
       this.lock.release();
     }
@@ -439,6 +695,23 @@ export class IndexWriter {
   private checkOpen(): void {
     if (this.closed) throw new UserError('the writer is closed');
   }
+}
+
+/** Runs merge/segment-merge-worker.ts on `task`: the merged segment's statistics. */
+function runMergeThread(task: object): Promise<CollectionStats> {
+  return new Promise<CollectionStats>((resolve, reject) => {
+    const worker = new Worker(workerScript('merge/segment-merge-worker.js'), { workerData: task });
+    let result: CollectionStats | undefined;
+    worker.once('message', (m: { stats: CollectionStats }) => (result = m.stats));
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 && result ? resolve(result) : reject(new Error(`segment merge thread exited with code ${code}`))));
+  });
+}
+
+function segmentBytes(dir: string): number {
+  let total = 0;
+  for (const f of readdirSync(dir, { withFileTypes: true })) if (f.isFile()) total += statSync(join(dir, f.name)).size;
+  return total;
 }
 
 function docBytes(d: InputDocument): number {

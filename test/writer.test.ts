@@ -285,6 +285,9 @@ describe('merges', () => {
     for (const d of all) {
       await writer.add([d]);
       await writer.commit();
+      // Merges run in the background: once they settle, the next commit names their segments.
+      await writer.waitForMerges();
+      await writer.commit();
       const r = openIndex(dir);
       most = Math.max(most, r.segmentList().length);
       expect(pickMerge(r.segmentList().map((g) => ({ documents: g.stats.documents, deleted: g.deleted })), { factor: 3, floorDocuments: 2, maxMergedDocuments: 1e9, maxDeletedShare: 0.2 })).toBeUndefined();

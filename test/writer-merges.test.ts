@@ -1,0 +1,282 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { optimizeIndex } from '../src/optimize.js';
+import { openIndex, type IndexReader } from '../src/reader.js';
+import { openWriter, writerMemory } from '../src/writer.js';
+import { pickMergeAround } from '../merge/merge-policy.js';
+import { verifyIndex } from '../merge/verify.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-writer-merges-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let n = 0;
+const fresh = (name: string) => join(work, `${name}-${n++}`);
+const WORDS = ['whale', 'ship', 'sea', 'ahab', 'white', 'harpoon', 'deck', 'storm', 'oil', 'boat', 'crew', 'moby'];
+const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
+const docsOf = (texts: number[][], from = 0) => texts.map((t, i) => ({ id: `d${from + i}`, text: t.map((w) => WORDS[w]).join(' ') }));
+const idsOf = (r: IndexReader) => [...r.documents()].map((d) => d.externalId);
+
+/** The survivors, optimized, answer as a build of them: documents, postings and scores. */
+async function expectSurvivors(dir: string, live: { id: string; text: string }[]): Promise<void> {
+  verifyIndex(dir);
+  optimizeIndex(dir);
+  verifyIndex(dir);
+  const single = fresh('survivors');
+  await buildIndex({ input: live, output: single, ...analysis });
+  const a = openIndex(single);
+  const b = openIndex(dir);
+  try {
+    expect([...b.documents()]).toEqual([...a.documents()]);
+    for (const q of ['whale', 'white whale ship', 'storm oil crew moby']) expect(b.search(q, { k: 50 })).toEqual(a.search(q, { k: 50 }));
+    const terms = (x: IndexReader) => [...x.lexicon()].map((e) => [e.term, e.df, e.cf, [...x.postingsOf(e.term).docIds]]);
+    expect(terms(b)).toEqual(terms(a));
+  } finally {
+    a.close();
+    b.close();
+  }
+}
+
+describe('background merges', () => {
+  it('let deletes and commits proceed while a merge runs, carry its deletes over, and leave a reader its files', async () => {
+    const dir = fresh('carry');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 } });
+    const a = docsOf([[0, 1], [2], [3, 0]]);
+    const b = docsOf([[1], [4, 5], [0]], 3);
+    await writer.add(a);
+    await writer.commit();
+    await writer.add(b);
+    // The flush makes two segments of one tier: their merge starts on a worker thread. Its
+    // result is taken in by the event loop, so until this test awaits something that waits on
+    // I/O (a flush, waitForMerges) the merge is still running, whenever the thread finishes.
+    await writer.refresh();
+    const [first, second] = writer.segmentList();
+    expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
+    const before = writer.reader();
+    const beforeHits = before.search('whale', { k: 10 });
+    expect(idsOf(before)).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5']);
+
+    // A delete made visible while the merge runs, and committed while it runs.
+    await writer.delete(['d1']);
+    await writer.refresh();
+    await writer.commit();
+    expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
+    const committed = openIndex(dir);
+    expect(idsOf(committed)).toEqual(['d0', 'd2', 'd3', 'd4', 'd5']);
+    expect(committed.segmentList().length).toBe(2);
+    committed.close();
+    // One logged but not refreshed: readers must not see it before the next refresh, merge or not.
+    await writer.delete(['d4']);
+    expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
+
+    await writer.waitForMerges();
+    expect(writer.segmentList()).toEqual([{ name: expect.stringMatching(/^seg-\d+$/), documents: 6, deleted: 1, merging: false }]);
+    let r = writer.reader();
+    expect(idsOf(r)).toEqual(['d0', 'd2', 'd3', 'd4', 'd5']);
+    r.close();
+    await writer.refresh();
+    r = writer.reader();
+    expect(idsOf(r)).toEqual(['d0', 'd2', 'd3', 'd5']);
+    expect(r.search('sea').map((h) => h.externalId)).toEqual([]);
+    r.close();
+
+    // The inputs go with the commit that stops naming them; the reader from before keeps its files.
+    await writer.commit();
+    expect(existsSync(join(dir, first!.name))).toBe(false);
+    expect(existsSync(join(dir, second!.name))).toBe(false);
+    expect(idsOf(before)).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5']);
+    expect(before.search('whale', { k: 10 })).toEqual(beforeHits);
+    expect([...before.postingsOf('sea').docIds]).toEqual([1]);
+    before.close();
+    await writer.close();
+    // Reopened, the merged segment and its carried deletes are what the last commit named.
+    const again = await openWriter(dir, { refreshMs: 0 });
+    r = again.reader();
+    expect(idsOf(r)).toEqual(['d0', 'd2', 'd3', 'd5']);
+    r.close();
+    await again.close();
+    await expectSurvivors(dir, [a[0]!, a[2]!, b[0]!, b[2]!]);
+  });
+
+  it('hold adds back only while merges fall behind (more segments than maxSegments)', async () => {
+    for (const maxSegments of [1, 40]) {
+      const dir = fresh('pressure');
+      const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, maxSegments });
+      await writer.add(docsOf([[0], [1]]));
+      await writer.refresh();
+      await writer.add(docsOf([[2], [3]], 2));
+      await writer.refresh();
+      expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
+      await writer.add(docsOf([[4]], 4));
+      // Over the bound the add waited for the merge; under it, it did not.
+      expect(writer.segmentList().map((s) => s.merging)).toEqual(maxSegments === 1 ? [false] : [true, true]);
+      await writer.close();
+      const r = openIndex(dir);
+      expect(idsOf(r)).toEqual(['d0', 'd1', 'd2', 'd3', 'd4']);
+      r.close();
+    }
+  });
+
+  it('run at most maxConcurrentMerges at once, and the policy skips segments a merge holds', async () => {
+    const dir = fresh('concurrent');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, maxConcurrentMerges: 1 });
+    for (let i = 0; i < 4; i++) {
+      await writer.add(docsOf([[i % WORDS.length]], i));
+      await writer.refresh();
+      expect(writer.segmentList().filter((s) => s.merging).length).toBeLessThanOrEqual(2);
+    }
+    await writer.waitForMerges();
+    await writer.close();
+    const seg = (documents: number, busy = false) => ({ documents, deleted: 0, busy });
+    const p = { factor: 2, floorDocuments: 1, maxMergedDocuments: 100, maxDeletedShare: 0.2 };
+    expect(pickMergeAround([seg(1, true), seg(1, true), seg(1), seg(1)], p)).toEqual([2, 4]);
+    expect(pickMergeAround([seg(1), seg(1, true), seg(1)], p)).toBeUndefined();
+    expect(pickMergeAround([seg(4), seg(4), seg(1, true), seg(1), seg(1)], p)).toEqual([3, 5]);
+    await expectSurvivors(dir, docsOf([[0], [1], [2], [3]]));
+  });
+
+  const opArb = fc.oneof(
+    fc.record({ op: fc.constant('add' as const), docs: fc.array(fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 6 }), { minLength: 1, maxLength: 5 }) }),
+    fc.record({ op: fc.constant('delete' as const), picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }),
+    fc.record({ op: fc.constant('replace' as const), pick: fc.nat(), doc: fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 6 }) }),
+    fc.record({ op: fc.constantFrom('refresh' as const, 'refresh' as const, 'commit' as const, 'settle' as const) }),
+  );
+
+  it('whenever merges complete, reader() shows exactly the last refresh, and every refresh the live documents', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 16 }), fc.integer({ min: 1, max: 2 }), async (ops, maxConcurrentMerges) => {
+        const dir = fresh('prop');
+        const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 }, maxConcurrentMerges });
+        // The reference: live documents in arrival order (a replaced one moves to the end), and those at the last refresh.
+        let live: { id: string; text: string }[] = [];
+        let seen: { id: string; text: string }[] = [];
+        let next = 0;
+        const check = (expected: { id: string; text: string }[]) => {
+          const r = writer.reader();
+          try {
+            expect(idsOf(r)).toEqual(expected.map((d) => d.id));
+            for (const w of ['whale', 'sea', 'moby']) {
+              expect(r.search(w, { k: 1000 }).map((h) => h.externalId).sort()).toEqual(expected.filter((d) => d.text.split(' ').includes(w)).map((d) => d.id).sort());
+            }
+          } finally {
+            r.close();
+          }
+        };
+        for (const o of ops) {
+          if (o.op === 'add') {
+            const docs = docsOf(o.docs, next);
+            next += docs.length;
+            await writer.add(docs);
+            live.push(...docs);
+          } else if (o.op === 'delete' && live.length > 0) {
+            const ids = o.picks.map((p) => live[p % live.length]!.id);
+            await writer.delete(ids);
+            live = live.filter((d) => !ids.includes(d.id));
+          } else if (o.op === 'replace' && live.length > 0) {
+            const id = live[o.pick % live.length]!.id;
+            const doc = { id, text: o.doc.map((w) => WORDS[w]).join(' ') };
+            await writer.replace([doc]);
+            live = [...live.filter((d) => d.id !== id), doc];
+          } else if (o.op === 'refresh' || o.op === 'commit') {
+            await (o.op === 'refresh' ? writer.refresh() : writer.commit());
+            seen = [...live];
+          } else if (o.op === 'settle') await writer.waitForMerges();
+          check(seen);
+        }
+        await writer.close();
+        await expectSurvivors(dir, live);
+      }),
+      { numRuns: 20, seed: 31 },
+    );
+  });
+});
+
+/** A tmpfs of `bytes` at a new folder, or undefined where this process cannot mount one (not root). */
+function smallDisk(bytes: number): { dir: string; unmount(): void } | undefined {
+  const dir = fresh('tmpfs');
+  mkdirSync(dir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  return { dir, unmount: () => execFileSync('umount', [dir]) };
+}
+
+describe('a full disk during a merge', () => {
+  const disk = smallDisk(8 << 20);
+  it.skipIf(!disk)('leaves the last commit searchable and the writer usable; the merge runs again at a commit once there is room', async () => {
+    try {
+      const dir = join(disk!.dir, 'index');
+      // Two committed segments of many distinct terms, not merged yet.
+      const text = (i: number) => Array.from({ length: 60 }, (_, j) => `w${i}x${j} ${WORDS[(i + j) % WORDS.length]}`).join(' ');
+      const docs = Array.from({ length: 600 }, (_, i) => ({ id: `d${i}`, text: text(i) }));
+      const first = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false });
+      await first.add(docs.slice(0, 300));
+      await first.refresh();
+      await first.add(docs.slice(300));
+      await first.close();
+      // Fill the disk but for 64 KiB: less than the merged segment needs, enough for the log.
+      const free = () => {
+        const s = statfsSync(disk!.dir);
+        return s.bavail * s.bsize;
+      };
+      writeFileSync(join(disk!.dir, 'filler'), Buffer.alloc(free() - (64 << 10)));
+      const warnings: string[] = [];
+      const writer = await openWriter(dir, { refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, onWarning: (m) => warnings.push(m) });
+      expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
+      await writer.waitForMerges();
+      expect(warnings.length).toBe(1);
+      expect(warnings[0]).toMatch(/^merge of seg-\d+, seg-\d+ failed, merges wait for the next commit: /);
+      expect(writer.segmentList().map((s) => s.merging)).toEqual([false, false]);
+      // The last commit answers in full, in another reader as in the writer's.
+      const committed = openIndex(dir);
+      expect(committed.stats().documents).toBe(600);
+      expect(committed.search('w5x7').map((h) => h.externalId)).toEqual(['d5']);
+      committed.close();
+      // The writer goes on: a delete is logged, refreshed and committed (a failed merge again, no more).
+      await writer.delete(['d5']);
+      await writer.commit();
+      await writer.waitForMerges();
+      const after = openIndex(dir);
+      expect(after.search('w5x7')).toEqual([]);
+      expect(after.stats().documents).toBe(599);
+      after.close();
+      // With room again, the next commit lets the merge run, and it completes.
+      rmSync(join(disk!.dir, 'filler'));
+      await writer.commit();
+      await writer.waitForMerges();
+      expect(writer.segmentList().map((s) => s.merging)).toEqual([false]);
+      await writer.close();
+      expect(warnings.every((w) => w.startsWith('merge of'))).toBe(true);
+      const merged = openIndex(dir);
+      expect(merged.segmentList().length).toBe(1);
+      expect(merged.stats().documents).toBe(599);
+      expect(merged.search('w6x1').map((h) => h.externalId)).toEqual(['d6']);
+      merged.close();
+      verifyIndex(dir);
+    } finally {
+      disk!.unmount();
+    }
+  });
+});
+
+describe('writer memory', () => {
+  it('splits the budget, refuses one too small in one line, and flushes by bytes under a small one', async () => {
+    expect(writerMemory(2 ** 30, 2)).toEqual({ flushBytes: 16 << 20, flushBuild: 2 ** 29, mergeInputs: 2 ** 27 });
+    expect(writerMemory(128 << 20, 1)).toEqual({ flushBytes: 8 << 20, flushBuild: 64 << 20, mergeInputs: 32 << 20 });
+    await expect(openWriter(fresh('small'), { memory: '64MiB' })).rejects.toThrow('writer memory 64 MiB is too small: a writer needs at least 128 MiB (half of it for each flush\'s build)');
+    // 128 MiB buffers 8 MiB: 9 MiB of documents make a segment with no refresh.
+    const dir = fresh('bytes');
+    const writer = await openWriter(dir, { ...analysis, memory: '128MiB', refreshMs: 0, mergePolicy: false });
+    const big = 'whale '.repeat(64 << 10);
+    for (let i = 0; i < 24; i++) await writer.add([{ id: `b${i}`, text: big }]);
+    const segments = writer.segmentList();
+    expect(segments.length).toBe(1);
+    expect(segments[0]!.documents).toBe(22); // the add that crossed 8 MiB flushed it: 22 × 384 KiB
+    await writer.close();
+  });
+});

@@ -109,6 +109,8 @@ export interface BenchRow {
   bytes: number;
   documents: number;
   pairs: number;
+  /** Distinct terms of the index (the dictionary's size). */
+  terms: number;
   /** Median over the rounds (see BenchOptions.repeat), as are the runs' times. */
   parseOnlyMs: number;
   /** Per pipeline: Parse+Sort ms, Merge ms, total ms (medians), what it ran as, sort busy ms (last round). */
@@ -189,7 +191,7 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
       const bytes = subsetFiles.reduce((s, f) => s + statSync(join(root, f)).size, 0);
       const blockSize = o.blockSize ?? 1 << 24;
       const samples: BenchSamples = { parseOnlyMs: [], runs: {} };
-      const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, parseOnlyMs: 0, runs: {}, samples };
+      const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, terms: 0, parseOnlyMs: 0, runs: {}, samples };
       for (let round = 1; round <= repeat; round++) {
         const parseAlone = variants.map((variant) => async () => {
           const alone = await parseOnly(subset, subsetFiles, workers, blockSize, variant);
@@ -201,6 +203,7 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
           const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
           row.documents = s.documents;
           row.pairs = s.pairs;
+          row.terms = s.terms;
           const cell = (samples.runs[p] ??= { parseSortMs: [], mergeMs: [], totalMs: [] });
           cell.parseSortMs.push(s.timings.parseSortMs);
           cell.mergeMs.push(s.timings.mergeMs);
@@ -251,10 +254,10 @@ function cpuNote(c: PhaseCpuMs): string {
 
 export function benchTable(rows: BenchRow[]): string {
   const pipes = Object.keys(rows[0]?.runs ?? {});
-  const head = ['MB', 'docs', 'pairs', 'parse alone s', ...pipes.flatMap((p) => [`${label(p)} Parse+Sort s`, `${label(p)} Merge s`])];
+  const head = ['MB', 'docs', 'pairs', 'terms', 'parse alone s', ...pipes.flatMap((p) => [`${label(p)} Parse+Sort s`, `${label(p)} Merge s`])];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of rows) {
-    const cells = [(r.bytes / 1e6).toFixed(0), String(r.documents), String(r.pairs), (r.parseOnlyMs / 1000).toFixed(2)];
+    const cells = [(r.bytes / 1e6).toFixed(0), String(r.documents), String(r.pairs), String(r.terms), (r.parseOnlyMs / 1000).toFixed(2)];
     for (const p of pipes) cells.push((r.runs[p]!.parseSortMs / 1000).toFixed(2), (r.runs[p]!.mergeMs / 1000).toFixed(2));
     lines.push(`| ${cells.join(' | ')} |`);
   }
@@ -278,8 +281,8 @@ const label = (p: string): string => (p === 'cpu' ? 'Indexcpu' : p === 'gpu' ? '
 
 export function benchCsv(rows: BenchRow[]): string {
   const pipes = Object.keys(rows[0]?.runs ?? {});
-  const head = ['bytes', 'documents', 'pairs', 'parse_only_ms', ...pipes.flatMap((p) => [`${p}_parse_sort_ms`, `${p}_merge_ms`, `${p}_total_ms`])];
-  return [head.join(','), ...rows.map((r) => [r.bytes, r.documents, r.pairs, r.parseOnlyMs, ...pipes.flatMap((p) => [r.runs[p]!.parseSortMs, r.runs[p]!.mergeMs, r.runs[p]!.totalMs])].join(','))].join('\n') + '\n';
+  const head = ['bytes', 'documents', 'pairs', 'terms', 'parse_only_ms', ...pipes.flatMap((p) => [`${p}_parse_sort_ms`, `${p}_merge_ms`, `${p}_total_ms`])];
+  return [head.join(','), ...rows.map((r) => [r.bytes, r.documents, r.pairs, r.terms, r.parseOnlyMs, ...pipes.flatMap((p) => [r.runs[p]!.parseSortMs, r.runs[p]!.mergeMs, r.runs[p]!.totalMs])].join(','))].join('\n') + '\n';
 }
 
 /** A line plot (SVG) of Parse+Sort time against collection size for each pipeline, and parse alone. */

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, type Command } from 'commander';
 import { UserError } from './shared/errors.js';
 import { generateCorpus, parseSize } from './gen-corpus.js';
+import { parseGrowthOptions } from './gen-corpus-growth.js';
 import { formatCount } from './format-count.js';
 
 export const CORPUS_NAMES = ['html-docs', 'html-docs-small', 'mail', 'multilingual', 'html-docs-warc', 'html-docs-small-warc'] as const;
@@ -40,7 +41,7 @@ export function fetchScript(): string | undefined {
 export function registerCorpusCommands(program: Command): void {
   program
     .command('gen-corpus')
-    .description('write a synthetic JSONL crawl (Zipf words over a real vocabulary, log-normal lengths)')
+    .description('write a synthetic JSONL crawl (Zipf words over a real vocabulary, log-normal lengths; a vocabulary that keeps growing by Heaps\' law with --vocabulary mail|html-docs or --heaps)')
     .requiredOption('--size <bytes>', 'total size, e.g. 1GB, 500MB, 2GiB', sizeArg('--size'))
     .option('--seed <n>', 'random seed (same seed, same bytes)', intArg('--seed', Number.MIN_SAFE_INTEGER), 1)
     .requiredOption('-o, --output <dir>', 'folder to write (must be empty or missing)')
@@ -48,8 +49,10 @@ export function registerCorpusCommands(program: Command): void {
     .option('--file-size <bytes>', 'bytes per file instead of --files, e.g. 8MB', sizeArg('--file-size'))
     .option('--vocabulary-size <n>', 'vocabulary types', intArg('--vocabulary-size', 1), 50_000)
     .option('--threads <n>', 'writer threads (default: cores)', intArg('--threads', 1))
+    .option('--vocabulary <law>', 'fixed (Zipf over the vocabulary only, as the recorded figures) | mail | html-docs (Heaps\' law fitted to that crawl: the vocabulary keeps growing); default fixed')
+    .option('--heaps <K,beta>', 'a growing vocabulary with V(n) = K·n^beta distinct words after n words, e.g. 2.93,0.7167')
     .option('--json', 'print the result as JSON', false)
-    .action(async (o: { size: number; seed: number; output: string; files?: number; fileSize?: number; vocabularySize: number; threads?: number; json: boolean }) => {
+    .action(async (o: { size: number; seed: number; output: string; files?: number; fileSize?: number; vocabularySize: number; threads?: number; vocabulary: string; heaps?: string; json: boolean }) => {
       const r = await generateCorpus({
         size: o.size,
         seed: o.seed,
@@ -58,13 +61,15 @@ export function registerCorpusCommands(program: Command): void {
         fileBytes: o.fileSize,
         vocabularySize: o.vocabularySize,
         threads: o.threads,
+        growth: parseGrowthOptions(o.vocabulary, o.heaps),
       });
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
       else
         process.stdout.write(
           `wrote ${r.files} file(s), ${formatCount(r.documents)} documents, ${formatCount(r.words)} words, ` +
             `${(r.bytes / 1e6).toFixed(1)} MB in ${(r.ms / 1000).toFixed(1)} s (${(r.bytes / 1e6 / Math.max(r.ms / 1000, 1e-3)).toFixed(0)} MB/s); ` +
-            `vocabulary ${formatCount(r.vocabulary)} types (${r.vocabularySource})\n`,
+            `vocabulary ${formatCount(r.vocabulary)} types (${r.vocabularySource})` +
+            (r.heaps ? `, growing (${r.growth}: V(n) = ${r.heaps.K}·n^${r.heaps.beta})\n` : ', fixed\n'),
         );
     });
 

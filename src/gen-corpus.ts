@@ -1,17 +1,26 @@
 /**
  * A synthetic crawl generator for benchmarks: JSONL files (`{"id","title","text"}` a line)
- * whose words follow a Zipf law (s = 1.07) over a real vocabulary and whose document lengths
- * follow a log-normal law (median 300 words, sigma 0.9: a heavy tail).
+ * whose words follow a Zipf law over a vocabulary and whose document lengths follow a
+ * log-normal law (median 300 words, sigma 0.9: a heavy tail).
  *
  * Vocabulary: the words of corpus-samples/moby-dick/chapters.jsonl ranked by their frequency
  * there (a built-in list of common English words when that file is missing), extended to
  * 50,000 types by deterministic morphological variants (suffixes and prefixes with English
  * spelling rules) and compounds, each ranked by a pseudo-frequency derived from its base word,
  * so variants of frequent words sit among the real mid-frequency words as they do in a crawl.
+ * Then one of two laws (`growth`):
+ * - 'fixed' (the default): Zipf s = 1.07 over those 50,000 words; the crawl's vocabulary stops
+ *   growing after its first megabytes. The crawls of the recorded figures used it.
+ * - a growing vocabulary ('mail', 'html-docs' or a given K, β): Heaps' law V(n) = K·n^β
+ *   fitted to the real crawl of that name (gen-corpus-growth.ts; mail K = 2.93, β = 0.7167;
+ *   html-docs K = 6.69, β = 0.6023; docs/benchmarks.md), over an unbounded rank space whose
+ *   ranks past the 50,000 words are pseudo-words, names, typos, identifiers and numbers made
+ *   from the rank (gen-corpus-words.ts).
  *
- * Deterministic: file i depends only on (seed, i, vocabulary, its byte budget), never on the
- * number of threads, so files are written in parallel by worker threads. Words are sampled in
- * O(1) from a Walker/Vose alias table and copied as pre-encoded bytes into a large buffer.
+ * Deterministic: file i depends only on (seed, i, vocabulary, growth, its byte budget), never
+ * on the number of threads, so files are written in parallel by worker threads. Ranks are
+ * sampled in O(1) (a Walker/Vose alias table; rejection-inversion for the growing tail) and
+ * words copied as pre-encoded bytes into a large buffer.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,6 +28,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { UserError } from './shared/errors.js';
+import { PowerLawSampler, ZIPF_HEAD_S, resolveGrowth, type RankLaw, type VocabularyGrowth } from './gen-corpus-growth.js';
+import { pseudoWord } from './gen-corpus-words.js';
 
 export interface GenCorpusOptions {
   /** Total bytes to write: a number of bytes or a size such as '1GB', '500MB', '2GiB'. */
@@ -37,6 +48,11 @@ export interface GenCorpusOptions {
   vocabularySize?: number;
   /** Worker threads writing files. Default: min(files, cores). 1 writes on the calling thread. */
   threads?: number;
+  /**
+   * The vocabulary's law: 'fixed' (Zipf over the vocabulary only, the default) or a growing
+   * one following Heaps' law: 'mail', 'html-docs' (fitted to those crawls) or a given K, β.
+   */
+  growth?: VocabularyGrowth;
 }
 
 export interface GenCorpusResult {
@@ -48,10 +64,14 @@ export interface GenCorpusResult {
   vocabulary: number;
   /** Where the vocabulary came from: 'moby-dick', 'built-in' or 'given'. */
   vocabularySource: string;
+  /** 'fixed', 'mail', 'html-docs' or 'heaps K,beta'. */
+  growth: string;
+  /** A growing vocabulary's law: Heaps' K and β, and the rank law drawn from (gen-corpus-growth.ts). */
+  heaps?: { K: number; beta: number; crossover: number; headShare: number };
   ms: number;
 }
 
-export const ZIPF_S = 1.07;
+export const ZIPF_S = ZIPF_HEAD_S;
 export const DEFAULT_FILE_BYTES = 64e6;
 export const DEFAULT_VOCABULARY_SIZE = 50_000;
 /** Log-normal document lengths in words: median and sigma of ln(length). */
@@ -335,12 +355,49 @@ const BUF_BYTES = 8 << 20;
 const TITLE_MIN_RANK = 50;
 
 /**
+ * Where the words come from: ranks (0-based) drawn by `sample`, whose bytes are the encoded
+ * vocabulary's below its size and `extraWord(rank)` at or past it (the growing vocabulary).
+ */
+interface WordSource {
+  v: EncodedVocabulary;
+  sample(next: () => number): number;
+  extraWord?: (rank: number) => string;
+}
+
+/** The fixed vocabulary: the alias table of Zipf s = 1.07 over its words. */
+function fixedSource(v: EncodedVocabulary, words: number): WordSource {
+  const table = new AliasTable(zipfProbabilities(words));
+  return { v, sample: (next) => table.sample(next) };
+}
+
+/**
+ * The growing vocabulary: a coin between the head (ranks 1..R, alias table) and the tail
+ * (R+1..∞, rejection-inversion); ranks past the word list are pseudo-words.
+ */
+function growingSource(v: EncodedVocabulary, words: string[], law: RankLaw): WordSource {
+  // An alias table of a large head would cost 12 bytes a rank in every thread.
+  const headTable = law.crossover <= 1 << 20 ? new AliasTable(zipfProbabilities(law.crossover, law.headS)) : undefined;
+  const headLaw = new PowerLawSampler(law.headS, 1, law.crossover);
+  const head = { sample: (next: () => number) => (headTable ? headTable.sample(next) : headLaw.sample(() => uniform(next)) - 1) };
+  const tail = new PowerLawSampler(law.tailA, law.crossover + 1, Infinity);
+  const headBelow = law.headShare * 4294967296;
+  const real = new Set(words);
+  return {
+    v,
+    sample: (next) => (next() < headBelow ? head.sample(next) : tail.sample(() => uniform(next)) - 1),
+    extraWord: (rank) => pseudoWord(rank + 1, words, real),
+  };
+}
+
+/**
  * Writes file `index` of the crawl: documents until the byte budget is used, the last one cut
  * short to fit, so the file is within a few dozen bytes of `bytes` (never over).
  */
-function writeOneFile(task: FileTask, v: EncodedVocabulary, table: AliasTable): FileResult {
+function writeOneFile(task: FileTask, source: WordSource): FileResult {
   const next = prng32(task.seed, task.index + 1);
-  const { bytes: wb, offsets, lengths } = v;
+  const { bytes: wb, offsets, lengths } = source.v;
+  const known = lengths.length;
+  const extraWord = source.extraWord;
   const buf = Buffer.allocUnsafe(BUF_BYTES);
   const fd = openSync(join(task.output, fileName(task.index)), 'w');
   let pos = 0;
@@ -352,6 +409,15 @@ function writeOneFile(task: FileTask, v: EncodedVocabulary, table: AliasTable): 
     while (off < pos) off += writeSync(fd, buf, off, pos - off);
     written += pos;
     pos = 0;
+  };
+  // A word past the encoded vocabulary: its text (ASCII letters and digits, no JSON escapes).
+  let extra = '';
+  const lengthOf = (r: number): number => (r < known ? lengths[r]! : (extra = extraWord!(r)).length);
+  const put = (r: number, wl: number) => {
+    if (r < known) {
+      const o = offsets[r]!;
+      for (let k = 0; k < wl; k++) buf[pos++] = wb[o + k]!;
+    } else pos += buf.write(extra, pos, 'latin1');
   };
   const budget = task.bytes;
   const CLOSE = 3; // "}\n and the closing quote
@@ -372,32 +438,30 @@ function writeOneFile(task: FileTask, v: EncodedVocabulary, table: AliasTable): 
       // Title: content words (ranks past the function words), redrawn a few times at most.
       let limit = budget - written - CLOSE - 12; // leave room for ","text":" and one word
       for (let t = 0; t < titleLen; t++) {
-        let r = table.sample(next);
-        for (let k = 0; k < 4 && r < TITLE_MIN_RANK; k++) r = table.sample(next);
-        const wl = lengths[r]!;
+        let r = source.sample(next);
+        for (let k = 0; k < 4 && r < TITLE_MIN_RANK; k++) r = source.sample(next);
+        const wl = lengthOf(r);
         if (pos + wl + 1 > limit - 16) break;
         if (pos + wl + 1 > BUF_BYTES) {
           flush();
           limit = budget - written - CLOSE - 12;
         }
         if (t > 0) buf[pos++] = 0x20;
-        const o = offsets[r]!;
-        for (let k = 0; k < wl; k++) buf[pos++] = wb[o + k]!;
+        put(r, wl);
       }
       if (pos + 10 > BUF_BYTES) flush();
       pos += buf.write('","text":"', pos, 'latin1');
       limit = budget - written - CLOSE;
       for (let i = 0; i < len; i++) {
-        const r = table.sample(next);
-        const wl = lengths[r]!;
+        const r = source.sample(next);
+        const wl = lengthOf(r);
         if (pos + wl + 1 > limit) break; // the budget's last document is cut short
         if (pos + wl + 1 + CLOSE > BUF_BYTES) {
           flush();
           limit = budget - written - CLOSE;
         }
         if (i > 0) buf[pos++] = 0x20;
-        const o = offsets[r]!;
-        for (let k = 0; k < wl; k++) buf[pos++] = wb[o + k]!;
+        put(r, wl);
         words++;
       }
       buf[pos++] = 0x22; // "
@@ -418,6 +482,13 @@ function writeOneFile(task: FileTask, v: EncodedVocabulary, table: AliasTable): 
 interface WorkerInit {
   __genCorpus: true;
   words: string[];
+  /** The growing vocabulary's rank law; absent for the fixed one. */
+  rankLaw?: RankLaw;
+}
+
+function wordSource(words: string[], rankLaw: RankLaw | undefined): WordSource {
+  const v = encodeVocabulary(words);
+  return rankLaw ? growingSource(v, words, rankLaw) : fixedSource(v, words.length);
 }
 
 function workerScript(): URL | undefined {
@@ -458,6 +529,8 @@ export async function generateCorpus(o: GenCorpusOptions): Promise<GenCorpusResu
     words = v.words;
     vocabularySource = v.source;
   }
+  const growth = o.growth ?? 'fixed';
+  const resolved = growth === 'fixed' ? undefined : resolveGrowth(growth);
   if (existsSync(o.output) && readdirSync(o.output).length > 0) throw new UserError(`output folder is not empty: ${o.output}`);
   mkdirSync(o.output, { recursive: true });
 
@@ -469,15 +542,14 @@ export async function generateCorpus(o: GenCorpusOptions): Promise<GenCorpusResu
   const script = threads > 1 ? workerScript() : undefined;
   const results: FileResult[] = [];
   if (!script) {
-    const v = encodeVocabulary(words);
-    const table = new AliasTable(zipfProbabilities(words.length));
-    for (const t of tasks) results.push(writeOneFile(t, v, table));
+    const source = wordSource(words, resolved?.rankLaw);
+    for (const t of tasks) results.push(writeOneFile(t, source));
   } else {
     let nextTask = 0;
     await Promise.all(
       Array.from({ length: threads }, () =>
         new Promise<void>((resolve, reject) => {
-          const w = new Worker(script, { workerData: { __genCorpus: true, words } satisfies WorkerInit });
+          const w = new Worker(script, { workerData: { __genCorpus: true, words, rankLaw: resolved?.rankLaw } satisfies WorkerInit });
           const give = () => {
             if (nextTask < tasks.length) w.postMessage(tasks[nextTask++]);
             else void w.terminate().then(() => resolve());
@@ -505,18 +577,19 @@ export async function generateCorpus(o: GenCorpusOptions): Promise<GenCorpusResu
     words: results.reduce((s, r) => s + r.words, 0),
     vocabulary: words.length,
     vocabularySource,
+    growth: resolved?.name ?? 'fixed',
+    ...(resolved ? { heaps: { K: resolved.law.K, beta: resolved.law.beta, crossover: resolved.rankLaw.crossover, headShare: resolved.rankLaw.headShare } } : {}),
     ms: Math.round(performance.now() - t0),
   };
 }
 
 if (!isMainThread && parentPort && (workerData as WorkerInit | undefined)?.__genCorpus) {
   const init = workerData as WorkerInit;
-  const v = encodeVocabulary(init.words);
-  const table = new AliasTable(zipfProbabilities(init.words.length));
+  const source = wordSource(init.words, init.rankLaw);
   const port = parentPort;
   port.on('message', (t: FileTask) => {
     try {
-      port.postMessage(writeOneFile(t, v, table));
+      port.postMessage(writeOneFile(t, source));
     } catch (err) {
       port.postMessage({ error: (err as Error)?.stack ?? String(err) });
     }

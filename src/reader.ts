@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { decodePostings } from '../merge/postings-codec.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
-import { fileIdentity, SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { fileIdentity, ListArena, SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
 import { existsSync } from 'node:fs';
 import { readDeletes } from '../merge/deletes.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
@@ -124,11 +124,7 @@ class Segment {
 
   /** Document lengths indexed by the segment's docIDs, loaded once (4 bytes a document). */
   lengths(): Uint32Array {
-    if (!this.lengthsCache) {
-      const lengths = new Uint32Array(this.documents);
-      for (const r of this.files.db.prepare('SELECT doc_id AS d, length AS l FROM docs').raw().iterate() as Iterable<[number, number]>) lengths[r[0]] = r[1];
-      this.lengthsCache = lengths;
-    }
+    this.lengthsCache ??= this.files.documentLengths();
     return this.lengthsCache;
   }
 
@@ -428,7 +424,7 @@ export class IndexReader {
         impacts: () => s.impacts(),
         list: (term) => {
           const e = at(term);
-          return e && { termId: e.termId, df: e.df, bytes: s.files.readListBytes(e.offset, e.length) };
+          return e && { termId: e.termId, df: e.df, bytes: s.files.readListBytes(e.offset, e.length, this.arena) };
         },
         decoded: (term) => {
           const e = at(term);
@@ -437,6 +433,7 @@ export class IndexReader {
       };
     });
     const params = { k1, b, avg, idf };
+    this.arena.reset();
     const best =
       options.exhaustive || !prunable(k1, b)
         ? exhaustiveTopK(inputs, plan, params, k, this.documentSpan(), (this.scratch ??= new ExhaustiveScratch()))
@@ -449,6 +446,7 @@ export class IndexReader {
   }
 
   private scratch?: ExhaustiveScratch;
+  private readonly arena = new ListArena();
 
   /** Documents of every segment, deleted ones included: the span of the index's docIDs. */
   private documentSpan(): number {

@@ -2,8 +2,8 @@
  * A cursor over one term's postings list in one segment, a block of IMPACT_BLOCK postings at a
  * time (merge/impacts.ts says where each block starts): docIDs are decoded a block when the
  * cursor enters it, tfs only when asked, and blocks are skipped by their last docID without
- * decoding. Each block carries a score bound (the BM25 contribution of its largest tf in its
- * shortest document, times the term's count in the query), computed once per query.
+ * decoding. Each block carries a score bound (the best BM25 contribution of its competitive
+ * (tf, length) pairs, times the term's count in the query), computed once per query.
  */
 import type { Impacts } from '../../merge/impacts.js';
 
@@ -43,29 +43,68 @@ export class BlockCursor {
     private readonly bytes: Uint8Array,
     private readonly df: number,
     private readonly im: Impacts,
-    termId: number,
+    private readonly termId: number,
     /** The term's contribution as a function of tf and document length (idf, k1, b and the average length fixed). */
     contribution: (tf: number, length: number) => number,
     /** The term's count among the query's scored occurrences. */
     weight: number,
+    /** Another cursor of the same list and query, whose bounds this one shares (fork()). */
+    twin?: BlockCursor,
   ) {
     this.first = im.firstBlock[termId]!;
     this.end = im.firstBlock[termId + 1]!;
     if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: termID ${termId} has ${this.end - this.first} blocks for ${df} postings`);
     this.docs = new Uint32Array(im.blockSize);
     this.tfs = new Uint32Array(im.blockSize);
+    this.block = this.shallowBlock = this.first;
+    if (twin) {
+      this.bounds = twin.bounds;
+      this.maxBound = twin.maxBound;
+      if (this.first < this.end) this.load(this.first);
+      return;
+    }
     this.bounds = new Float64Array(this.end - this.first);
     let max = 0;
     for (let b = this.first; b < this.end; b++) {
       // A negative idf (df above the live documents, after deletes) makes every contribution
       // negative: 0 bounds them.
-      const ub = Math.max(0, weight * contribution(im.maxTf[b]!, im.minLength[b]!)) * BOUND_SLACK;
+      let best = 0;
+      for (let q = im.firstPair[b]!; q < im.firstPair[b + 1]!; q++) {
+        const c = contribution(im.pairTf[q]!, im.pairLength[q]!);
+        if (c > best) best = c;
+      }
+      const ub = weight * best * BOUND_SLACK;
       this.bounds[b - this.first] = ub;
       if (ub > max) max = ub;
     }
     this.maxBound = max;
-    this.block = this.shallowBlock = this.first;
     if (this.first < this.end) this.load(this.first);
+  }
+
+  /** A cursor of the same list at its start, sharing the bounds. */
+  fork(): BlockCursor {
+    return new BlockCursor(this.bytes, this.df, this.im, this.termId, () => 0, 0, this);
+  }
+
+  /** The `n` blocks of the highest bounds (indexes into the impacts' arrays), in no order. */
+  topBlocks(n: number): number[] {
+    const top: number[] = [];
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (top.length < n) top.push(i);
+      else {
+        let worst = 0;
+        for (let j = 1; j < n; j++) if (bounds[top[j]!]! < bounds[top[worst]!]!) worst = j;
+        if (bounds[i]! > bounds[top[worst]!]!) top[worst] = i;
+      }
+    }
+    return top.map((i) => i + this.first);
+  }
+
+  /** The docIDs of block `b` (an index into the impacts' arrays), decoded: the cursor moves there. */
+  blockDocs(b: number): Uint32Array {
+    this.load(b);
+    return this.docs.slice(0, this.count);
   }
 
   /** The bound of the block the cursor is in. */
@@ -138,6 +177,18 @@ export class BlockCursor {
     else this.doc = END;
   }
 
+  /**
+   * Skips, undecoded, the blocks from the current one on whose bound is at most `limit` (the
+   * current block's unread rest included); stays put when the current block's bound exceeds it.
+   */
+  skipBlocksUpTo(limit: number): void {
+    if (this.doc === END || this.bounds[this.block - this.first]! > limit) return;
+    let b = this.block + 1;
+    while (b < this.end && this.bounds[b - this.first]! <= limit) b++;
+    if (b < this.end) this.load(b);
+    else this.doc = END;
+  }
+
   /** Moves to the first docID >= target (or END), decoding only the block that holds it. */
   nextGEQ(target: number): void {
     if (target <= this.doc) return;
@@ -170,14 +221,25 @@ export class BlockCursor {
   }
 
   /**
-   * The bound of the block that would hold `target`, without decoding it (0 past the list's
-   * end): targets must not decrease between calls.
+   * Points the shallow pointer, without decoding, at the block that would hold `target` (the
+   * first whose last docID is >= target): shallowBound and shallowEnd then describe it. Targets
+   * must not decrease between calls. Returns false past the list's end.
    */
-  boundAt(target: number): number {
+  shallowTo(target: number): boolean {
     let b = this.shallowBlock < this.block ? this.block : this.shallowBlock;
     const lastDoc = this.im.lastDoc;
     while (b < this.end && lastDoc[b]! < target) b++;
     this.shallowBlock = b;
-    return b < this.end ? this.bounds[b - this.first]! : 0;
+    return b < this.end;
+  }
+
+  /** The bound of the block shallowTo() found (0 past the list's end). */
+  get shallowBound(): number {
+    return this.shallowBlock < this.end ? this.bounds[this.shallowBlock - this.first]! : 0;
+  }
+
+  /** The last docID of the block shallowTo() found (END past the list's end). */
+  get shallowEnd(): number {
+    return this.shallowBlock < this.end ? this.im.lastDoc[this.shallowBlock]! : END;
   }
 }

@@ -59,8 +59,23 @@ export function prunable(k1: number, b: number): boolean {
   return k1 >= 0 && b >= 0 && b <= 1 && Number.isFinite(k1);
 }
 
+/** Blocks of each term (of the rarest required term, when some are required) scored first to find a starting threshold. */
+const SEED_BLOCKS = 2;
+
+/**
+ * A little below x: a document scoring exactly the k-th seed's score may still rank in the top
+ * k (by a lower docID), so pruning against a seed threshold must keep it.
+ */
+const justBelow = (x: number) => x - (Math.abs(x) * 1e-12 + 1e-300);
+
 export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
   const heap = new TopK(k);
+  // Seeds: documents of the blocks with the highest bounds, scored fully before the pass in
+  // docID order. Their k-th score is a floor for the final k-th (they are real matches), so
+  // the pass starts pruning at once instead of after its first k documents (Lucene and PISA
+  // raise the threshold the same way from the best blocks).
+  const seeds = new TopK(k);
+  let floor = -Infinity;
   const weights = new Uint32Array(plan.terms.length);
   for (const t of plan.slots) weights[t]!++;
   const contrib = new Float64Array(plan.terms.length);
@@ -108,51 +123,101 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     };
     const total = scored.reduce((a, e) => a + e.bound, 0);
     const required = scored.filter((e) => plan.terms[e.t]!.required);
+    {
+      const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
+      const docs = new Set<number>();
+      for (const e of from) {
+        const probe = e.cursor.fork();
+        for (const b of probe.topBlocks(SEED_BLOCKS)) for (const d of probe.blockDocs(b)) docs.add(d);
+      }
+      const probes = scored.map((e) => ({ ...e, cursor: e.cursor.fork() }));
+      const probeExcluded = excluded.map((x) => x.fork());
+      for (const d of [...docs].sort((a, b) => a - b)) {
+        if (deleted?.[d]) continue;
+        stamp++;
+        let ok = true;
+        for (const e of probes) {
+          e.cursor.nextGEQ(d);
+          if (e.cursor.doc === d) exact(e, d);
+          else if (plan.terms[e.t]!.required) ok = false;
+        }
+        for (const x of probeExcluded) {
+          x.nextGEQ(d);
+          if (x.doc === d) ok = false;
+        }
+        if (ok) seeds.push(docBase + d, canonical());
+      }
+      floor = justBelow(seeds.threshold);
+    }
 
     if (required.length === 0) {
-      // MaxScore: bounds ascending; prefix[i] = the bounds of terms 0..i together.
-      scored.sort((a, b) => a.bound - b.bound);
+      // MaxScore over windows (as Lucene's MaxScoreBulkScorer): a window ends where the first
+      // of the terms' blocks that cover its start ends, so within it each term's bound is one
+      // block's. A window whose bounds together cannot pass the threshold is skipped
+      // undecoded; otherwise terms are ordered by their window bounds, and those whose bounds
+      // together cannot pass it alone are non-essential: looked up only for documents the
+      // others bring.
       const m = scored.length;
-      const prefix = new Float64Array(m);
-      let acc = 0;
-      for (let i = 0; i < m; i++) prefix[i] = acc += scored[i]!.bound;
-      let firstEssential = 0;
-      for (;;) {
-        const theta = heap.threshold;
-        while (firstEssential < m && prefix[firstEssential]! <= theta) firstEssential++;
-        if (firstEssential === m) break;
-        let d = END;
-        for (let i = firstEssential; i < m; i++) {
-          const e = scored[i]!;
-          const c = e.cursor;
-          while (c.doc !== END && c.blockBound + (total - e.bound) <= theta) c.nextBlock();
-          if (c.doc < d) d = c.doc;
+      const order = scored.slice();
+      const windowBound = new Float64Array(m);
+      let next = 0;
+      while (next < END) {
+        const theta = Math.max(heap.threshold, floor);
+        let start = END;
+        for (const e of scored) {
+          const d = e.cursor.doc < next ? next : e.cursor.doc;
+          if (d < start) start = d;
         }
-        if (d === END) break;
-        let pass = !deleted?.[d];
-        if (pass && theta > -Infinity) {
-          let bound = 0;
-          for (let i = firstEssential; i < m; i++) if (scored[i]!.cursor.doc === d) bound += scored[i]!.cursor.blockBound;
-          for (let i = 0; i < firstEssential; i++) bound += scored[i]!.cursor.boundAt(d);
-          pass = bound > theta;
+        if (start === END) break;
+        let end = END;
+        for (const e of scored) if (e.cursor.shallowTo(start) && e.cursor.shallowEnd < end) end = e.cursor.shallowEnd;
+        next = end + 1;
+        let all = 0;
+        for (let i = 0; i < m; i++) all += windowBound[i] = scored[i]!.cursor.shallowBound;
+        if (all <= theta) continue;
+        // Window bounds ascending (a few terms: insertion sort).
+        for (let i = 0; i < m; i++) order[i] = scored[i]!;
+        const wb = (e: Scored) => windowBound[scored.indexOf(e)]!;
+        for (let i = 1; i < m; i++) {
+          const e = order[i]!;
+          const v = wb(e);
+          let j = i - 1;
+          for (; j >= 0 && wb(order[j]!) > v; j--) order[j + 1] = order[j]!;
+          order[j + 1] = e;
         }
-        if (pass && excluded.length > 0) pass = !isExcluded(d);
-        if (pass) {
-          stamp++;
-          let bound = firstEssential > 0 ? prefix[firstEssential - 1]! : 0;
-          for (let i = firstEssential; i < m; i++) if (scored[i]!.cursor.doc === d) bound += exact(scored[i]!, d);
-          for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
-            const e = scored[i]!;
-            bound -= e.bound;
-            e.cursor.nextGEQ(d);
-            if (e.cursor.doc === d) bound += exact(e, d);
+        let firstEssential = 0;
+        let nonEssential = 0;
+        while (firstEssential < m && nonEssential + wb(order[firstEssential]!) <= theta) nonEssential += wb(order[firstEssential++]!);
+        for (let i = firstEssential; i < m; i++) order[i]!.cursor.nextGEQ(start);
+        for (;;) {
+          let d = END;
+          for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc < d) d = order[i]!.cursor.doc;
+          if (d > end) break;
+          const theta = Math.max(heap.threshold, floor);
+          let pass = !deleted?.[d];
+          if (pass) {
+            let bound = nonEssential;
+            for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += wb(order[i]!);
+            pass = bound > theta;
           }
-          if (bound > theta) {
-            const score = canonical();
-            if (score > theta) heap.push(docBase + d, score);
+          if (pass && excluded.length > 0) pass = !isExcluded(d);
+          if (pass) {
+            stamp++;
+            let bound = nonEssential;
+            for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += exact(order[i]!, d);
+            for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
+              const e = order[i]!;
+              bound -= wb(e);
+              e.cursor.nextGEQ(d);
+              if (e.cursor.doc === d) bound += exact(e, d);
+            }
+            if (bound > theta) {
+              const score = canonical();
+              if (score > theta) heap.push(docBase + d, score);
+            }
           }
+          for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) order[i]!.cursor.next();
         }
-        for (let i = firstEssential; i < m; i++) if (scored[i]!.cursor.doc === d) scored[i]!.cursor.next();
       }
       continue;
     }
@@ -164,9 +229,9 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     const optional = scored.filter((e) => !plan.terms[e.t]!.required).sort((a, b) => b.bound - a.bound);
     const optionalBound = optional.reduce((a, e) => a + e.bound, 0);
     for (;;) {
-      const theta = heap.threshold;
+      const theta = Math.max(heap.threshold, floor);
       const lc = lead.cursor;
-      while (lc.doc !== END && lc.blockBound + (total - lead.bound) <= theta) lc.nextBlock();
+      lc.skipBlocksUpTo(theta - (total - lead.bound));
       let d = lc.doc;
       if (d === END) break;
       let aligned = true;

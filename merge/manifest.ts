@@ -4,8 +4,9 @@
  * complete index.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { IMPACTS_FILE } from './impacts.js';
 
 export const MANIFEST_FILE = 'MANIFEST.json';
 
@@ -27,10 +28,16 @@ export function sha256OfFile(path: string): string {
   return hash.digest('hex');
 }
 
-/** `known`: SHA-256s already computed while the files were written (not read back). */
+/** Files a segment may have beside those its writer names: listed when present. */
+const SIDE_FILES = [IMPACTS_FILE];
+
+/**
+ * `known`: SHA-256s already computed while the files were written (not read back). Side files
+ * (impacts.bin) in `dir` are listed too.
+ */
 export function writeManifest(dir: string, files: readonly string[], formatVersion: number, known: Record<string, string> = {}): void {
   const manifest: Manifest = { format: 'gpuindex', formatVersion, files: {} };
-  for (const f of files) manifest.files[f] = { bytes: statSync(join(dir, f)).size, sha256: known[f] ?? sha256OfFile(join(dir, f)) };
+  for (const f of [...files, ...SIDE_FILES.filter((s) => !files.includes(s) && existsSync(join(dir, s)))]) manifest.files[f] = { bytes: statSync(join(dir, f)).size, sha256: known[f] ?? sha256OfFile(join(dir, f)) };
   writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
 }
 

@@ -14,6 +14,7 @@ import { readDeletes } from './deletes.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { writeManifest } from './manifest.js';
+import { writeImpacts } from './impacts.js';
 import { SegmentReader, type SegmentFigures } from './segment-reader.js';
 import { compareTerms, hasHighUnits } from './term-order.js';
 
@@ -157,6 +158,7 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
     store.setStats(stats);
     store.setSettings(settings);
     store.commitAndClose();
+    writeImpacts(out);
     writeManifest(out, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: sha256 });
     return { stats, postingsBytes: postings.offset };
   } catch (err) {

@@ -103,9 +103,9 @@ export class SegmentReader {
     this.view = all;
   }
 
-  /** The encoded bytes of one postings list, read for one use. */
-  readListBytes(offset: number, length: number): Uint8Array {
-    const list = new Uint8Array(length);
+  /** The encoded bytes of one postings list, read for one use (into `into` when given: a view of it is returned). */
+  readListBytes(offset: number, length: number, into?: ListArena): Uint8Array {
+    const list = into ? into.take(length) : new Uint8Array(length);
     this.readAt(list, 0, length, offset);
     return list;
   }
@@ -149,6 +149,13 @@ export class SegmentReader {
     return fstatSync(this.fd).size;
   }
 
+  /** Each document's length (terms), indexed by docID: 4 bytes a document. */
+  documentLengths(): Uint32Array {
+    // One column into one array: rows through iterate() cost 3.5 µs each, (doc_id, length)
+    // pairs 3 µs, this under 1 µs. docIDs run 0 .. N-1 (gpuindex verify checks it).
+    return Uint32Array.from(this.db.prepare('SELECT length FROM docs ORDER BY doc_id').pluck().all() as number[]);
+  }
+
   /** Document rows in docID order: [docId, externalId, path, length, WARC-Date, WARC-Record-ID] (NULLs for other documents). */
   *documentRows(): Generator<[number, string, string, number, string | null, string | null]> {
     const warc = hasWarcColumns(this.db) ? 'warc_date, warc_record_id' : 'NULL, NULL';
@@ -170,6 +177,31 @@ export class SegmentReader {
       this.db.close();
       closeSync(this.fd);
     }
+  }
+}
+
+/**
+ * Room for the lists one query reads, reused from query to query (reset() at each): a query of
+ * frequent terms reads megabytes, which as fresh arrays cost a garbage collection every few
+ * queries. Views taken before a reset stay valid until the next one overwrites them.
+ */
+export class ListArena {
+  private buf = new Uint8Array(1 << 20);
+  private used = 0;
+
+  reset(): void {
+    this.used = 0;
+  }
+
+  take(length: number): Uint8Array {
+    if (this.used + length > this.buf.length) {
+      // Views of the old buffer, taken earlier in this query, keep it alive until the query ends.
+      this.buf = new Uint8Array(Math.max(this.buf.length * 2, length * 2));
+      this.used = 0;
+    }
+    const view = this.buf.subarray(this.used, this.used + length);
+    this.used += length;
+    return view;
   }
 }
 

@@ -157,21 +157,35 @@ program
 
 program
   .command('search')
-  .description('BM25 search (k1=0.9, b=0.4)')
+  .description('BM25 search (k1=0.9, b=0.4): terms OR by default; AND, +required, -excluded, "phrase" (needs --positions), field:term')
   .argument('<index>', 'index folder')
-  .argument('<query>', 'query text (analysed like the documents)')
+  .argument('<query>', 'query (its terms analysed like the documents)')
   .option('-k <n>', 'number of hits', intOption('-k'), 10)
   .option('--k1 <x>', 'BM25 k1', parseFloat, 0.9)
   .option('--b <x>', 'BM25 b', parseFloat, 0.4)
+  .option('--explain', "each term's part of each hit's score (idf, tf, length)", false)
   .option('--json', 'print hits as JSON (with title and snippet, null where the source cannot be read)', false)
-  .action(async (index: string, query: string, o: { k: number; k1: number; b: number; json: boolean }) => {
+  .action(async (index: string, query: string, o: { k: number; k1: number; b: number; explain: boolean; json: boolean }) => {
     const reader = await openIndex(index);
     try {
-      const hits = reader.search(query, { k: o.k, k1: o.k1, b: o.b });
-      // Title and snippet from the crawl, for the hits shown only (src/snippets.ts).
+      const { QueryError } = await import('./query/parse.js');
+      let hits;
+      try {
+        hits = reader.search(query, { k: o.k, k1: o.k1, b: o.b, explain: o.explain });
+      } catch (err) {
+        // A malformed query exits 2 (as grep's syntax errors do), apart from other mistakes.
+        if (!(err instanceof QueryError) || process.env.GPUINDEX_DEBUG) throw err;
+        process.stderr.write(`gpuindex: ${err.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      // Title and snippet from the crawl, for the hits shown only (src/snippets.ts); the
+      // query's scored terms are marked (not its excluded ones, nor AND).
       const { hitTexts } = await import('./snippets.js');
       const bold = !o.json && process.stdout.isTTY === true;
-      const texts = await hitTexts(reader, hits, query, bold ? { mark: (w) => `\x1b[1m${w}\x1b[22m` } : {});
+      const scored = reader.queryTerms(query);
+      const snippetIndex = { settings: reader.settings, analyze: (text: string) => (text === query ? scored : reader.analyze(text)) };
+      const texts = await hitTexts(snippetIndex, hits, query, bold ? { mark: (w) => `\x1b[1m${w}\x1b[22m` } : {});
       if (o.json) process.stdout.write(JSON.stringify(hits.map((h, i) => ({ ...h, ...texts[i] })), null, 2) + '\n');
       else if (hits.length === 0) process.stdout.write('no documents match\n');
       else {
@@ -180,6 +194,10 @@ program
           process.stdout.write(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.externalId}${h.path && h.path !== h.externalId ? `  (${h.path})` : ''}\n`);
           if (title) process.stdout.write(`     ${title}\n`);
           if (snippet) process.stdout.write(`     ${snippet}\n`);
+          for (const c of h.explanation ?? [])
+            process.stdout.write(
+              `     ${c.score.toFixed(4)}  ${c.occur === 'must' ? '+' : ''}${c.term}: idf ${c.idf.toFixed(4)} (df ${c.df}) * tf ${c.tf} * (k1 + 1) / (tf + k1 * (1 - b + b * length ${c.length} / average ${c.averageLength.toFixed(1)}))\n`,
+            );
         }
       }
     } finally {

@@ -3,10 +3,11 @@
  * the shards' own files, linked (copied only across file systems), never rewritten. The shards
  * must all come from the same crawl listing and analysis settings, each exactly once.
  */
-import { copyFileSync, linkSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
+import { IMPACTS_FILE } from '../merge/impacts.js';
 import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
 import { readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
@@ -54,7 +55,7 @@ export function joinShards(output: string, shardDirs: readonly string[], force =
       const s = byIndex.get(i)!;
       const name = segmentName(i);
       mkdirSync(join(plan.temp, name));
-      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) linked += linkOrCopy(join(s.dir, f), join(plan.temp, name, f));
+      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE, ...[IMPACTS_FILE].filter((g) => existsSync(join(s.dir, g)))]) linked += linkOrCopy(join(s.dir, f), join(plan.temp, name, f));
       entries.push(segmentEntry(name, s.stats));
     }
     writeSegments(plan.temp, {

@@ -8,12 +8,16 @@
 import { join } from 'node:path';
 import { decodePostings } from '../merge/postings-codec.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, type CollectionStats, type LexiconEntry } from '../merge/index-store.js';
-import { fileIdentity, SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
+import { fileIdentity, ListArena, SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
 import { existsSync } from 'node:fs';
 import { readDeletes } from '../merge/deletes.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { computeImpacts, readImpacts, type Impacts } from '../merge/impacts.js';
+import { bm25 } from './query/cursor.js';
+import { exhaustiveTopK, ExhaustiveScratch, prunable, prunedTopK, type SegmentInput } from './query/evaluate.js';
+import { planQuery, type IndexCapabilities, type QueryPlan } from './query/plan.js';
 
 export interface Posting {
   docId: number;
@@ -29,6 +33,23 @@ export interface StoredDocument {
 
 export interface SearchHit extends StoredDocument {
   score: number;
+  /** With `explain`: the query's scored occurrences this document holds, in query order; their scores sum to `score`. */
+  explanation?: TermContribution[];
+}
+
+/** One query term's BM25 part of a hit's score: idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · length / averageLength)). */
+export interface TermContribution {
+  term: string;
+  occur: 'should' | 'must';
+  tf: number;
+  /** Documents holding the term, over every segment (deleted ones until a merge drops them). */
+  df: number;
+  idf: number;
+  length: number;
+  averageLength: number;
+  k1: number;
+  b: number;
+  score: number;
 }
 
 export interface SearchOptions {
@@ -37,6 +58,10 @@ export interface SearchOptions {
   /** BM25 parameters. Defaults k1 = 0.9, b = 0.4 (Anserini's). */
   k1?: number;
   b?: number;
+  /** Each hit's `explanation`: every term's part of its score. */
+  explain?: boolean;
+  /** Score every posting instead of pruning: the reference the pruned evaluation equals (and is tested against). */
+  exhaustive?: boolean;
 }
 
 /** One segment as the reader uses it: its files, where its documents start, lookups. */
@@ -59,6 +84,7 @@ class Segment {
   ) {
     if (earlier) {
       this.lengthsCache = earlier.lengthsCache;
+      this.impactsCache = earlier.impactsCache;
       if (earlier.deletesFile === deletesFile) {
         this.deleted = earlier.deleted;
         this.deletedCount = earlier.deletedCount;
@@ -98,13 +124,20 @@ class Segment {
 
   /** Document lengths indexed by the segment's docIDs, loaded once (4 bytes a document). */
   lengths(): Uint32Array {
-    if (!this.lengthsCache) {
-      const lengths = new Uint32Array(this.documents);
-      for (const r of this.files.db.prepare('SELECT doc_id AS d, length AS l FROM docs').raw().iterate() as Iterable<[number, number]>) lengths[r[0]] = r[1];
-      this.lengthsCache = lengths;
-    }
+    this.lengthsCache ??= this.files.documentLengths();
     return this.lengthsCache;
   }
+
+  /** The segment's impacts.bin, or where it has none (written before it existed), the same computed once. */
+  impacts(): Impacts {
+    try {
+      return (this.impactsCache ??= readImpacts(this.files.dir, this.files.stats.terms) ?? computeImpacts(this.files));
+    } catch (err) {
+      if (err instanceof SegmentFormatError) throw new UserError(err.message);
+      throw err;
+    }
+  }
+  private impactsCache?: Impacts;
 
   /** Terms in code point order with their termIDs (SQLite's BINARY collation orders UTF-8 bytes). */
   termsInOrder(): Iterator<[string, number]> {
@@ -346,53 +379,105 @@ export class IndexReader {
     }
   }
 
+  /** The analysed terms a query scores with (its excluded terms left out), in query order, each once. */
+  queryTerms(query: string): string[] {
+    const plan = planQuery(query, (text) => this.analyze(text), this.capabilities());
+    return [...new Set(plan.slots.map((t) => plan.terms[t]!.term))];
+  }
+
+  /** What the index can answer: phrases need positions, field:term needs fields stored apart. */
+  private capabilities(): IndexCapabilities {
+    return { positions: this.settings.positions === true, fields: [] };
+  }
+
   /**
-   * BM25 over the analysed query terms (a term repeated in the query counts once per repeat),
-   * term at a time: scores accumulate in one array indexed by docID (no allocation a posting),
-   * and a bounded heap keeps the k best, ties broken by the lower docID.
+   * BM25 top k for a query in the query language (src/query/parse.ts: OR by default, AND,
+   * +required, -excluded, "phrase", field:term), its terms analysed as the documents were. A
+   * term repeated in the query counts once per repeat; required and optional terms score,
+   * excluded ones only filter. Evaluated document at a time with MaxScore and block-max
+   * bounds (src/query/evaluate.ts), or over every posting with `exhaustive`: the same hits,
+   * scores and order (ties by the lower docID) either way. A malformed query, or one the
+   * index cannot answer (a phrase without positions), is a QueryError of one line.
    */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const k = options.k ?? 10;
     const k1 = options.k1 ?? 0.9;
     const b = options.b ?? 0.4;
     if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
+    const plan = planQuery(query, (text) => this.analyze(text), this.capabilities());
+    if (plan.slots.length === 0) return [];
     const n = this.statistics.documents;
     const avg = this.statistics.averageLength || 1;
-    // Indexed by docID: deleted documents keep theirs, so the array spans every document.
-    const scores = (this.scoreArray ??= new Float64Array(this.segments.reduce((m, s) => m + s.documents, 0)));
-    let touched = (this.touchedArray ??= new Uint32Array(1024));
-    let count = 0;
-    for (const term of this.analyze(query)) {
-      const entries = this.segments.map((s) => s.entry(term));
-      const df = entries.reduce((a, e) => a + (e?.df ?? 0), 0);
-      if (df === 0) continue;
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-      for (let si = 0; si < this.segments.length; si++) {
-        const e = entries[si];
-        if (!e) continue;
-        const s = this.segments[si]!;
-        const lengths = s.lengths();
-        const { docIds, tfs } = s.readList(e);
-        const deleted = s.deleted;
-        if (count + docIds.length > touched.length) touched = this.touchedArray = grownTo(touched, count + docIds.length);
-        for (let i = 0; i < docIds.length; i++) {
-          const d = docIds[i]!;
-          if (deleted?.[d]) continue;
-          const tf = tfs[i]!;
-          const docId = s.docBase + d;
-          // A document's first contribution: remember it, to read and clear only those.
-          if (scores[docId] === 0) touched[count++] = docId;
-          scores[docId] += (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[d]!) / avg));
-        }
-      }
-    }
-    const best = topK(scores, touched, count, k);
-    for (let i = 0; i < count; i++) scores[touched[i]!] = 0;
-    return best.map(([docId, score]) => ({ ...(this.document(docId) as StoredDocument), score }));
+    // Each segment's lexicon entry of each term, looked up once.
+    const entries = this.segments.map((s) => plan.terms.map((t) => s.entry(t.term)));
+    const idf = new Float64Array(plan.terms.length);
+    plan.terms.forEach((_, t) => {
+      const df = entries.reduce((a, e) => a + (e[t]?.df ?? 0), 0);
+      idf[t] = df > 0 ? Math.log(1 + (n - df + 0.5) / (df + 0.5)) : 0;
+    });
+    const inputs: SegmentInput[] = this.segments.map((s, si) => {
+      const at = (term: string) => entries[si]![plan.terms.findIndex((t) => t.term === term)];
+      return {
+        docBase: s.docBase,
+        lengths: s.lengths(),
+        ...(s.deleted ? { deleted: s.deleted } : {}),
+        impacts: () => s.impacts(),
+        list: (term) => {
+          const e = at(term);
+          return e && { termId: e.termId, df: e.df, bytes: s.files.readListBytes(e.offset, e.length, this.arena) };
+        },
+        decoded: (term) => {
+          const e = at(term);
+          return e && s.readList(e);
+        },
+      };
+    });
+    const params = { k1, b, avg, idf };
+    this.arena.reset();
+    const best =
+      options.exhaustive || !prunable(k1, b)
+        ? exhaustiveTopK(inputs, plan, params, k, this.documentSpan(), (this.scratch ??= new ExhaustiveScratch()))
+        : prunedTopK(inputs, plan, params, k);
+    return best.map(([docId, score]) => {
+      const hit: SearchHit = { ...(this.document(docId) as StoredDocument), score };
+      if (options.explain) hit.explanation = this.explain(docId, plan, entries, params);
+      return hit;
+    });
   }
 
-  private scoreArray?: Float64Array;
-  private touchedArray?: Uint32Array;
+  private scratch?: ExhaustiveScratch;
+  private readonly arena = new ListArena();
+
+  /** Documents of every segment, deleted ones included: the span of the index's docIDs. */
+  private documentSpan(): number {
+    return this.segments.reduce((m, s) => m + s.documents, 0);
+  }
+
+  /** Each scored occurrence of the query in the document, in query order: their scores sum to the hit's. */
+  private explain(docId: number, plan: QueryPlan, entries: (LexiconEntry | undefined)[][], p: { k1: number; b: number; avg: number; idf: Float64Array }): TermContribution[] {
+    const si = this.segments.findIndex((s) => docId >= s.docBase && docId < s.docBase + s.documents);
+    const s = this.segments[si]!;
+    const local = docId - s.docBase;
+    const length = s.lengths()[local]!;
+    const out: TermContribution[] = [];
+    plan.slots.forEach((t, i) => {
+      const e = entries[si]![t];
+      if (!e) return;
+      const { docIds, tfs } = s.readList(e);
+      let lo = 0;
+      let hi = docIds.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (docIds[mid]! < local) lo = mid + 1;
+        else hi = mid;
+      }
+      if (docIds[lo] !== local) return;
+      const tf = tfs[lo]!;
+      const df = entries.reduce((a, se) => a + (se[t]?.df ?? 0), 0);
+      out.push({ term: plan.terms[t]!.term, occur: plan.slotOccurs[i]!, tf, df, idf: p.idf[t]!, length, averageLength: p.avg, k1: p.k1, b: p.b, score: bm25(p.idf[t]!, tf, length, p.k1, p.b, p.avg) });
+    });
+    return out;
+  }
 
   close(): void {
     for (const s of this.segments) s.files.close();
@@ -404,50 +489,6 @@ function withoutDeleted(list: { docIds: Uint32Array; tfs: Uint32Array }, deleted
   const keep: number[] = [];
   for (let i = 0; i < list.docIds.length; i++) if (!deleted[list.docIds[i]!]) keep.push(i);
   return { docIds: Uint32Array.from(keep, (i) => list.docIds[i]!), tfs: Uint32Array.from(keep, (i) => list.tfs[i]!) };
-}
-
-/** A copy of `a` with room for at least `n` entries (twice as many). */
-function grownTo(a: Uint32Array, n: number): Uint32Array {
-  const b = new Uint32Array(Math.max(n, a.length * 2));
-  b.set(a);
-  return b;
-}
-
-/**
- * The k best of scores[touched[0..count)] as [docId, score], best first: higher score, then
- * lower docID. A min-heap of k entries whose root is the worst kept; a document replaces it only
- * if it ranks above it.
- */
-export function topK(scores: Float64Array, touched: Uint32Array, count: number, k: number): [number, number][] {
-  const heap: number[] = [];
-  // a ranks below b: lower score, or equal score and higher docID.
-  const below = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && a > b);
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= heap.length) return;
-      const c = l + 1 < heap.length && below(heap[l + 1]!, heap[l]!) ? l + 1 : l;
-      if (!below(heap[c]!, heap[i]!)) return;
-      [heap[c], heap[i]] = [heap[i]!, heap[c]!];
-      i = c;
-    }
-  };
-  for (let t = 0; t < count; t++) {
-    const d = touched[t]!;
-    if (heap.length < k) {
-      heap.push(d);
-      for (let i = heap.length - 1; i > 0; ) {
-        const parent = (i - 1) >> 1;
-        if (!below(heap[i]!, heap[parent]!)) break;
-        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-        i = parent;
-      }
-    } else if (below(heap[0]!, d)) {
-      heap[0] = d;
-      down(0);
-    }
-  }
-  return heap.sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0)).map((d) => [d, scores[d]!]);
 }
 
 /** Orders strings by code point (UTF-16 order differs from it for characters past U+FFFF). */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { topK } from '../src/reader.js';
+import { TopK } from '../src/query/top-k.js';
 
 describe('top-k selection', () => {
   it('equals a full sort by score (higher first), then docID (lower first), cut at k', () => {
@@ -20,7 +20,9 @@ describe('top-k selection', () => {
             .map((d) => [d, scores[d]!] as [number, number])
             .sort((x, y) => y[1] - x[1] || x[0] - y[0])
             .slice(0, k);
-          expect(topK(scores, Uint32Array.from(touched), touched.length, k)).toEqual(expected);
+          const heap = new TopK(k);
+          for (const d of touched) heap.push(d, scores[d]!);
+          expect(heap.sorted()).toEqual(expected);
         },
       ),
       { numRuns: 500 },

@@ -24,7 +24,7 @@ function copy(): string {
 
 describe('gpuindex verify', () => {
   it('accepts a complete index', () => {
-    expect(verifyIndex(good)).toMatchObject({ files: 2, documents: 139 });
+    expect(verifyIndex(good)).toMatchObject({ files: 3, documents: 139 });
   });
 
   it('catches any byte flipped at random in any file', () => {

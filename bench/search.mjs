@@ -1,0 +1,179 @@
+#!/usr/bin/env node
+/**
+ * Search latency against SQLite FTS5 (and Xapian on a subset), engines alternated query by query
+ * in one run:
+ *
+ *   node bench/search.mjs --crawl DIR --index IDX --fts5 DB
+ *        [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]
+ *
+ * The indexes: `gpuindex build DIR -o IDX`; the peers' with bench/search-prepare.mjs (FTS5,
+ * porter unicode61) and bench/xapian-index.py --no-positions (Xapian, on the subset file).
+ * Queries: `--queries` of 1-4 words, each word a token of a random document of the crawl
+ * (so frequent words come often, as in a query log) that gpuindex analyses to one term (no
+ * stopwords); OR of the words, top 10. gpuindex runs in process (pruned, and exhaustive for
+ * reference), FTS5 in process through better-sqlite3 (`MATCH 'a OR b' ORDER BY rank LIMIT 10`),
+ * Xapian in a Python process that times itself (bench/search-xapian.py). After 50 warm-up
+ * queries of each engine, every query runs on each engine in turn (the first engine rotating).
+ * Then the most frequent term alone, top 10, 21 times each (median). Prints a table and one JSON line.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { openIndex } from '../dist/src/index.js';
+
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .join(' ')
+    .split(/\s*--/)
+    .filter(Boolean)
+    .map((a) => {
+      const [k, ...v] = a.split(' ');
+      return [k, v.join(' ')];
+    }),
+);
+if (!args.crawl || !args.index || !args.fts5) {
+  process.stderr.write('usage: node bench/search.mjs --crawl DIR --index IDX --fts5 DB [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]\n');
+  process.exit(1);
+}
+const QUERIES = Number(args.queries ?? 500);
+const K = 10;
+let seed = Number(args.seed ?? 7);
+const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+
+/** The first `bytes` of the crawl's first file, as documents' texts. */
+function sampleTexts(dir, bytes = 32 << 20) {
+  const file = join(dir, readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()[0]);
+  const fd = openSync(file, 'r');
+  const buf = Buffer.alloc(bytes);
+  const n = readSync(fd, buf, 0, bytes, 0);
+  closeSync(fd);
+  const lines = buf.toString('utf8', 0, n).split('\n');
+  lines.pop();
+  return lines.map((l) => JSON.parse(l).text);
+}
+
+function makeQueries(reader, texts) {
+  const queries = [];
+  while (queries.length < QUERIES) {
+    const n = 1 + Math.floor(rnd() * 4);
+    const words = [];
+    while (words.length < n) {
+      const tokens = texts[Math.floor(rnd() * texts.length)].split(/\s+/).filter(Boolean);
+      const w = tokens[Math.floor(rnd() * tokens.length)]?.toLowerCase().replace(/[^a-z]/g, '');
+      if (w && reader.analyze(w).length === 1 && !words.includes(w)) words.push(w);
+    }
+    queries.push(words);
+  }
+  return queries;
+}
+
+const pct = (t, p) => {
+  const s = [...t].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+};
+const summary = (t) => ({ p50: pct(t, 0.5), p95: pct(t, 0.95), qps: t.length / (t.reduce((a, b) => a + b, 0) / 1000) });
+
+function fts5Engine(path) {
+  const db = new Database(path, { readonly: true });
+  const stmt = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?').pluck();
+  return {
+    name: 'SQLite FTS5',
+    run: (words) => {
+      const t = performance.now();
+      const hits = stmt.all(words.map((w) => `"${w}"`).join(' OR '), K).length;
+      return { ms: performance.now() - t, hits };
+    },
+    close: () => db.close(),
+  };
+}
+
+function gpuindexEngine(reader, exhaustive) {
+  return {
+    name: exhaustive ? 'gpuindex, exhaustive' : 'gpuindex',
+    run: (words) => {
+      const t = performance.now();
+      const hits = reader.search(words.join(' '), { k: K, exhaustive }).length;
+      return { ms: performance.now() - t, hits };
+    },
+  };
+}
+
+async function xapianEngine(db) {
+  const child = spawn('/usr/bin/python3', [new URL('./search-xapian.py', import.meta.url).pathname, db, String(K)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    name: 'Xapian',
+    run: async (words) => {
+      child.stdin.write(words.join(' ') + '\n');
+      const { value } = await lines.next();
+      return JSON.parse(value);
+    },
+    close: () => child.stdin.end(),
+  };
+}
+
+/** Every query on each engine in turn; returns each engine's milliseconds and hit counts. */
+async function alternate(engines, queries) {
+  for (const e of engines) for (const q of queries.slice(0, 50)) await e.run(q);
+  const times = engines.map(() => []);
+  const hits = engines.map(() => 0);
+  for (const [i, q] of queries.entries()) {
+    for (let j = 0; j < engines.length; j++) {
+      const e = (i + j) % engines.length;
+      const r = await engines[e].run(q);
+      times[e].push(r.ms);
+      hits[e] += r.hits;
+    }
+  }
+  return engines.map((e, i) => ({ engine: e.name, ...summary(times[i]), meanHits: hits[i] / queries.length }));
+}
+
+/** The term of the largest df, and the word that analyses to it. */
+function mostFrequent(reader, texts) {
+  let best;
+  for (const e of reader.lexicon()) if (!best || e.df > best.df) best = e;
+  for (const t of texts) for (const w of t.split(/\s+/)) if (reader.analyze(w)[0] === best.term) return { word: w.toLowerCase().replace(/[^a-z]/g, ''), term: best.term, df: best.df };
+  throw new Error(`no word of the sample analyses to ${best.term}`);
+}
+
+async function single(engines, words) {
+  const times = engines.map(() => []);
+  for (let i = 0; i < 22; i++) for (const [j, e] of engines.entries()) times[j].push((await e.run(words)).ms);
+  return engines.map((e, j) => ({ engine: e.name, median: pct(times[j].slice(1), 0.5) }));
+}
+
+function table(title, rows) {
+  const f = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+  process.stdout.write(`\n${title}\n| engine | p50 (ms) | p95 (ms) | QPS | mean hits |\n|---|---|---|---|---|\n`);
+  for (const r of rows) process.stdout.write(`| ${r.engine} | ${f(r.p50)} | ${f(r.p95)} | ${Math.round(r.qps).toLocaleString('en-US')} | ${r.meanHits.toFixed(1)} |\n`);
+}
+
+const texts = sampleTexts(args.crawl);
+const reader = openIndex(args.index);
+const queries = makeQueries(reader, texts);
+const out = { queries: QUERIES, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
+{
+  const fts = fts5Engine(args.fts5);
+  const engines = [gpuindexEngine(reader, false), gpuindexEngine(reader, true), fts];
+  out.full = await alternate(engines, queries);
+  table(`${out.documents.toLocaleString('en-US')} documents, ${out.postings.toLocaleString('en-US')} postings: ${QUERIES} queries of 1-4 words, OR, top ${K}`, out.full);
+  const top = mostFrequent(reader, texts);
+  out.mostFrequent = { ...top, times: await single(engines, [top.word]) };
+  process.stdout.write(`\nmost frequent term "${top.term}" (df ${top.df.toLocaleString('en-US')}) alone, top ${K}, median of 21: ${out.mostFrequent.times.map((t) => `${t.engine} ${t.median.toFixed(2)} ms`).join(', ')}\n`);
+  fts.close();
+}
+reader.close();
+if (args['subset-index']) {
+  const sub = openIndex(args['subset-index']);
+  const engines = [gpuindexEngine(sub, false), gpuindexEngine(sub, true)];
+  if (args['subset-fts5']) engines.push(fts5Engine(args['subset-fts5']));
+  if (args['subset-xapian']) engines.push(await xapianEngine(args['subset-xapian']));
+  out.subset = { documents: sub.stats().documents, results: await alternate(engines, queries) };
+  table(`subset: ${out.subset.documents.toLocaleString('en-US')} documents, the same queries`, out.subset.results);
+  for (const e of engines) e.close?.();
+  sub.close();
+}
+process.stdout.write('\n' + JSON.stringify(out) + '\n');

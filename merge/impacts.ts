@@ -1,0 +1,279 @@
+/**
+ * impacts.bin: a segment's skip and score-bound data, a side file beside postings.bin, so a
+ * query can skip postings blocks (document-at-a-time pruning, src/query/) without a change to
+ * the postings format. Each term's list is cut into blocks of IMPACT_BLOCK postings; for each
+ * block the file holds its last docID, where its first docID gap and first tf start (byte
+ * offsets from the list's start into the gaps and tfs columns, merge/postings-codec.ts), and
+ * its competitive (tf, document length) pairs: those no other posting of the block beats with a
+ * tf as high and a document as short (Lucene's "competitive impacts"). BM25 grows with tf and
+ * falls with length, so the best of these pairs is the block's exact maximum contribution for
+ * any k1 >= 0, 0 <= b <= 1 and any collection statistics: the statistics (N, df, the average
+ * length) change as segments come and go, the file stays valid for the segment's life (deletes
+ * only lower the true maximum). A block keeps at most MAX_PAIRS pairs; where it has more,
+ * neighbours are merged into (the larger tf, the shorter length), which bounds them both.
+ * (Its largest tf with its shortest length alone bounds the block too, but on a 1 GB crawl that
+ * bound was near the list's maximum in every block of the frequent terms: nothing was skipped.)
+ *
+ * Layout (little-endian u32 throughout):
+ *   header (32 bytes): magic "GPIXIMP1", block size, terms T, blocks B, pairs P, 2 reserved (0);
+ *   firstBlock[T + 1]: each termID's first block (firstBlock[T] = B);
+ *   lastDoc[B], gapsAt[B], tfsAt[B], firstPair[B + 1] (firstPair[B] = P);
+ *   pairTf[P], pairLength[P]: each block's pairs, by length ascending (and so tf ascending).
+ */
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { endianness } from 'node:os';
+import { join } from 'node:path';
+import { SegmentFormatError, SegmentReader } from './segment-reader.js';
+
+export const IMPACTS_FILE = 'impacts.bin';
+export const IMPACTS_MAGIC = Buffer.from('GPIXIMP1', 'latin1');
+/** Postings a block: small enough that a skipped block saves work, large enough that the file stays a few % of postings.bin. */
+export const IMPACT_BLOCK = 128;
+const HEADER_BYTES = 32;
+/** Pairs kept a block at most (the most frequent term of a 1 GB crawl has 8 to 14 in most blocks). */
+export const MAX_PAIRS = 16;
+
+export interface Impacts {
+  blockSize: number;
+  /** Each termID's first block; firstBlock[terms] is the number of blocks. */
+  firstBlock: Uint32Array;
+  /** The docID of each block's last posting. */
+  lastDoc: Uint32Array;
+  /** Byte offset, from its list's start, of the block's first docID gap. */
+  gapsAt: Uint32Array;
+  /** Byte offset, from its list's start, of the block's first tf. */
+  tfsAt: Uint32Array;
+  /** Each block's first pair; firstPair[blocks] is the number of pairs. */
+  firstPair: Uint32Array;
+  pairTf: Uint32Array;
+  pairLength: Uint32Array;
+}
+
+/** Typed arrays are written as they lie in memory: little-endian is what the file holds. */
+function checkEndianness(): void {
+  if (endianness() !== 'LE') throw new Error('impacts.bin is little-endian; this machine is big-endian');
+}
+
+/**
+ * The impacts of every list of a finished segment, read in file order through a window (a
+ * segment's postings are never all in memory), with one decoding pass over each list.
+ */
+export function computeImpacts(segment: SegmentReader): Impacts {
+  const terms = segment.stats.terms;
+  const f = segment.figures();
+  const firstBlock = new Uint32Array(terms + 1);
+  let blocks = 0;
+  for (let t = 0; t < terms; t++) {
+    firstBlock[t] = blocks;
+    blocks += Math.ceil(f.df[t]! / IMPACT_BLOCK);
+  }
+  firstBlock[terms] = blocks;
+  const lengths = segment.documentLengths();
+  const impacts: Impacts = {
+    blockSize: IMPACT_BLOCK,
+    firstBlock,
+    lastDoc: new Uint32Array(blocks),
+    gapsAt: new Uint32Array(blocks),
+    tfsAt: new Uint32Array(blocks),
+    firstPair: new Uint32Array(blocks + 1),
+    pairTf: new Uint32Array(0),
+    pairLength: new Uint32Array(0),
+  };
+  const pairs = new PairList(blocks * 2);
+  const frontier = new Frontier();
+  let docs = new Uint32Array(1024);
+  for (let t = 0; t < terms; t++) {
+    const df = f.df[t]!;
+    const length = f.length[t]!;
+    const start = segment.locate(f.offset[t]!, length);
+    const bytes = segment.view;
+    if (docs.length < df) docs = new Uint32Array(Math.max(df, docs.length * 2));
+    let pos = start;
+    let doc = 0;
+    const first = firstBlock[t]!;
+    const blockCount = firstBlock[t + 1]! - first;
+    // The gaps column: each block's first offset and last docID.
+    for (let k = 0, i = 0; k < blockCount; k++) {
+      impacts.gapsAt[first + k] = pos - start;
+      const end = Math.min(df, i + IMPACT_BLOCK);
+      for (; i < end; i++) {
+        let v = bytes[pos++]!;
+        if (v >= 0x80) {
+          v &= 0x7f;
+          let scale = 128;
+          let byte;
+          do {
+            byte = bytes[pos++]!;
+            v += (byte & 0x7f) * scale;
+            scale *= 128;
+          } while (byte >= 0x80);
+        }
+        doc += v;
+        docs[i] = doc;
+      }
+      impacts.lastDoc[first + k] = doc;
+    }
+    // The tfs column: each block's first offset and competitive pairs.
+    for (let k = 0, i = 0; k < blockCount; k++) {
+      impacts.tfsAt[first + k] = pos - start;
+      const end = Math.min(df, i + IMPACT_BLOCK);
+      frontier.clear();
+      for (; i < end; i++) {
+        let v = bytes[pos++]!;
+        if (v >= 0x80) {
+          v &= 0x7f;
+          let scale = 128;
+          let byte;
+          do {
+            byte = bytes[pos++]!;
+            v += (byte & 0x7f) * scale;
+            scale *= 128;
+          } while (byte >= 0x80);
+        }
+        frontier.add(v, lengths[docs[i]!]!);
+      }
+      impacts.firstPair[first + k] = pairs.count;
+      frontier.emit(pairs);
+    }
+    if (pos - start !== length) throw new Error(`${segment.dir}: the list of termID ${t} decodes to ${pos - start} bytes, the lexicon says ${length}`);
+  }
+  impacts.firstPair[blocks] = pairs.count;
+  impacts.pairTf = pairs.tf.subarray(0, pairs.count);
+  impacts.pairLength = pairs.length.subarray(0, pairs.count);
+  return impacts;
+}
+
+/** A growing list of (tf, length) pairs. */
+class PairList {
+  count = 0;
+  tf: Uint32Array;
+  length: Uint32Array;
+  constructor(capacity: number) {
+    this.tf = new Uint32Array(Math.max(16, capacity));
+    this.length = new Uint32Array(this.tf.length);
+  }
+  push(tf: number, length: number): void {
+    if (this.count === this.tf.length) {
+      const grow = (a: Uint32Array) => {
+        const b = new Uint32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.tf = grow(this.tf);
+      this.length = grow(this.length);
+    }
+    this.tf[this.count] = tf;
+    this.length[this.count++] = length;
+  }
+}
+
+/**
+ * The competitive (tf, length) pairs of one block: kept by length ascending, so tf ascends
+ * too (a shorter document with as high a tf would beat a longer one).
+ */
+class Frontier {
+  private readonly tf = new Uint32Array(IMPACT_BLOCK);
+  private readonly length = new Uint32Array(IMPACT_BLOCK);
+  private n = 0;
+
+  clear(): void {
+    this.n = 0;
+  }
+
+  add(tf: number, length: number): void {
+    const { tf: tfs, length: lengths } = this;
+    // The first kept pair at least as long: every shorter one has a lower tf.
+    let i = 0;
+    while (i < this.n && lengths[i]! < length) i++;
+    // Beaten by a pair as short (or shorter, at i - 1 or before) with a tf as high?
+    if (i > 0 && tfs[i - 1]! >= tf) return;
+    if (i < this.n && lengths[i] === length && tfs[i]! >= tf) return;
+    // Drop the pairs it beats: as long or longer, tf as low or lower.
+    let j = i;
+    while (j < this.n && tfs[j]! <= tf) j++;
+    const removed = j - i;
+    if (removed === 0) {
+      for (let m = this.n; m > i; m--) {
+        tfs[m] = tfs[m - 1]!;
+        lengths[m] = lengths[m - 1]!;
+      }
+      this.n++;
+    } else {
+      for (let m = j; m < this.n; m++) {
+        tfs[m - removed + 1] = tfs[m]!;
+        lengths[m - removed + 1] = lengths[m]!;
+      }
+      this.n -= removed - 1;
+    }
+    tfs[i] = tf;
+    lengths[i] = length;
+  }
+
+  /** Appends the pairs, at most MAX_PAIRS: a run of neighbours merged into (its largest tf, its shortest length). */
+  emit(out: PairList): void {
+    const n = this.n;
+    const groups = Math.min(n, MAX_PAIRS);
+    for (let g = 0; g < groups; g++) {
+      const from = Math.floor((g * n) / groups);
+      const to = Math.floor(((g + 1) * n) / groups) - 1;
+      out.push(this.tf[to]!, this.length[from]!);
+    }
+  }
+}
+
+/** Writes impacts.bin into a finished segment's folder (index.sqlite and postings.bin closed). */
+export function writeImpacts(dir: string): void {
+  checkEndianness();
+  const segment = new SegmentReader(dir);
+  let impacts: Impacts;
+  try {
+    impacts = computeImpacts(segment);
+  } finally {
+    segment.close();
+  }
+  const terms = impacts.firstBlock.length - 1;
+  const header = new Uint32Array(HEADER_BYTES / 4);
+  new Uint8Array(header.buffer).set(IMPACTS_MAGIC, 0);
+  header[2] = impacts.blockSize;
+  header[3] = terms;
+  header[4] = impacts.lastDoc.length;
+  header[5] = impacts.pairTf.length;
+  const fd = openSync(join(dir, IMPACTS_FILE), 'wx');
+  try {
+    for (const a of [header, impacts.firstBlock, impacts.lastDoc, impacts.gapsAt, impacts.tfsAt, impacts.firstPair, impacts.pairTf, impacts.pairLength]) {
+      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A segment's impacts.bin, or undefined where the segment has none (written before the file
+ * existed). A file that does not fit the segment is a SegmentFormatError naming why.
+ */
+export function readImpacts(dir: string, terms: number): Impacts | undefined {
+  const path = join(dir, IMPACTS_FILE);
+  if (!existsSync(path)) return undefined;
+  checkEndianness();
+  const buf = readFileSync(path);
+  const bad = (why: string) => new SegmentFormatError(`${path}: ${why}; remove the file to search without it (its data is then computed when the index is opened)`);
+  if (buf.length < HEADER_BYTES || !buf.subarray(0, 8).equals(IMPACTS_MAGIC)) throw bad('bad magic');
+  // A copy aligned for Uint32Array views (a Buffer may lie at any offset of a shared pool).
+  const words = new Uint32Array(buf.length >>> 2);
+  new Uint8Array(words.buffer).set(buf.subarray(0, words.length * 4));
+  const [blockSize, fileTerms, blocks, pairs] = [words[2]!, words[3]!, words[4]!, words[5]!];
+  if (blockSize !== IMPACT_BLOCK) throw bad(`block size ${blockSize}, this gpuindex reads ${IMPACT_BLOCK}`);
+  if (fileTerms !== terms) throw bad(`${fileTerms} terms, the segment has ${terms}`);
+  const expected = HEADER_BYTES + 4 * (terms + 1) + 4 * (4 * blocks + 1) + 8 * pairs;
+  if (buf.length !== expected) throw bad(`${buf.length} bytes, its header says ${expected}`);
+  let at = HEADER_BYTES / 4;
+  const take = (n: number) => words.subarray(at, (at += n));
+  const firstBlock = take(terms + 1);
+  if (firstBlock[terms] !== blocks) throw bad(`its term table ends at block ${firstBlock[terms]} of ${blocks}`);
+  const [lastDoc, gapsAt, tfsAt, firstPair] = [take(blocks), take(blocks), take(blocks), take(blocks + 1)];
+  if (firstPair[blocks] !== pairs) throw bad(`its block table ends at pair ${firstPair[blocks]} of ${pairs}`);
+  return { blockSize, firstBlock, lastDoc, gapsAt, tfsAt, firstPair, pairTf: take(pairs), pairLength: take(pairs) };
+}

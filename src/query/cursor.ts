@@ -1,0 +1,245 @@
+/**
+ * A cursor over one term's postings list in one segment, a block of IMPACT_BLOCK postings at a
+ * time (merge/impacts.ts says where each block starts): docIDs are decoded a block when the
+ * cursor enters it, tfs only when asked, and blocks are skipped by their last docID without
+ * decoding. Each block carries a score bound (the best BM25 contribution of its competitive
+ * (tf, length) pairs, times the term's count in the query), computed once per query.
+ */
+import type { Impacts } from '../../merge/impacts.js';
+
+/** Past every docID. */
+export const END = 2 ** 32;
+
+/**
+ * Bounds are raised by this fraction so that rounding cannot put a document's score (summed in
+ * another order, from other operands) above its bound: float error is ~1e-16 an operation.
+ */
+const BOUND_SLACK = 1 + 1e-9;
+
+/** BM25's contribution of one term: the one expression every evaluation uses, so that their scores agree to the bit. */
+export function bm25(idf: number, tf: number, length: number, k1: number, b: number, avg: number): number {
+  return (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / avg));
+}
+
+export class BlockCursor {
+  /** The current docID (the segment's own), or END. */
+  doc = END;
+  private readonly docs: Uint32Array;
+  private readonly tfs: Uint32Array;
+  private pos = 0;
+  private count = 0;
+  private tfsReady = false;
+  /** The current block (an index into the impacts' arrays). */
+  private block: number;
+  private shallowBlock: number;
+  private readonly first: number;
+  private readonly end: number;
+  /** Each block's score bound, indexed from the term's first block. */
+  private readonly bounds: Float64Array;
+  /** The largest block bound: the term's bound over this segment. */
+  readonly maxBound: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly df: number,
+    private readonly im: Impacts,
+    private readonly termId: number,
+    /** The term's contribution as a function of tf and document length (idf, k1, b and the average length fixed). */
+    contribution: (tf: number, length: number) => number,
+    /** The term's count among the query's scored occurrences. */
+    weight: number,
+    /** Another cursor of the same list and query, whose bounds this one shares (fork()). */
+    twin?: BlockCursor,
+  ) {
+    this.first = im.firstBlock[termId]!;
+    this.end = im.firstBlock[termId + 1]!;
+    if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: termID ${termId} has ${this.end - this.first} blocks for ${df} postings`);
+    this.docs = new Uint32Array(im.blockSize);
+    this.tfs = new Uint32Array(im.blockSize);
+    this.block = this.shallowBlock = this.first;
+    if (twin) {
+      this.bounds = twin.bounds;
+      this.maxBound = twin.maxBound;
+      if (this.first < this.end) this.load(this.first);
+      return;
+    }
+    this.bounds = new Float64Array(this.end - this.first);
+    let max = 0;
+    for (let b = this.first; b < this.end; b++) {
+      // A negative idf (df above the live documents, after deletes) makes every contribution
+      // negative: 0 bounds them.
+      let best = 0;
+      for (let q = im.firstPair[b]!; q < im.firstPair[b + 1]!; q++) {
+        const c = contribution(im.pairTf[q]!, im.pairLength[q]!);
+        if (c > best) best = c;
+      }
+      const ub = weight * best * BOUND_SLACK;
+      this.bounds[b - this.first] = ub;
+      if (ub > max) max = ub;
+    }
+    this.maxBound = max;
+    if (this.first < this.end) this.load(this.first);
+  }
+
+  /** A cursor of the same list at its start, sharing the bounds. */
+  fork(): BlockCursor {
+    return new BlockCursor(this.bytes, this.df, this.im, this.termId, () => 0, 0, this);
+  }
+
+  /** The `n` blocks of the highest bounds (indexes into the impacts' arrays), in no order. */
+  topBlocks(n: number): number[] {
+    const top: number[] = [];
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (top.length < n) top.push(i);
+      else {
+        let worst = 0;
+        for (let j = 1; j < n; j++) if (bounds[top[j]!]! < bounds[top[worst]!]!) worst = j;
+        if (bounds[i]! > bounds[top[worst]!]!) top[worst] = i;
+      }
+    }
+    return top.map((i) => i + this.first);
+  }
+
+  /** The docIDs of block `b` (an index into the impacts' arrays), decoded: the cursor moves there. */
+  blockDocs(b: number): Uint32Array {
+    this.load(b);
+    return this.docs.slice(0, this.count);
+  }
+
+  /** The bound of the block the cursor is in. */
+  get blockBound(): number {
+    return this.bounds[this.block - this.first]!;
+  }
+
+  private load(b: number): void {
+    const im = this.im;
+    this.block = b;
+    const size = im.blockSize;
+    const count = (this.count = Math.min(size, this.df - (b - this.first) * size));
+    const bytes = this.bytes;
+    let p = im.gapsAt[b]!;
+    let doc = b > this.first ? im.lastDoc[b - 1]! : 0;
+    const docs = this.docs;
+    for (let i = 0; i < count; i++) {
+      let v = bytes[p++]!;
+      if (v >= 0x80) {
+        v &= 0x7f;
+        let shift = 7;
+        let byte;
+        do {
+          byte = bytes[p++]!;
+          v += (byte & 0x7f) * 2 ** shift;
+          shift += 7;
+        } while (byte >= 0x80);
+      }
+      doc += v;
+      docs[i] = doc;
+    }
+    this.pos = 0;
+    this.tfsReady = false;
+    this.doc = docs[0]!;
+  }
+
+  /** The tf at the current document. */
+  tf(): number {
+    if (!this.tfsReady) {
+      const bytes = this.bytes;
+      let p = this.im.tfsAt[this.block]!;
+      const tfs = this.tfs;
+      for (let i = 0; i < this.count; i++) {
+        let v = bytes[p++]!;
+        if (v >= 0x80) {
+          v &= 0x7f;
+          let shift = 7;
+          let byte;
+          do {
+            byte = bytes[p++]!;
+            v += (byte & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (byte >= 0x80);
+        }
+        tfs[i] = v;
+      }
+      this.tfsReady = true;
+    }
+    return this.tfs[this.pos]!;
+  }
+
+  next(): void {
+    if (++this.pos < this.count) this.doc = this.docs[this.pos]!;
+    else this.nextBlock();
+  }
+
+  /** Leaves the rest of the current block unread. */
+  nextBlock(): void {
+    if (this.block + 1 < this.end) this.load(this.block + 1);
+    else this.doc = END;
+  }
+
+  /**
+   * Skips, undecoded, the blocks from the current one on whose bound is at most `limit` (the
+   * current block's unread rest included); stays put when the current block's bound exceeds it.
+   */
+  skipBlocksUpTo(limit: number): void {
+    if (this.doc === END || this.bounds[this.block - this.first]! > limit) return;
+    let b = this.block + 1;
+    while (b < this.end && this.bounds[b - this.first]! <= limit) b++;
+    if (b < this.end) this.load(b);
+    else this.doc = END;
+  }
+
+  /** Moves to the first docID >= target (or END), decoding only the block that holds it. */
+  nextGEQ(target: number): void {
+    if (target <= this.doc) return;
+    const lastDoc = this.im.lastDoc;
+    if (target > lastDoc[this.block]!) {
+      let b = this.block + 1;
+      // Gallop, then halve: a far target costs log(blocks) comparisons.
+      let step = 1;
+      while (b + step < this.end && lastDoc[b + step]! < target) {
+        b += step;
+        step *= 2;
+      }
+      let hi = Math.min(b + step, this.end);
+      while (b < hi) {
+        const mid = (b + hi) >>> 1;
+        if (lastDoc[mid]! < target) b = mid + 1;
+        else hi = mid;
+      }
+      if (b >= this.end) {
+        this.doc = END;
+        return;
+      }
+      this.load(b);
+    }
+    const docs = this.docs;
+    let pos = this.pos;
+    while (docs[pos]! < target) pos++;
+    this.pos = pos;
+    this.doc = docs[pos]!;
+  }
+
+  /**
+   * Points the shallow pointer, without decoding, at the block that would hold `target` (the
+   * first whose last docID is >= target): shallowBound and shallowEnd then describe it. Targets
+   * must not decrease between calls. Returns false past the list's end.
+   */
+  shallowTo(target: number): boolean {
+    let b = this.shallowBlock < this.block ? this.block : this.shallowBlock;
+    const lastDoc = this.im.lastDoc;
+    while (b < this.end && lastDoc[b]! < target) b++;
+    this.shallowBlock = b;
+    return b < this.end;
+  }
+
+  /** The bound of the block shallowTo() found (0 past the list's end). */
+  get shallowBound(): number {
+    return this.shallowBlock < this.end ? this.bounds[this.shallowBlock - this.first]! : 0;
+  }
+
+  /** The last docID of the block shallowTo() found (END past the list's end). */
+  get shallowEnd(): number {
+    return this.shallowBlock < this.end ? this.im.lastDoc[this.shallowBlock]! : END;
+  }
+}

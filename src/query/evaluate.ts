@@ -1,0 +1,337 @@
+/**
+ * BM25 top-k over an index's segments, two ways that give the same hits, scores and order:
+ *
+ * - `prunedTopK`: document at a time with MaxScore (Turtle and Flood, "Query evaluation:
+ *   strategies and optimizations") and block-max bounds (Ding and Suel, "Faster top-k document
+ *   retrieval using block-max indexes"; PISA's block_max_maxscore). Terms are ordered by their
+ *   bound; those whose bounds together cannot lift a document past the k-th score are
+ *   non-essential and only looked up for documents the others bring. A block whose bound plus
+ *   every other term's cannot reach the k-th score is skipped undecoded.
+ * - `exhaustiveTopK`: term at a time over every posting, scores in a dense array.
+ *
+ * Both sum a document's contributions in the query's order (QueryPlan.slots), so their scores
+ * agree to the bit. Segments are evaluated in order with one heap: docIDs grow across them.
+ */
+import type { Impacts } from '../../merge/impacts.js';
+import { bm25, BlockCursor, END } from './cursor.js';
+import type { QueryPlan } from './plan.js';
+import { TopK } from './top-k.js';
+
+export interface TermList {
+  termId: number;
+  df: number;
+  /** The encoded list (merge/postings-codec.ts). */
+  bytes: Uint8Array;
+}
+
+export interface SegmentInput {
+  docBase: number;
+  lengths: Uint32Array;
+  deleted?: Uint8Array;
+  impacts(): Impacts;
+  /** The term's list in this segment, or undefined. */
+  list(term: string): TermList | undefined;
+  /** The term's list decoded. */
+  decoded(term: string): { docIds: Uint32Array; tfs: Uint32Array } | undefined;
+}
+
+export interface Bm25Params {
+  k1: number;
+  b: number;
+  /** Average document length. */
+  avg: number;
+  /** Each plan term's idf (index of QueryPlan.terms). */
+  idf: Float64Array;
+}
+
+interface Scored {
+  /** Index into plan.terms. */
+  t: number;
+  cursor: BlockCursor;
+  /** Its count among the scored occurrences. */
+  weight: number;
+  bound: number;
+  df: number;
+}
+
+/** Whether pruning's bounds hold: BM25 grows with tf and falls with length only for k1 >= 0 and 0 <= b <= 1. */
+export function prunable(k1: number, b: number): boolean {
+  return k1 >= 0 && b >= 0 && b <= 1 && Number.isFinite(k1);
+}
+
+/** Blocks of each term (of the rarest required term, when some are required) scored first to find a starting threshold. */
+const SEED_BLOCKS = 2;
+
+/**
+ * A little below x: a document scoring exactly the k-th seed's score may still rank in the top
+ * k (by a lower docID), so pruning against a seed threshold must keep it.
+ */
+const justBelow = (x: number) => x - (Math.abs(x) * 1e-12 + 1e-300);
+
+export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
+  const heap = new TopK(k);
+  // Seeds: documents of the blocks with the highest bounds, scored fully before the pass in
+  // docID order. Their k-th score is a floor for the final k-th (they are real matches), so
+  // the pass starts pruning at once instead of after its first k documents (Lucene and PISA
+  // raise the threshold the same way from the best blocks).
+  const seeds = new TopK(k);
+  let floor = -Infinity;
+  const weights = new Uint32Array(plan.terms.length);
+  for (const t of plan.slots) weights[t]!++;
+  const contrib = new Float64Array(plan.terms.length);
+  const seen = new Uint32Array(plan.terms.length);
+  let stamp = 0;
+  for (const seg of segments) {
+    const scored: Scored[] = [];
+    const excluded: BlockCursor[] = [];
+    let missingRequired = false;
+    for (let t = 0; t < plan.terms.length; t++) {
+      const term = plan.terms[t]!;
+      const list = seg.list(term.term);
+      if (!list) {
+        if (term.required) missingRequired = true;
+        continue;
+      }
+      const idf = p.idf[t]!;
+      const contribution = (tf: number, len: number) => bm25(idf, tf, len, p.k1, p.b, p.avg);
+      if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, contribution, 0));
+      if (weights[t]! > 0) {
+        const cursor = new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, contribution, weights[t]!);
+        scored.push({ t, cursor, weight: weights[t]!, bound: cursor.maxBound, df: list.df });
+      }
+    }
+    if (missingRequired || scored.length === 0) continue;
+    const { lengths, deleted, docBase } = seg;
+    const isExcluded = (d: number): boolean => {
+      for (const x of excluded) {
+        x.nextGEQ(d);
+        if (x.doc === d) return true;
+      }
+      return false;
+    };
+    /** The document's score in the plan's order, from the contributions recorded under `stamp`. */
+    const canonical = (): number => {
+      let s = 0;
+      for (const t of plan.slots) if (seen[t] === stamp) s += contrib[t]!;
+      return s;
+    };
+    const exact = (e: Scored, d: number): number => {
+      const c = bm25(p.idf[e.t]!, e.cursor.tf(), lengths[d]!, p.k1, p.b, p.avg);
+      contrib[e.t] = c;
+      seen[e.t] = stamp;
+      return e.weight * c;
+    };
+    const total = scored.reduce((a, e) => a + e.bound, 0);
+    const required = scored.filter((e) => plan.terms[e.t]!.required);
+    {
+      const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
+      const docs = new Set<number>();
+      for (const e of from) {
+        const probe = e.cursor.fork();
+        for (const b of probe.topBlocks(SEED_BLOCKS)) for (const d of probe.blockDocs(b)) docs.add(d);
+      }
+      const probes = scored.map((e) => ({ ...e, cursor: e.cursor.fork() }));
+      const probeExcluded = excluded.map((x) => x.fork());
+      for (const d of [...docs].sort((a, b) => a - b)) {
+        if (deleted?.[d]) continue;
+        stamp++;
+        let ok = true;
+        for (const e of probes) {
+          e.cursor.nextGEQ(d);
+          if (e.cursor.doc === d) exact(e, d);
+          else if (plan.terms[e.t]!.required) ok = false;
+        }
+        for (const x of probeExcluded) {
+          x.nextGEQ(d);
+          if (x.doc === d) ok = false;
+        }
+        if (ok) seeds.push(docBase + d, canonical());
+      }
+      floor = justBelow(seeds.threshold);
+    }
+
+    if (required.length === 0) {
+      // MaxScore over windows (as Lucene's MaxScoreBulkScorer): a window ends where the first
+      // of the terms' blocks that cover its start ends, so within it each term's bound is one
+      // block's. A window whose bounds together cannot pass the threshold is skipped
+      // undecoded; otherwise terms are ordered by their window bounds, and those whose bounds
+      // together cannot pass it alone are non-essential: looked up only for documents the
+      // others bring.
+      const m = scored.length;
+      const order = scored.slice();
+      const windowBound = new Float64Array(m);
+      let next = 0;
+      while (next < END) {
+        const theta = Math.max(heap.threshold, floor);
+        let start = END;
+        for (const e of scored) {
+          const d = e.cursor.doc < next ? next : e.cursor.doc;
+          if (d < start) start = d;
+        }
+        if (start === END) break;
+        let end = END;
+        for (const e of scored) if (e.cursor.shallowTo(start) && e.cursor.shallowEnd < end) end = e.cursor.shallowEnd;
+        next = end + 1;
+        let all = 0;
+        for (let i = 0; i < m; i++) all += windowBound[i] = scored[i]!.cursor.shallowBound;
+        if (all <= theta) continue;
+        // Window bounds ascending (a few terms: insertion sort).
+        for (let i = 0; i < m; i++) order[i] = scored[i]!;
+        const wb = (e: Scored) => windowBound[scored.indexOf(e)]!;
+        for (let i = 1; i < m; i++) {
+          const e = order[i]!;
+          const v = wb(e);
+          let j = i - 1;
+          for (; j >= 0 && wb(order[j]!) > v; j--) order[j + 1] = order[j]!;
+          order[j + 1] = e;
+        }
+        let firstEssential = 0;
+        let nonEssential = 0;
+        while (firstEssential < m && nonEssential + wb(order[firstEssential]!) <= theta) nonEssential += wb(order[firstEssential++]!);
+        for (let i = firstEssential; i < m; i++) order[i]!.cursor.nextGEQ(start);
+        for (;;) {
+          let d = END;
+          for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc < d) d = order[i]!.cursor.doc;
+          if (d > end) break;
+          const theta = Math.max(heap.threshold, floor);
+          let pass = !deleted?.[d];
+          if (pass) {
+            let bound = nonEssential;
+            for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += wb(order[i]!);
+            pass = bound > theta;
+          }
+          if (pass && excluded.length > 0) pass = !isExcluded(d);
+          if (pass) {
+            stamp++;
+            let bound = nonEssential;
+            for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += exact(order[i]!, d);
+            for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
+              const e = order[i]!;
+              bound -= wb(e);
+              e.cursor.nextGEQ(d);
+              if (e.cursor.doc === d) bound += exact(e, d);
+            }
+            if (bound > theta) {
+              const score = canonical();
+              if (score > theta) heap.push(docBase + d, score);
+            }
+          }
+          for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) order[i]!.cursor.next();
+        }
+      }
+      continue;
+    }
+
+    // Required terms: their intersection brings the candidates (the rarest leads); the
+    // optional terms, bounds descending, are looked up while they can still matter.
+    const lead = required.reduce((a, e) => (e.df < a.df ? e : a));
+    const others = required.filter((e) => e !== lead);
+    const optional = scored.filter((e) => !plan.terms[e.t]!.required).sort((a, b) => b.bound - a.bound);
+    const optionalBound = optional.reduce((a, e) => a + e.bound, 0);
+    for (;;) {
+      const theta = Math.max(heap.threshold, floor);
+      const lc = lead.cursor;
+      lc.skipBlocksUpTo(theta - (total - lead.bound));
+      let d = lc.doc;
+      if (d === END) break;
+      let aligned = true;
+      for (const e of others) {
+        e.cursor.nextGEQ(d);
+        if (e.cursor.doc !== d) {
+          aligned = false;
+          if (e.cursor.doc !== END) lc.nextGEQ(e.cursor.doc);
+          else lc.nextGEQ(END);
+          break;
+        }
+      }
+      if (!aligned) continue;
+      let pass = !deleted?.[d];
+      if (pass && theta > -Infinity) {
+        let bound = optionalBound;
+        for (const e of required) bound += e.cursor.blockBound;
+        pass = bound > theta;
+      }
+      if (pass && excluded.length > 0) pass = !isExcluded(d);
+      if (pass) {
+        stamp++;
+        let bound = optionalBound;
+        for (const e of required) bound += exact(e, d);
+        for (let i = 0; i < optional.length && bound > theta; i++) {
+          const e = optional[i]!;
+          bound -= e.bound;
+          e.cursor.nextGEQ(d);
+          if (e.cursor.doc === d) bound += exact(e, d);
+        }
+        if (bound > theta) {
+          const score = canonical();
+          if (score > theta) heap.push(docBase + d, score);
+        }
+      }
+      lc.next();
+      d = lc.doc;
+    }
+  }
+  return heap.sorted();
+}
+
+/**
+ * Every posting of every term scored, term at a time in the plan's order, into a dense array
+ * indexed by docID; documents then filtered by the required and excluded terms.
+ */
+export function exhaustiveTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number, documents: number, scratch: ExhaustiveScratch): [number, number][] {
+  const { scores, marks } = scratch.sized(documents);
+  const touched: number[] = [];
+  const requiredCount = plan.terms.filter((t) => t.required).length;
+  const required = new Uint16Array(requiredCount > 0 ? documents : 0);
+  const excluded = new Uint8Array(plan.terms.some((t) => t.excluded) ? documents : 0);
+  const countedRequired = new Uint8Array(plan.terms.length);
+  for (const seg of segments) {
+    for (let t = 0; t < plan.terms.length; t++) {
+      if (!plan.terms[t]!.excluded) continue;
+      const list = seg.decoded(plan.terms[t]!.term);
+      if (list) for (const d of list.docIds) excluded[seg.docBase + d] = 1;
+    }
+  }
+  for (const t of plan.slots) {
+    const term = plan.terms[t]!;
+    const idf = p.idf[t]!;
+    const countRequired = term.required && !countedRequired[t];
+    countedRequired[t] = 1;
+    for (const seg of segments) {
+      const list = seg.decoded(term.term);
+      if (!list) continue;
+      const { docIds, tfs } = list;
+      for (let i = 0; i < docIds.length; i++) {
+        const local = docIds[i]!;
+        if (seg.deleted?.[local]) continue;
+        const d = seg.docBase + local;
+        if (!marks[d]) {
+          marks[d] = 1;
+          touched.push(d);
+        }
+        scores[d] += bm25(idf, tfs[i]!, seg.lengths[local]!, p.k1, p.b, p.avg);
+        if (countRequired) required[d]!++;
+      }
+    }
+  }
+  const heap = new TopK(k);
+  for (const d of touched) {
+    if ((requiredCount === 0 || required[d] === requiredCount) && !excluded[d]) heap.push(d, scores[d]!);
+    scores[d] = 0;
+    marks[d] = 0;
+  }
+  return heap.sorted();
+}
+
+/** The dense arrays of exhaustiveTopK, kept between queries (cleared after each). */
+export class ExhaustiveScratch {
+  private scores = new Float64Array(0);
+  private marks = new Uint8Array(0);
+  sized(documents: number): { scores: Float64Array; marks: Uint8Array } {
+    if (this.scores.length < documents) {
+      this.scores = new Float64Array(documents);
+      this.marks = new Uint8Array(documents);
+    }
+    return { scores: this.scores, marks: this.marks };
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Pruned evaluation (MaxScore with block-max bounds, src/query/evaluate.ts) against exhaustive
+ * evaluation and against a naive scorer over the documents' token streams, on random indexes of
+ * several segments with deleted documents and random queries of every form: the same hits, the
+ * same scores to the bit, the same order (score, then docID).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openIndex, type IndexReader } from '../src/reader.js';
+import { openWriter } from '../src/writer.js';
+import { buildIndex } from '../src/build.js';
+import { IMPACTS_FILE } from '../merge/impacts.js';
+
+const WORDS = ['whale', 'ship', 'sea', 'ahab', 'white', 'harpoon', 'deck', 'storm', 'oil', 'boat', 'crew', 'mast', 'sail', 'wind', 'night', 'water', 'old', 'man', 'great', 'head'];
+const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-pruning-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let runs = 0;
+
+/** Skewed word choice: a few words in most documents (lists of many blocks), most in few. */
+const docArb = fc.array(fc.double({ min: 0, max: 1, noNaN: true }).map((u) => Math.floor(u ** 3 * WORDS.length)), { minLength: 1, maxLength: 12 });
+const clauseArb = fc.record({
+  word: fc.integer({ min: 0, max: WORDS.length - 1 }).map((i) => WORDS[Math.floor((i / WORDS.length) ** 2 * WORDS.length)]!),
+  op: fc.constantFrom('', '', '', '+', '-'),
+  and: fc.boolean(),
+});
+const queryArb = fc.array(clauseArb, { minLength: 1, maxLength: 5 }).map((cs) => {
+  if (cs.every((c) => c.op === '-')) cs[0] = { ...cs[0]!, op: '' };
+  return cs.map((c, i) => (i > 0 && c.and && cs[i - 1]!.op === '' && c.op === '' ? 'AND ' : '') + c.op + c.word).join(' ');
+});
+
+/** BM25 over token streams: N and the average length of live documents, df over every document of the segments. */
+function naive(streams: string[][], live: boolean[], query: string, reader: IndexReader, k: number): { docId: number; score: number }[] {
+  // The query's meaning, written out: + required, - excluded, AND joins its neighbours as required.
+  const tokens = query.split(' ');
+  const clauses: { word: string; occur: string }[] = [];
+  let and = false;
+  for (const t of tokens) {
+    if (t === 'AND') {
+      and = true;
+      const prev = clauses[clauses.length - 1]!;
+      if (prev.occur === 'should') prev.occur = 'must';
+      continue;
+    }
+    const occur = t[0] === '+' ? 'must' : t[0] === '-' ? 'mustNot' : and ? 'must' : 'should';
+    clauses.push({ word: t.replace(/^[+-]/, ''), occur });
+    and = false;
+  }
+  const required = new Set(clauses.filter((c) => c.occur === 'must').map((c) => c.word));
+  const excluded = new Set(clauses.filter((c) => c.occur === 'mustNot').map((c) => c.word));
+  const scoredWords = clauses.filter((c) => c.occur !== 'mustNot').map((c) => c.word);
+  const N = live.filter(Boolean).length;
+  const avg = streams.reduce((a, s, d) => a + (live[d] ? s.length : 0), 0) / N || 1;
+  const out: { docId: number; score: number }[] = [];
+  streams.forEach((s, d) => {
+    if (!live[d]) return;
+    if ([...required].some((w) => !s.includes(w)) || [...excluded].some((w) => s.includes(w))) return;
+    if (!scoredWords.some((w) => s.includes(w))) return;
+    let score = 0;
+    for (const w of scoredWords) {
+      const tf = s.filter((x) => x === w).length;
+      if (tf === 0) continue;
+      const df = streams.filter((x) => x.includes(w)).length;
+      const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5));
+      score += (idf * tf * (0.9 + 1)) / (tf + 0.9 * (1 - 0.4 + (0.4 * s.length) / avg));
+    }
+    out.push({ docId: d, score });
+  });
+  void reader;
+  return out.sort((a, b) => b.score - a.score || a.docId - b.docId).slice(0, k);
+}
+
+describe('pruned search', () => {
+  it('equals exhaustive evaluation and a naive scorer: multi-segment indexes with deletes, every query form', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(docArb, { minLength: 1, maxLength: 400 }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 60 }),
+        fc.array(fc.tuple(queryArb, fc.integer({ min: 1, max: 15 })), { minLength: 1, maxLength: 8 }),
+        async (batches, deletePicks, queries) => {
+          const dir = join(work, `w${runs++}`);
+          const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false });
+          const streams: string[][] = [];
+          for (const batch of batches) {
+            await writer.add(batch.map((words) => ({ id: `d${streams.length}`, text: (streams.push(words.map((w) => WORDS[w]!)), streams[streams.length - 1]!.join(' ')) })));
+            await writer.refresh();
+          }
+          const live = streams.map(() => true);
+          const gone = [...new Set(deletePicks.map((u) => Math.floor(u * streams.length)))];
+          for (const d of gone) live[d] = false;
+          await writer.delete(gone.map((d) => `d${d}`));
+          await writer.close();
+          const reader = openIndex(dir);
+          try {
+            for (const [query, k] of queries) {
+              const pruned = reader.search(query, { k });
+              const exhaustive = reader.search(query, { k, exhaustive: true });
+              expect(pruned.map((h) => [h.externalId, h.score])).toEqual(exhaustive.map((h) => [h.externalId, h.score]));
+              expect(pruned.map((h) => [h.externalId, h.score])).toEqual(naive(streams, live, query, reader, k).map((h) => [`d${h.docId}`, h.score]));
+            }
+          } finally {
+            reader.close();
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('computes the bounds when a segment has no impacts.bin (an index written before it existed)', async () => {
+    const dir = join(work, 'no-impacts');
+    const docs = Array.from({ length: 700 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 1 + (i % 7) }, (_, j) => WORDS[(i * 7 + j * 3) % (j % 2 ? 5 : WORDS.length)]).join(' ') }));
+    await buildIndex({ input: docs, output: dir, ...analysis });
+    const before = openIndex(dir);
+    const expected = ['whale', 'ship sea', '+whale -ship', 'white AND harpoon deck'].map((q) => before.search(q, { k: 5 }));
+    before.close();
+    rmSync(join(dir, IMPACTS_FILE));
+    const after = openIndex(dir);
+    try {
+      ['whale', 'ship sea', '+whale -ship', 'white AND harpoon deck'].forEach((q, i) => {
+        expect(after.search(q, { k: 5 })).toEqual(expected[i]);
+        expect(after.search(q, { k: 5, exhaustive: true })).toEqual(expected[i]);
+      });
+    } finally {
+      after.close();
+    }
+  });
+});

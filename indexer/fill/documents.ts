@@ -44,6 +44,11 @@ export class DocumentTable {
     return this.lengths[docId]!;
   }
 
+  /** Every document's length, indexed by DocId (a view: valid until the next add). */
+  lengthsView(): Uint32Array {
+    return this.lengths.subarray(0, this.externalIds.length);
+  }
+
   /**
    * Drops the external id and path strings of the documents below `end` (their rows are in
    * index.sqlite already): the main thread's heap then holds only the rows not yet written, so

@@ -6,7 +6,7 @@ import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import { writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { writeManifest } from '../../merge/manifest.js';
-import { writeImpacts } from '../../merge/impacts.js';
+import { writeImpactsParallel } from '../../merge/impacts.js';
 import { AbortError } from '../shared/errors.js';
 import type { BuildOptions } from '../shared/options.js';
 import { commitOutput, resumeDirFor, type OutputPlan } from '../output.js';
@@ -72,7 +72,8 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
 /** Checksums, then the index renamed into place; any resume state of this output is moot now. */
 export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merged): Promise<void> {
   // Checksums last: index.sqlite is closed and final by now.
-  writeImpacts(out.temp);
+  // The impacts on as many threads as the merge had (their pass over postings.bin is CPU-bound).
+  await writeImpactsParallel(out.temp, merged.written.merge.threads, parsed.documents.lengthsView());
   writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });

@@ -1,0 +1,33 @@
+/** impacts.bin computed on several threads by term ranges is the file one thread writes. */
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { IMPACTS_FILE, writeImpacts, writeImpactsParallel } from '../merge/impacts.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('impacts on threads', () => {
+  it('give impacts.bin byte for byte as one thread does, with the lengths given or read, for 1 to 5 threads', async () => {
+    const crawl = join(dir, 'crawl');
+    mkdirSync(crawl);
+    // Frequent terms (lists of many blocks) and rare ones, documents of varied lengths.
+    const lines = Array.from({ length: 900 }, (_, d) => JSON.stringify({ id: `d${d}`, text: Array.from({ length: 5 + ((d * 37) % 90) }, (_, k) => `w${(d * k) % 400} common${k % 3}`).join(' ') }));
+    writeFileSync(join(crawl, 'a.jsonl'), lines.join('\n') + '\n');
+    const index = join(dir, 'index');
+    await buildIndex({ input: crawl, output: index, workers: 1, sorter: 'cpu' });
+    const one = join(dir, 'one');
+    mkdirSync(one);
+    for (const f of ['index.sqlite', 'postings.bin']) copyFileSync(join(index, f), join(one, f));
+    writeImpacts(one);
+    const reference = readFileSync(join(one, IMPACTS_FILE));
+    expect(readFileSync(join(index, IMPACTS_FILE))).toEqual(reference);
+    for (const threads of [1, 2, 3, 5]) {
+      rmSync(join(one, IMPACTS_FILE));
+      await writeImpactsParallel(one, threads, undefined, 0);
+      expect(readFileSync(join(one, IMPACTS_FILE)), `${threads} threads`).toEqual(reference);
+    }
+  });
+});

@@ -48,7 +48,8 @@ try {
         runs.get(key).cpu.push(s.cpu.processMs / 1000);
         if (!shas.has(crawl)) shas.set(crawl, new Set());
         shas.get(crawl).add(sha);
-        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, postings ${sha}`);
+        const parsers = Object.entries(s.stages).filter(([k]) => k.startsWith('parser')).map(([, v]) => `${(v.busyMs / 1000).toFixed(1)}/${(v.idleMs / 1000).toFixed(1)}`);
+        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, workers busy/idle s ${parsers.join(' ')}, fill waited ${(s.stages.fill.batchWaitMs / 1000).toFixed(1)} s, postings ${sha}`);
       }
     }
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * A/B of whole builds: each crawl with each DIST, alternating DISTs within a round, `build
+ * A/B of whole builds: each crawl with each DIST, alternating DISTs within a round (in reverse order every other round), `build
  * --sorter cpu --workers N --json` into a temporary index. Prints one line a build (wall, process
  * CPU, HTML/text MB/s), then per (crawl, DIST) the median wall and CPU seconds, and whether every
  * DIST wrote the same postings.bin.
@@ -33,7 +33,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 try {
   for (let round = 1; round <= o.rounds; round++) {
     for (const crawl of o.crawls) {
-      for (const dist of o.dists) {
+      // The DISTs' order flips every round: a machine getting busier or quieter favours none.
+      for (const dist of round % 2 === 1 ? o.dists : [...o.dists].reverse()) {
         const out = join(work, 'index');
         rmSync(out, { recursive: true, force: true });
         const t0 = performance.now();
@@ -48,7 +49,8 @@ try {
         runs.get(key).cpu.push(s.cpu.processMs / 1000);
         if (!shas.has(crawl)) shas.set(crawl, new Set());
         shas.get(crawl).add(sha);
-        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, postings ${sha}`);
+        const parsers = Object.entries(s.stages).filter(([k]) => k.startsWith('parser')).map(([, v]) => `${(v.busyMs / 1000).toFixed(1)}/${(v.idleMs / 1000).toFixed(1)}`);
+        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, workers busy/idle s ${parsers.join(' ')}, fill waited ${(s.stages.fill.batchWaitMs / 1000).toFixed(1)} s, postings ${sha}`);
       }
     }
   }

@@ -130,7 +130,8 @@ try {
   for (let round = 1; round <= o.rounds; round++) {
     for (const workers of o.workers) {
       for (const input of ['data', 'jsonl']) {
-        for (const dist of o.dists) {
+        // The DISTs' order flips every round: a machine getting busier or quieter favours none.
+        for (const dist of round % 2 === 1 ? o.dists : [...o.dists].reverse()) {
           const r = build(dist, join(dir, input), workers, work);
           const key = `${dist}\t${input}\tw${workers}`;
           if (!results.has(key)) results.set(key, []);

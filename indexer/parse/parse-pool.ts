@@ -148,6 +148,8 @@ export class ParsePool {
     }
     this.ahead = tasksAheadFromEnv();
     for (let w = 0; w < count; w++) this.dispatch(w);
+    // More workers than tasks: those without any are done already.
+    for (let w = 0; w < count; w++) if (this.groups[w]!.length === 0 && !(w === 0 && keepFirstWorker)) this.retired[w] = this.workers[w]!.terminate();
   }
 
   private readonly ahead: number;
@@ -179,7 +181,7 @@ export class ParsePool {
   /**
    * The next group: a task alone, or consecutive small files (SMALL_TASK_BYTES each at most) up
    * to MAX_GROUP_BYTES, and at most a quarter of each worker's share of the bytes left, so
-   * the workers finish together.
+   * the workers finish together (and a small crawl still goes to every worker).
    */
   private nextGroup(w: number): Group {
     const first = this.nextFile;
@@ -188,7 +190,7 @@ export class ParsePool {
     let bytes = task.bytes;
     const small = task.range === undefined && task.bytes <= SMALL_TASK_BYTES;
     if (small) {
-      const limit = Math.max(SMALL_TASK_BYTES, Math.min(MAX_GROUP_BYTES, this.bytesLeft / (4 * this.workers.length)));
+      const limit = Math.min(MAX_GROUP_BYTES, this.bytesLeft / (4 * this.workers.length));
       while (end + 1 < this.tasks.length && end + 1 - first < MAX_GROUP_TASKS) {
         const t = this.tasks[end + 1]!;
         if (t.range !== undefined || t.bytes > SMALL_TASK_BYTES || bytes + t.bytes > limit) break;

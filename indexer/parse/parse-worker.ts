@@ -1,10 +1,10 @@
 /**
- * A parse worker: reads the files it is given, tokenizes each document, numbers its distinct
- * raw tokens (stopwords dropped; stemming and the term dictionary are the main thread's, see
- * BatchRemapper) and posts batches of (termID, document-in-batch) pairs (with two or more
- * workers, the global termID where the main thread has mapped the local one already,
- * shared-term-ids.ts; with one, the local ids), waiting for a credit whenever `credits` batches
- * are outstanding so memory stays bounded.
+ * A parse worker: reads the files it is given (in groups), tokenizes each document, numbers its
+ * distinct raw tokens (stopwords dropped; stemming and the term dictionary are the main
+ * thread's, see BatchRemapper) and posts batches of (termID, document-in-batch) pairs (with two
+ * or more workers, the global termID where the main thread has mapped the local one already,
+ * shared-term-ids.ts; with one, the local ids), several in one message (BatchBundle), waiting
+ * for a credit whenever `credits` bundles are outstanding so memory stays bounded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readCorpusFile, readPlainJsonlSync, resolveFields, type ByteRange, type CorpusItem, type JsonlLineHandler, type SkippedItem } from '../corpus/index.js';

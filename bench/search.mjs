@@ -5,12 +5,14 @@
  *
  *   node bench/search.mjs --crawl DIR --index IDX --fts5 DB
  *        [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]
+ *        [--sampling tokens|types]
  *
  * The indexes: `gpuindex build DIR -o IDX`; the peers' with bench/search-prepare.mjs (FTS5,
  * porter unicode61) and bench/xapian-index.py --no-positions (Xapian, on the subset file).
- * Queries: `--queries` of 1-4 words, each word a token of a random document of the crawl
- * (so frequent words come often, as in a query log) that gpuindex analyses to one term (no
- * stopwords); OR of the words, top 10. gpuindex runs in process (pruned, and exhaustive for
+ * Queries: `--queries` of 1-4 words, each word (one that gpuindex analyses to one term: no
+ * stopwords) a token of a random document of the crawl's first 32 MB (`--sampling tokens`, the
+ * default: frequent words come often, as in a query log) or one of the distinct words there
+ * (`--sampling types`: mostly rare words); OR of the words, top 10. gpuindex runs in process (pruned, and exhaustive for
  * reference), FTS5 in process through better-sqlite3 (`MATCH 'a OR b' ORDER BY rank LIMIT 10`),
  * Xapian in a Python process that times itself (bench/search-xapian.py). After 50 warm-up
  * queries of each engine, every query runs on each engine in turn (the first engine rotating).
@@ -57,14 +59,25 @@ function sampleTexts(dir, bytes = 32 << 20) {
   return lines.map((l) => JSON.parse(l).text);
 }
 
-function makeQueries(reader, texts) {
+/**
+ * `tokens`: each word a random token of a random document (frequent words come often, as in a
+ * query log); `types`: each word drawn uniformly from the sample's distinct words (mostly rare).
+ */
+function makeQueries(reader, texts, sampling) {
+  const clean = (w) => w?.toLowerCase().replace(/[^a-z]/g, '');
+  let types;
+  if (sampling === 'types') types = [...new Set(texts.flatMap((t) => t.split(/\s+/).map(clean)))].filter((w) => w && reader.analyze(w).length === 1).sort();
   const queries = [];
   while (queries.length < QUERIES) {
     const n = 1 + Math.floor(rnd() * 4);
     const words = [];
     while (words.length < n) {
-      const tokens = texts[Math.floor(rnd() * texts.length)].split(/\s+/).filter(Boolean);
-      const w = tokens[Math.floor(rnd() * tokens.length)]?.toLowerCase().replace(/[^a-z]/g, '');
+      let w;
+      if (types) w = types[Math.floor(rnd() * types.length)];
+      else {
+        const tokens = texts[Math.floor(rnd() * texts.length)].split(/\s+/).filter(Boolean);
+        w = clean(tokens[Math.floor(rnd() * tokens.length)]);
+      }
       if (w && reader.analyze(w).length === 1 && !words.includes(w)) words.push(w);
     }
     queries.push(words);
@@ -171,13 +184,15 @@ function table(title, rows) {
 
 const texts = sampleTexts(args.crawl);
 const reader = openIndex(args.index);
-const queries = makeQueries(reader, texts);
-const out = { queries: QUERIES, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
+const SAMPLING = args.sampling ?? 'tokens';
+if (SAMPLING !== 'tokens' && SAMPLING !== 'types') throw new Error('--sampling is tokens or types');
+const queries = makeQueries(reader, texts, SAMPLING);
+const out = { queries: QUERIES, sampling: SAMPLING, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
 {
   const fts = fts5Engine(args.fts5);
   const engines = [gpuindexEngine(reader, false), gpuindexEngine(reader, true), fts];
   out.full = await alternate(engines, queries);
-  table(`${out.documents.toLocaleString('en-US')} documents, ${out.postings.toLocaleString('en-US')} postings: ${QUERIES} queries of 1-4 words, OR, top ${K}`, out.full);
+  table(`${out.documents.toLocaleString('en-US')} documents, ${out.postings.toLocaleString('en-US')} postings: ${QUERIES} queries of 1-4 words (${SAMPLING}), OR, top ${K}`, out.full);
   const top = mostFrequent(reader, texts);
   out.mostFrequent = { ...top, times: await single(engines, [top.word]) };
   process.stdout.write(`\nmost frequent term "${top.term}" (df ${top.df.toLocaleString('en-US')}) alone, top ${K}, median of 21: ${out.mostFrequent.times.map((t) => `${t.engine} ${t.median.toFixed(2)} ms (CPU ${t.cpuMedian.toFixed(2)} ms)`).join(', ')}\n`);

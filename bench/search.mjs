@@ -5,16 +5,20 @@
  *
  *   node bench/search.mjs --crawl DIR --index IDX --fts5 DB
  *        [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]
+ *        [--sampling tokens|types]
  *
  * The indexes: `gpuindex build DIR -o IDX`; the peers' with bench/search-prepare.mjs (FTS5,
  * porter unicode61) and bench/xapian-index.py --no-positions (Xapian, on the subset file).
- * Queries: `--queries` of 1-4 words, each word a token of a random document of the crawl
- * (so frequent words come often, as in a query log) that gpuindex analyses to one term (no
- * stopwords); OR of the words, top 10. gpuindex runs in process (pruned, and exhaustive for
+ * Queries: `--queries` of 1-4 words, each word (one that gpuindex analyses to one term: no
+ * stopwords) a token of a random document of the crawl's first 32 MB (`--sampling tokens`, the
+ * default: frequent words come often, as in a query log) or one of the distinct words there
+ * (`--sampling types`: mostly rare words); OR of the words, top 10. gpuindex runs in process (pruned, and exhaustive for
  * reference), FTS5 in process through better-sqlite3 (`MATCH 'a OR b' ORDER BY rank LIMIT 10`),
  * Xapian in a Python process that times itself (bench/search-xapian.py). After 50 warm-up
  * queries of each engine, every query runs on each engine in turn (the first engine rotating).
- * Then the most frequent term alone, top 10, 21 times each (median). Prints a table and one JSON line.
+ * Then the most frequent term alone, top 10, 21 times each (median). Each time is wall clock and
+ * the CPU time of the engine's process (process.cpuUsage; Python's process_time), which a busy
+ * machine inflates less. Prints tables and one JSON line.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
@@ -55,14 +59,25 @@ function sampleTexts(dir, bytes = 32 << 20) {
   return lines.map((l) => JSON.parse(l).text);
 }
 
-function makeQueries(reader, texts) {
+/**
+ * `tokens`: each word a random token of a random document (frequent words come often, as in a
+ * query log); `types`: each word drawn uniformly from the sample's distinct words (mostly rare).
+ */
+function makeQueries(reader, texts, sampling) {
+  const clean = (w) => w?.toLowerCase().replace(/[^a-z]/g, '');
+  let types;
+  if (sampling === 'types') types = [...new Set(texts.flatMap((t) => t.split(/\s+/).map(clean)))].filter((w) => w && reader.analyze(w).length === 1).sort();
   const queries = [];
   while (queries.length < QUERIES) {
     const n = 1 + Math.floor(rnd() * 4);
     const words = [];
     while (words.length < n) {
-      const tokens = texts[Math.floor(rnd() * texts.length)].split(/\s+/).filter(Boolean);
-      const w = tokens[Math.floor(rnd() * tokens.length)]?.toLowerCase().replace(/[^a-z]/g, '');
+      let w;
+      if (types) w = types[Math.floor(rnd() * types.length)];
+      else {
+        const tokens = texts[Math.floor(rnd() * texts.length)].split(/\s+/).filter(Boolean);
+        w = clean(tokens[Math.floor(rnd() * tokens.length)]);
+      }
       if (w && reader.analyze(w).length === 1 && !words.includes(w)) words.push(w);
     }
     queries.push(words);
@@ -76,15 +91,22 @@ const pct = (t, p) => {
 };
 const summary = (t) => ({ p50: pct(t, 0.5), p95: pct(t, 0.95), qps: t.length / (t.reduce((a, b) => a + b, 0) / 1000) });
 
+/** CPU milliseconds of this process since `from` (the engines in process run on this thread alone). */
+const cpuMs = (from) => {
+  const u = process.cpuUsage(from);
+  return (u.user + u.system) / 1000;
+};
+
 function fts5Engine(path) {
   const db = new Database(path, { readonly: true });
   const stmt = db.prepare('SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?').pluck();
   return {
     name: 'SQLite FTS5',
     run: (words) => {
+      const c = process.cpuUsage();
       const t = performance.now();
       const hits = stmt.all(words.map((w) => `"${w}"`).join(' OR '), K).length;
-      return { ms: performance.now() - t, hits };
+      return { ms: performance.now() - t, cpuMs: cpuMs(c), hits };
     },
     close: () => db.close(),
   };
@@ -94,9 +116,10 @@ function gpuindexEngine(reader, exhaustive) {
   return {
     name: exhaustive ? 'gpuindex, exhaustive' : 'gpuindex',
     run: (words) => {
+      const c = process.cpuUsage();
       const t = performance.now();
       const hits = reader.search(words.join(' '), { k: K, exhaustive }).length;
-      return { ms: performance.now() - t, hits };
+      return { ms: performance.now() - t, cpuMs: cpuMs(c), hits };
     },
   };
 }
@@ -119,16 +142,18 @@ async function xapianEngine(db) {
 async function alternate(engines, queries) {
   for (const e of engines) for (const q of queries.slice(0, 50)) await e.run(q);
   const times = engines.map(() => []);
+  const cpu = engines.map(() => []);
   const hits = engines.map(() => 0);
   for (const [i, q] of queries.entries()) {
     for (let j = 0; j < engines.length; j++) {
       const e = (i + j) % engines.length;
       const r = await engines[e].run(q);
       times[e].push(r.ms);
+      cpu[e].push(r.cpuMs);
       hits[e] += r.hits;
     }
   }
-  return engines.map((e, i) => ({ engine: e.name, ...summary(times[i]), meanHits: hits[i] / queries.length }));
+  return engines.map((e, i) => ({ engine: e.name, ...summary(times[i]), cpuP50: pct(cpu[i], 0.5), cpuP95: pct(cpu[i], 0.95), meanHits: hits[i] / queries.length }));
 }
 
 /** The term of the largest df, and the word that analyses to it. */
@@ -141,28 +166,36 @@ function mostFrequent(reader, texts) {
 
 async function single(engines, words) {
   const times = engines.map(() => []);
-  for (let i = 0; i < 22; i++) for (const [j, e] of engines.entries()) times[j].push((await e.run(words)).ms);
-  return engines.map((e, j) => ({ engine: e.name, median: pct(times[j].slice(1), 0.5) }));
+  const cpu = engines.map(() => []);
+  for (let i = 0; i < 22; i++)
+    for (const [j, e] of engines.entries()) {
+      const r = await e.run(words);
+      times[j].push(r.ms);
+      cpu[j].push(r.cpuMs);
+    }
+  return engines.map((e, j) => ({ engine: e.name, median: pct(times[j].slice(1), 0.5), cpuMedian: pct(cpu[j].slice(1), 0.5) }));
 }
 
 function table(title, rows) {
   const f = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-  process.stdout.write(`\n${title}\n| engine | p50 (ms) | p95 (ms) | QPS | mean hits |\n|---|---|---|---|---|\n`);
-  for (const r of rows) process.stdout.write(`| ${r.engine} | ${f(r.p50)} | ${f(r.p95)} | ${Math.round(r.qps).toLocaleString('en-US')} | ${r.meanHits.toFixed(1)} |\n`);
+  process.stdout.write(`\n${title}\n| engine | p50 (ms) | p95 (ms) | QPS | CPU p50 (ms) | CPU p95 (ms) | mean hits |\n|---|---|---|---|---|---|---|\n`);
+  for (const r of rows) process.stdout.write(`| ${r.engine} | ${f(r.p50)} | ${f(r.p95)} | ${Math.round(r.qps).toLocaleString('en-US')} | ${f(r.cpuP50)} | ${f(r.cpuP95)} | ${r.meanHits.toFixed(1)} |\n`);
 }
 
 const texts = sampleTexts(args.crawl);
 const reader = openIndex(args.index);
-const queries = makeQueries(reader, texts);
-const out = { queries: QUERIES, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
+const SAMPLING = args.sampling ?? 'tokens';
+if (SAMPLING !== 'tokens' && SAMPLING !== 'types') throw new Error('--sampling is tokens or types');
+const queries = makeQueries(reader, texts, SAMPLING);
+const out = { queries: QUERIES, sampling: SAMPLING, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
 {
   const fts = fts5Engine(args.fts5);
   const engines = [gpuindexEngine(reader, false), gpuindexEngine(reader, true), fts];
   out.full = await alternate(engines, queries);
-  table(`${out.documents.toLocaleString('en-US')} documents, ${out.postings.toLocaleString('en-US')} postings: ${QUERIES} queries of 1-4 words, OR, top ${K}`, out.full);
+  table(`${out.documents.toLocaleString('en-US')} documents, ${out.postings.toLocaleString('en-US')} postings: ${QUERIES} queries of 1-4 words (${SAMPLING}), OR, top ${K}`, out.full);
   const top = mostFrequent(reader, texts);
   out.mostFrequent = { ...top, times: await single(engines, [top.word]) };
-  process.stdout.write(`\nmost frequent term "${top.term}" (df ${top.df.toLocaleString('en-US')}) alone, top ${K}, median of 21: ${out.mostFrequent.times.map((t) => `${t.engine} ${t.median.toFixed(2)} ms`).join(', ')}\n`);
+  process.stdout.write(`\nmost frequent term "${top.term}" (df ${top.df.toLocaleString('en-US')}) alone, top ${K}, median of 21: ${out.mostFrequent.times.map((t) => `${t.engine} ${t.median.toFixed(2)} ms (CPU ${t.cpuMedian.toFixed(2)} ms)`).join(', ')}\n`);
   fts.close();
 }
 reader.close();

@@ -18,6 +18,8 @@ import { decodePostings } from './postings-codec.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
 import { TERM_STATS_CHUNK, TermStatsReader } from './term-stats.js';
 import { readSegments, SEGMENTS_FILE } from './segments.js';
+import { computeImpacts, IMPACTS_FILE, readImpacts } from './impacts.js';
+import { SegmentReader } from './segment-reader.js';
 
 export class IndexDamage extends Error {
   override readonly name = 'IndexDamage';
@@ -164,6 +166,7 @@ function verifySegment(dir: string): VerifyReport {
     if (end !== postingsBytes) damage(`${POSTINGS_FILE}: ${postingsBytes - end} bytes after the last list`);
     if (stats.terms !== terms) damage(`stats: terms = ${stats.terms}, the lexicon has ${terms}`);
     if (stats.postings !== postings) damage(`stats: postings = ${stats.postings}, the lists hold ${postings}`);
+    if (manifest.files[IMPACTS_FILE]) verifyImpacts(dir, terms);
     return { files: Object.keys(manifest.files).length, terms, postings, documents: documents.n };
   } catch (err) {
     if (err instanceof IndexDamage) throw err;
@@ -171,5 +174,27 @@ function verifySegment(dir: string): VerifyReport {
   } finally {
     db.close();
     closeSync(fd);
+  }
+}
+
+/** impacts.bin against the impacts of the postings as they are (a second pass over them). */
+function verifyImpacts(dir: string, terms: number): void {
+  let stored;
+  try {
+    stored = readImpacts(dir, terms)!;
+  } catch (err) {
+    return damage((err as Error).message);
+  }
+  const segment = new SegmentReader(dir);
+  try {
+    const fresh = computeImpacts(segment);
+    for (const key of ['firstBlock', 'lastDoc', 'gapsAt', 'tfsAt', 'firstPair', 'pairTf', 'pairLength'] as const) {
+      const a = stored[key];
+      const b = fresh[key];
+      if (a.length !== b.length) damage(`${IMPACTS_FILE}: ${key} holds ${a.length} entries, the postings give ${b.length}`);
+      for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) damage(`${IMPACTS_FILE}: ${key}[${i}] is ${a[i]}, the postings give ${b[i]}`);
+    }
+  } finally {
+    segment.close();
   }
 }

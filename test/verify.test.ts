@@ -29,7 +29,7 @@ describe('gpuindex verify', () => {
 
   it('catches any byte flipped at random in any file', () => {
     fc.assert(
-      fc.property(fc.constantFrom('postings.bin', 'index.sqlite'), fc.nat(), fc.integer({ min: 1, max: 255 }), (file, at, xor) => {
+      fc.property(fc.constantFrom('postings.bin', 'index.sqlite', 'impacts.bin'), fc.nat(), fc.integer({ min: 1, max: 255 }), (file, at, xor) => {
         const dir = copy();
         const path = join(dir, file);
         const bytes = readFileSync(path);
@@ -40,6 +40,25 @@ describe('gpuindex verify', () => {
         rmSync(dir, { recursive: true });
       }),
       { numRuns: 30 },
+    );
+  });
+
+  it('catches an impacts.bin that disagrees with the postings even when the checksums were recomputed', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.integer({ min: 1, max: 255 }), (at, add) => {
+        const dir = copy();
+        const path = join(dir, 'impacts.bin');
+        const bytes = readFileSync(path);
+        // A u32 past the 32-byte header, changed.
+        const words = (bytes.length - 32) / 4;
+        const pos = 32 + 4 * (at % words);
+        bytes.writeUInt32LE((bytes.readUInt32LE(pos) + add) >>> 0, pos);
+        writeFileSync(path, bytes);
+        writeManifest(dir, ['index.sqlite', 'postings.bin'], 1);
+        expect(() => verifyIndex(dir)).toThrow(/^impacts\.bin/);
+        rmSync(dir, { recursive: true });
+      }),
+      { numRuns: 20 },
     );
   });
 

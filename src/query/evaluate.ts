@@ -52,6 +52,8 @@ interface Scored {
   weight: number;
   bound: number;
   df: number;
+  /** Its bound in the current window (the block covering the window). */
+  wb: number;
 }
 
 /** Whether pruning's bounds hold: BM25 grows with tf and falls with length only for k1 >= 0 and 0 <= b <= 1. */
@@ -97,7 +99,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, contribution, 0));
       if (weights[t]! > 0) {
         const cursor = new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, contribution, weights[t]!);
-        scored.push({ t, cursor, weight: weights[t]!, bound: cursor.maxBound, df: list.df });
+        scored.push({ t, cursor, weight: weights[t]!, bound: cursor.maxBound, df: list.df, wb: 0 });
       }
     }
     if (missingRequired || scored.length === 0) continue;
@@ -159,10 +161,9 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       // others bring.
       const m = scored.length;
       const order = scored.slice();
-      const windowBound = new Float64Array(m);
       let next = 0;
       while (next < END) {
-        const theta = Math.max(heap.threshold, floor);
+        let theta = Math.max(heap.threshold, floor);
         let start = END;
         for (const e of scored) {
           const d = e.cursor.doc < next ? next : e.cursor.doc;
@@ -173,11 +174,11 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         for (const e of scored) if (e.cursor.shallowTo(start) && e.cursor.shallowEnd < end) end = e.cursor.shallowEnd;
         next = end + 1;
         let all = 0;
-        for (let i = 0; i < m; i++) all += windowBound[i] = scored[i]!.cursor.shallowBound;
+        for (const e of scored) all += e.wb = e.cursor.shallowBound;
         if (all <= theta) continue;
         // Window bounds ascending (a few terms: insertion sort).
         for (let i = 0; i < m; i++) order[i] = scored[i]!;
-        const wb = (e: Scored) => windowBound[scored.indexOf(e)]!;
+        const wb = (e: Scored) => e.wb;
         for (let i = 1; i < m; i++) {
           const e = order[i]!;
           const v = wb(e);
@@ -193,7 +194,6 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           let d = END;
           for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc < d) d = order[i]!.cursor.doc;
           if (d > end) break;
-          const theta = Math.max(heap.threshold, floor);
           let pass = !deleted?.[d];
           if (pass) {
             let bound = nonEssential;
@@ -213,7 +213,10 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             }
             if (bound > theta) {
               const score = canonical();
-              if (score > theta) heap.push(docBase + d, score);
+              if (score > theta) {
+                heap.push(docBase + d, score);
+                theta = Math.max(heap.threshold, floor);
+              }
             }
           }
           for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) order[i]!.cursor.next();

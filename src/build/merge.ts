@@ -1,5 +1,6 @@
 /** The merge and finish stages: runs into postings.bin and index.sqlite, then the index renamed into place. */
 import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { planMerge } from '../../indexer/plan/memory-plan.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
@@ -72,8 +73,8 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
 /** Checksums, then the index renamed into place; any resume state of this output is moot now. */
 export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merged): Promise<void> {
   // Checksums last: index.sqlite is closed and final by now.
-  // The impacts on as many threads as the merge had (their pass over postings.bin is CPU-bound).
-  await writeImpactsParallel(out.temp, merged.written.merge.threads, parsed.documents.lengthsView());
+  // The impacts on every core (their pass over postings.bin is CPU-bound, and nothing else runs now).
+  await writeImpactsParallel(out.temp, availableParallelism(), parsed.documents.lengthsView());
   writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });

@@ -146,6 +146,92 @@ export function computeImpacts(segment: SegmentReader, from = 0, to = segment.st
   return impacts;
 }
 
+/** Bytes of v as a varint (v < 2^32): the postings codec's. */
+const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
+
+/**
+ * Impacts built as lists are merged, in termID order, from the docIDs and tfs in hand (no pass
+ * over postings.bin afterwards): the same arrays computeImpacts reads back from the file. A merge
+ * thread builds those of its term range (concatImpacts joins the ranges).
+ */
+export class ImpactsBuilder {
+  private firstBlock: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  private terms = 0;
+  private blocks = 0;
+  private lastDoc: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  private gapsAt: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  private tfsAt: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  private firstPair: Uint32Array<ArrayBuffer> = new Uint32Array(1025);
+  private readonly pairs = new PairList(1024);
+  private readonly frontier = new Frontier();
+
+  /** `lengths`: every document's length, indexed by docID. */
+  constructor(private readonly lengths: Uint32Array) {}
+
+  /** The next term's list (docIDs ascending, their tfs). */
+  add(docIds: Uint32Array, tfs: Uint32Array, df: number): void {
+    const blockCount = Math.ceil(df / IMPACT_BLOCK);
+    if (this.terms + 2 > this.firstBlock.length) this.firstBlock = grow(this.firstBlock, this.terms + 2);
+    if (this.blocks + blockCount + 1 > this.lastDoc.length) {
+      const n = this.blocks + blockCount + 1;
+      this.lastDoc = grow(this.lastDoc, n);
+      this.gapsAt = grow(this.gapsAt, n);
+      this.tfsAt = grow(this.tfsAt, n);
+      this.firstPair = grow(this.firstPair, n + 1);
+    }
+    this.firstBlock[this.terms++] = this.blocks;
+    const first = this.blocks;
+    let at = 0;
+    let prev = 0;
+    for (let k = 0, i = 0; k < blockCount; k++) {
+      this.gapsAt[first + k] = at;
+      const end = Math.min(df, i + IMPACT_BLOCK);
+      for (; i < end; i++) {
+        at += varintBytes(docIds[i]! - prev);
+        prev = docIds[i]!;
+      }
+      this.lastDoc[first + k] = prev;
+    }
+    const lengths = this.lengths;
+    const frontier = this.frontier;
+    for (let k = 0, i = 0; k < blockCount; k++) {
+      this.tfsAt[first + k] = at;
+      const end = Math.min(df, i + IMPACT_BLOCK);
+      frontier.clear();
+      for (; i < end; i++) {
+        at += varintBytes(tfs[i]!);
+        frontier.add(tfs[i]!, lengths[docIds[i]!]!);
+      }
+      this.firstPair[first + k] = this.pairs.count;
+      frontier.emit(this.pairs);
+    }
+    this.blocks += blockCount;
+  }
+
+  finish(): Impacts {
+    const firstBlock = this.firstBlock.slice(0, this.terms + 1);
+    firstBlock[this.terms] = this.blocks;
+    const firstPair = this.firstPair.slice(0, this.blocks + 1);
+    firstPair[this.blocks] = this.pairs.count;
+    return {
+      blockSize: IMPACT_BLOCK,
+      firstBlock,
+      lastDoc: this.lastDoc.slice(0, this.blocks),
+      gapsAt: this.gapsAt.slice(0, this.blocks),
+      tfsAt: this.tfsAt.slice(0, this.blocks),
+      firstPair,
+      pairTf: this.pairs.tf.slice(0, this.pairs.count),
+      pairLength: this.pairs.length.slice(0, this.pairs.count),
+    };
+  }
+}
+
+function grow(a: Uint32Array, need: number): Uint32Array<ArrayBuffer> {
+  const b = new Uint32Array(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
+}
+
 /** A growing list of (tf, length) pairs. */
 class PairList {
   count = 0;
@@ -185,6 +271,9 @@ class Frontier {
 
   add(tf: number, length: number): void {
     const { tf: tfs, length: lengths } = this;
+    // Most postings (tf 1 or 2 in a long document) are beaten by the shortest pair kept: its tf is
+    // the lowest kept, so if it is as high, this one adds nothing. One comparison instead of a scan.
+    if (this.n > 0 && tfs[0]! >= tf && lengths[0]! <= length) return;
     // The first kept pair at least as long: every shorter one has a lower tf.
     let i = 0;
     while (i < this.n && lengths[i]! < length) i++;
@@ -331,7 +420,8 @@ function impactsOnThread(task: ImpactsTask): Promise<Impacts> {
   });
 }
 
-function writeImpactsFile(dir: string, impacts: Impacts): void {
+/** Writes impacts.bin from impacts in hand (an ImpactsBuilder's, the merge's). */
+export function writeImpactsFile(dir: string, impacts: Impacts): void {
   checkEndianness();
   const terms = impacts.firstBlock.length - 1;
   const header = new Uint32Array(HEADER_BYTES / 4);

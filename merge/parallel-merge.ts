@@ -13,11 +13,16 @@ import type { PostingsFileWriter } from './postings-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { workerScript } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
+import { concatImpacts, type Impacts } from './impacts.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
   /** Maps the runs' keys to termIDs (TermDictionary.order); without it keys are termIDs. */
   order?: Uint32Array;
+  /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts. */
+  lengths?: Uint32Array;
+  /** The impacts of every term, joined from the threads' ranges (with `lengths`). */
+  onImpacts?: (impacts: Impacts) => void;
   threads: number;
   /** Pairs per run cursor in each thread. */
   chunkPairs: number;
@@ -55,6 +60,7 @@ function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
 
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
   const order = input.order && shared(input.order);
+  const lengths = input.lengths && shared(input.lengths);
   const starts = splitTermRanges(input.runPaths, input.threads, order);
   // Each run's key at every boundary, in one walk of the term order per run.
   const keys = runKeysAt(input.runPaths, starts, order);
@@ -65,6 +71,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     endTerm: starts[i + 1],
     keys: keys.map((k) => (i + 1 < starts.length ? [k[i]!, k[i + 1]!] : [k[i]!])),
     order,
+    lengths,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
   }));
   const t0 = performance.now();
@@ -92,6 +99,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       input.onFraction?.((i + 1) / tasks.length);
     }
     counters.threadsMs = lastDone - t0;
+    if (input.lengths) input.onImpacts?.(concatImpacts(await Promise.all(pending).then((rs) => rs.map((r) => r.impacts!))));
   } finally {
     await settled;
     for (const t of tasks) rmSync(t.partPath, { force: true });

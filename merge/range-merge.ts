@@ -7,6 +7,7 @@
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { runSharesFor } from './term-ranges.js';
+import { ImpactsBuilder, type Impacts } from './impacts.js';
 
 export interface RangeMergeTask {
   runPaths: readonly string[];
@@ -18,6 +19,8 @@ export interface RangeMergeTask {
   keys: number[][];
   /** Maps keys to termIDs; undefined: keys are termIDs. */
   order?: Uint32Array;
+  /** The documents' lengths (shared): the thread builds its range's impacts (merge/impacts.ts). */
+  lengths?: Uint32Array;
   partPath: string;
 }
 
@@ -29,11 +32,13 @@ export interface RangeMergeResult {
   cfs: Float64Array;
   lengths: Uint32Array;
   partBytes: number;
+  impacts?: Impacts;
 }
 
 export function mergeRange(task: RangeMergeTask): RangeMergeResult {
   const { ranges, terms } = runSharesFor(task.runPaths, task.startTerm, task.keys, task.order);
   const part = new PostingsFileWriter(task.partPath, { header: false });
+  const impacts = task.lengths && new ImpactsBuilder(task.lengths);
   let n = 0;
   let termIds = new Uint32Array(1024);
   let dfs = new Uint32Array(1024);
@@ -54,12 +59,13 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
         dfs[n] = df;
         cfs[n] = collectionFrequency(tfs, df);
         lengths[n++] = part.append(docIds, tfs, df).length;
+        impacts?.add(docIds, tfs, df);
       },
       ranges,
       terms,
     );
     part.close();
-    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset };
+    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset, impacts: impacts?.finish() };
   } catch (err) {
     part.closeQuietly();
     throw err;

@@ -7,6 +7,7 @@ import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge
 import { INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type IndexStoreWriter } from './index-store.js';
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
+import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
 
@@ -23,6 +24,8 @@ export interface IndexContents {
   terms: readonly string[];
   /** Those ids in code point order of their terms: a term's termID is its position here (TermDictionary.order). */
   order: Uint32Array;
+  /** The documents' lengths, indexed by DocId: with them the merge builds impacts.bin's contents. */
+  lengths?: Uint32Array;
   documentCount: number;
   totalTokens: number;
   settings: Record<string, unknown>;
@@ -35,6 +38,8 @@ export interface WriteIndexResult {
   postingsBytes: number;
   /** postings.bin's SHA-256 (hex), computed while writing it (for MANIFEST.json). */
   postingsSha256: string;
+  /** impacts.bin's contents, built by the merge (with IndexContents.lengths). */
+  impacts?: Impacts;
 }
 
 /** Merge memory: each run cursor reads this many pairs at a time (bounded by the budget). */
@@ -57,10 +62,12 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
     let postingsCount = 0;
     const { termCount, order } = contents;
     const terms = runPaths.map(() => ({ order }));
+    const impacts = contents.lengths && new ImpactsBuilder(contents.lengths);
     const merge = mergeRuns(
       runPaths,
       cursorChunkPairs(runPaths.length, memoryBytes),
       (termId, docIds, tfs, df) => {
+        impacts?.add(docIds, tfs, df);
         const { offset, length } = postings.append(docIds, tfs, df);
         store.addTermStats(termId, df, collectionFrequency(tfs, df), offset, length);
         postingsCount += df;
@@ -70,7 +77,7 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
       terms,
     );
     const sha256 = postings.close()!;
-    return finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256);
+    return { ...finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256), impacts: impacts?.finish() };
   } catch (err) {
     postings.closeQuietly();
     store.abort();
@@ -88,9 +95,12 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE), { hashThread: true });
   try {
     let postingsCount = 0;
+    let impacts: Impacts | undefined;
     const merge = await mergeInParallel({
       runPaths,
       order: contents.order,
+      lengths: contents.lengths,
+      onImpacts: (i) => (impacts = i),
       threads,
       // Every thread holds a cursor on every run: split the cursor memory between them.
       chunkPairs: cursorChunkPairs(runPaths.length * threads, memoryBytes),
@@ -107,7 +117,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       onFraction,
     });
     const sha256 = (await postings.closeAsync())!;
-    return finish(store, contents, merge, postingsCount, postings.offset, sha256);
+    return { ...finish(store, contents, merge, postingsCount, postings.offset, sha256), impacts };
   } catch (err) {
     postings.closeQuietly();
     store.abort();

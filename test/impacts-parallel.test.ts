@@ -1,4 +1,7 @@
-/** impacts.bin computed on several threads by term ranges is the file one thread writes. */
+/**
+ * impacts.bin, however it is made: by a pass over postings.bin on one thread or several (term
+ * ranges), or by the merge itself (one thread, or each merge thread its range), is one file.
+ */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +31,15 @@ describe('impacts on threads', () => {
       rmSync(join(one, IMPACTS_FILE));
       await writeImpactsParallel(one, threads, undefined, 0);
       expect(readFileSync(join(one, IMPACTS_FILE)), `${threads} threads`).toEqual(reference);
+    }
+    // Several runs: the merge builds the impacts (on 1 and on 3 merge threads).
+    for (const mergeThreads of [1, 3]) {
+      const merged = join(dir, `merged-${mergeThreads}`);
+      const s = await buildIndex({ input: crawl, output: merged, workers: 1, sorter: 'cpu', blockSize: 5000, mergeThreads });
+      expect(s.blocks).toBeGreaterThan(3);
+      expect(s.merge.threads).toBe(mergeThreads);
+      expect(readFileSync(join(merged, 'postings.bin'))).toEqual(readFileSync(join(index, 'postings.bin')));
+      expect(readFileSync(join(merged, IMPACTS_FILE)), `${mergeThreads} merge threads`).toEqual(reference);
     }
   });
 });

@@ -7,7 +7,7 @@ import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import { writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { writeManifest } from '../../merge/manifest.js';
-import { writeImpactsParallel } from '../../merge/impacts.js';
+import { writeImpactsFile, writeImpactsParallel } from '../../merge/impacts.js';
 import { AbortError } from '../shared/errors.js';
 import type { BuildOptions } from '../shared/options.js';
 import { commitOutput, resumeDirFor, type OutputPlan } from '../output.js';
@@ -42,6 +42,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
     termCount: dictionary.size,
     terms: dictionary.terms,
     order: dictionary.order(),
+    lengths: documents.lengthsView(),
     documentCount: documents.count,
     totalTokens: documents.totalTokens,
     // postings.bin and the terms/docs tables depend only on the input and the analysis
@@ -73,8 +74,10 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
 /** Checksums, then the index renamed into place; any resume state of this output is moot now. */
 export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merged): Promise<void> {
   // Checksums last: index.sqlite is closed and final by now.
-  // The impacts on every core (their pass over postings.bin is CPU-bound, and nothing else runs now).
-  await writeImpactsParallel(out.temp, availableParallelism(), parsed.documents.lengthsView());
+  // impacts.bin: built by the merge of runs; after a one-block crawl's postings, a pass over them
+  // on every core (CPU-bound, and nothing else runs now).
+  if (merged.written.impacts) writeImpactsFile(out.temp, merged.written.impacts);
+  else await writeImpactsParallel(out.temp, availableParallelism(), parsed.documents.lengthsView());
   writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });

@@ -12,7 +12,9 @@
  * 2. Whole builds with the CLI (dist/src/cli.js, an index written each time), the .warc.gz and
  *    the folder of pages alternated run by run, for each pipeline asked (`default`: what a user
  *    gets, Indexgpu+ where a GPU is; `cpu`: --pipeline cpu, Indexcpu): median wall seconds, MB/s
- *    of uncompressed WARC for the WARC build and of HTML for the files.
+ *    of uncompressed WARC for the WARC build and of HTML for the files, and the process CPU
+ *    seconds of the parse+sort phase (the summary's cpu.processMs: what to compare on a machine
+ *    that other work shares).
  *
  * The corpus is fetched or written first (scripts/corpus/fetch.mjs). Needs `npm run build`.
  */
@@ -88,7 +90,7 @@ for (let r = 0; r < runs; r++) {
       const ms = performance.now() - t0;
       if (res.status !== 0) throw new Error(`build failed: ${argv.join(' ')}\n${res.stderr}`);
       const s = JSON.parse(res.stdout);
-      builds[`${p} ${input}`].push({ ms, documents: s.documents, pipeline: s.pipeline, workers: s.workers });
+      builds[`${p} ${input}`].push({ ms, cpuMs: s.cpu?.processMs, documents: s.documents, pipeline: s.pipeline, workers: s.workers });
       log(`build ${r + 1}/${runs} ${p} ${input}: ${(ms / 1000).toFixed(2)} s, ${s.documents} documents, pipeline ${s.pipeline}, ${s.workers} worker(s)`);
     }
   }
@@ -107,7 +109,11 @@ for (const p of pipelines) {
   const f = builds[`${p} files`];
   const wm = median(w.map((x) => x.ms));
   const fm = median(f.map((x) => x.ms));
-  lines.push(`- build (${p === 'cpu' ? '--pipeline cpu' : 'default options'}: pipeline ${w[0].pipeline}, ${w[0].workers} worker(s)): .warc.gz ${(wm / 1000).toFixed(2)} s, ${mbs(warcBytes, wm)} MB/s of WARC; the pages as files ${(fm / 1000).toFixed(2)} s, ${mbs(htmlBytes, fm)} MB/s of HTML`);
+  const cpu = (xs) => (median(xs.map((x) => x.cpuMs)) / 1000).toFixed(2);
+  lines.push(
+    `- build (${p === 'cpu' ? '--pipeline cpu' : 'default options'}: pipeline ${w[0].pipeline}, ${w[0].workers} worker(s)): .warc.gz ${(wm / 1000).toFixed(2)} s, ${mbs(warcBytes, wm)} MB/s of WARC, ` +
+      `parse+sort CPU ${cpu(w)} s; the pages as files ${(fm / 1000).toFixed(2)} s, ${mbs(htmlBytes, fm)} MB/s of HTML, parse+sort CPU ${cpu(f)} s`,
+  );
 }
 process.stdout.write(lines.join('\n') + '\n');
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ corpus: corpusName, warcBytes, gzBytes, htmlBytes, runs, reading, builds, machine: { cores: cpus().length, cpu: cpus()[0]?.model } }, null, 2) + '\n');

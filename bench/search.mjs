@@ -3,7 +3,7 @@
  * Search latency against SQLite FTS5 (and Xapian on a subset), engines alternated query by query
  * in one run:
  *
- *   node bench/search.mjs --crawl DIR --index IDX --fts5 DB
+ *   node bench/search.mjs --crawl DIR --index IDX --fts5 DB [--xapian DIR]
  *        [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]
  *        [--sampling tokens|types]
  *
@@ -191,12 +191,13 @@ const out = { queries: QUERIES, sampling: SAMPLING, k: K, seed: Number(args.seed
 {
   const fts = fts5Engine(args.fts5);
   const engines = [gpuindexEngine(reader, false), gpuindexEngine(reader, true), fts];
+  if (args.xapian) engines.push(await xapianEngine(args.xapian));
   out.full = await alternate(engines, queries);
   table(`${out.documents.toLocaleString('en-US')} documents, ${out.postings.toLocaleString('en-US')} postings: ${QUERIES} queries of 1-4 words (${SAMPLING}), OR, top ${K}`, out.full);
   const top = mostFrequent(reader, texts);
   out.mostFrequent = { ...top, times: await single(engines, [top.word]) };
   process.stdout.write(`\nmost frequent term "${top.term}" (df ${top.df.toLocaleString('en-US')}) alone, top ${K}, median of 21: ${out.mostFrequent.times.map((t) => `${t.engine} ${t.median.toFixed(2)} ms (CPU ${t.cpuMedian.toFixed(2)} ms)`).join(', ')}\n`);
-  fts.close();
+  for (const e of engines) e.close?.();
 }
 reader.close();
 if (args['subset-index']) {

@@ -108,7 +108,9 @@ describe('pruned search', () => {
       ),
       { numRuns: 25 },
     );
-  });
+    // 25 indexes of up to 1,200 documents through the writer: about 15 s on the 2-core machine
+    // alone, several times that beside other work.
+  }, 600_000);
 
   it('computes the bounds when a segment has no impacts.bin (an index written before it existed)', async () => {
     const dir = join(work, 'no-impacts');

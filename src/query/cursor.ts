@@ -238,6 +238,23 @@ export class BlockCursor {
     return this.shallowBlock < this.end ? this.bounds[this.shallowBlock - this.first]! : 0;
   }
 
+  /**
+   * The largest bound of the blocks from the one shallowTo() found through the one that would
+   * hold `end` (0 past the list's end), without moving: a bound over docIDs up to `end`.
+   */
+  boundThrough(end: number): number {
+    let b = this.shallowBlock;
+    if (b >= this.end) return 0;
+    const lastDoc = this.im.lastDoc;
+    const bounds = this.bounds;
+    let max = bounds[b - this.first]!;
+    while (b + 1 < this.end && lastDoc[b]! < end) {
+      b++;
+      if (bounds[b - this.first]! > max) max = bounds[b - this.first]!;
+    }
+    return max;
+  }
+
   /** The last docID of the block shallowTo() found (END past the list's end). */
   get shallowEnd(): number {
     return this.shallowBlock < this.end ? this.im.lastDoc[this.shallowBlock]! : END;

@@ -153,9 +153,10 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     }
 
     if (required.length === 0) {
-      // MaxScore over windows (as Lucene's MaxScoreBulkScorer): a window ends where the first
-      // of the terms' blocks that cover its start ends, so within it each term's bound is one
-      // block's. A window whose bounds together cannot pass the threshold is skipped
+      // MaxScore over windows (as Lucene's MaxScoreBulkScorer): a window runs from the
+      // smallest docID left to the end of the rarest term's block there (rare terms' blocks
+      // span the most docIDs), and each term's bound in it is the largest of its blocks that
+      // overlap it. A window whose bounds together cannot pass the threshold is skipped
       // undecoded; otherwise terms are ordered by their window bounds, and those whose bounds
       // together cannot pass it alone are non-essential: looked up only for documents the
       // others bring.
@@ -171,10 +172,16 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         }
         if (start === END) break;
         let end = END;
-        for (const e of scored) if (e.cursor.shallowTo(start) && e.cursor.shallowEnd < end) end = e.cursor.shallowEnd;
+        let leadDf = Infinity;
+        for (const e of scored) {
+          if (e.cursor.shallowTo(start) && e.df < leadDf) {
+            leadDf = e.df;
+            end = e.cursor.shallowEnd;
+          }
+        }
         next = end + 1;
         let all = 0;
-        for (const e of scored) all += e.wb = e.cursor.shallowBound;
+        for (const e of scored) all += e.wb = e.cursor.boundThrough(end);
         if (all <= theta) continue;
         // Window bounds ascending (a few terms: insertion sort).
         for (let i = 0; i < m; i++) order[i] = scored[i]!;

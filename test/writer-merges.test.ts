@@ -157,6 +157,15 @@ describe('background merges', () => {
     expect(pickMergeAround([seg(1, true), seg(1, true), seg(1), seg(1)], p)).toEqual([2, 4]);
     expect(pickMergeAround([seg(1), seg(1, true), seg(1)], p)).toBeUndefined();
     expect(pickMergeAround([seg(4), seg(4), seg(1, true), seg(1), seg(1)], p)).toEqual([3, 5]);
+    // Flushes of uneven sizes: smaller segments between larger ones merge with them; a large one
+    // does not take in a few small ones (it would be rewritten for little).
+    const { pickMerge } = await import('../merge/merge-policy.js');
+    const q = { factor: 3, floorDocuments: 10, maxMergedDocuments: 1000, maxDeletedShare: 0.2 };
+    const size = (documents: number) => ({ documents, deleted: 0 });
+    expect(pickMerge([50, 5, 50, 50].map(size), q)).toEqual([0, 3]);
+    expect(pickMerge([500, 50, 5, 50, 5].map(size), q)).toEqual([1, 4]);
+    expect(pickMerge([5, 5, 300].map(size), q)).toBeUndefined();
+    expect(pickMerge([300, 5, 5].map(size), q)).toBeUndefined();
     await expectSurvivors(dir, docsOf([[0], [1], [2], [3]]));
   });
 

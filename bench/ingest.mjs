@@ -148,6 +148,8 @@ const systems = {
     for (const b of batches()) {
       await writer.add(b);
       n += b.length;
+      // Batches arrive as a service's requests do: the event loop turns between them (timers run).
+      await new Promise((r) => setImmediate(r));
       waiting.push({ seq: writer.sequence(), at: performance.now() });
       seen();
       maxSegments = Math.max(maxSegments, writer.segmentList().length);

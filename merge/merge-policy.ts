@@ -2,9 +2,10 @@
  * Which segments a writer merges, and when: a tiered policy over adjacent segments (merging
  * only neighbours keeps docIDs in arrival order, so a merge changes no document's rank). A
  * segment's tier is the power of `factor` its size reaches above `floorDocuments`; `factor`
- * neighbours of one tier merge into one of the next, so each document is merged about
- * log_factor(N / floor) times (write amplification) and the index holds at most about
- * factor − 1 segments a tier. A segment with more than `maxDeletedShare` of its documents
+ * neighbours of one tier (smaller ones between them taken along) merge into one of the next, so
+ * each document is merged about log_factor(N / floor) times (write amplification) and the index
+ * holds about factor − 1 segments a tier. No merge has one input larger than twice the others
+ * together. A segment with more than `maxDeletedShare` of its documents
  * deleted is merged with its smaller neighbour first, which drops them. Cf. Lucene's
  * TieredMergePolicy (10 a tier, a floor, a maximum merged size) and LogMergePolicy (neighbours).
  */
@@ -46,19 +47,33 @@ export function pickMerge(segments: readonly SegmentSize[], p: MergePolicy = DEF
     if (live[range[0]]! + live[range[1] - 1]! <= p.maxMergedDocuments) return range;
     return [worst, worst + 1];
   }
-  // The lowest tier holding `factor` neighbours of that tier.
+  // Bands, left to right (cf. Lucene's LogMergePolicy): from `start`, the highest tier among the
+  // segments left and the last segment of that tier; `factor` neighbours inside the band merge,
+  // smaller segments between larger ones included (flushes are of uneven sizes: requiring
+  // `factor` of one tier side by side would leave many unmerged). The lowest band's leftmost
+  // window that no guard refuses is taken.
   const tiers = live.map((n) => tierOf(n, p));
   let best: [number, number] | undefined;
   let bestTier = Infinity;
-  for (let i = 0; i + p.factor <= segments.length; i++) {
-    const t = tiers[i]!;
-    let j = i;
-    while (j < segments.length && tiers[j] === t && j - i < p.factor) j++;
-    if (j - i < p.factor || t >= bestTier) continue;
-    const total = live.slice(i, j).reduce((a, b) => a + b, 0);
-    if (total > p.maxMergedDocuments) continue;
-    best = [i, j];
-    bestTier = t;
+  for (let start = 0; start < segments.length; ) {
+    let top = -1;
+    for (let i = start; i < segments.length; i++) top = Math.max(top, tiers[i]!);
+    let upto = start;
+    for (let i = start; i < segments.length; i++) if (tiers[i] === top) upto = i;
+    if (top < bestTier) {
+      for (let i = start; i + p.factor <= upto + 1; i++) {
+        const window = live.slice(i, i + p.factor);
+        const total = window.reduce((a, b) => a + b, 0);
+        const largest = Math.max(...window);
+        // No merge past the largest size, and none of very uneven inputs: rewriting a large segment
+        // to take in a few small ones is the write amplification tiers are there to avoid.
+        if (total > p.maxMergedDocuments || largest > 2 * (total - largest)) continue;
+        best = [i, i + p.factor];
+        bestTier = top;
+        break;
+      }
+    }
+    start = upto + 1;
   }
   return best;
 }

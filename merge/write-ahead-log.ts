@@ -5,7 +5,7 @@
  * records in segments.json the last sequence number its segments hold; reopening replays the
  * lines after it. A last line cut short by a crash was never acknowledged and is ignored.
  */
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const WAL_FILE = 'wal.log';
@@ -32,19 +32,12 @@ export class WriteAheadLog {
     const line = Buffer.from(JSON.stringify(op) + '\n');
     let off = 0;
     while (off < line.length) off += writeSync(this.fd, line, off, line.length - off);
-    if (this.groupMs <= 0) {
-      fsyncSync(this.fd);
-      return;
-    }
+    // On libuv's thread pool: the event loop (timers, merges completing, requests) runs meanwhile.
+    if (this.groupMs <= 0) return fsyncAsync(this.fd);
     this.fsyncScheduled ??= new Promise<void>((resolve, reject) =>
       setTimeout(() => {
         this.fsyncScheduled = undefined;
-        try {
-          fsyncSync(this.fd);
-          resolve();
-        } catch (err) {
-          reject(err);
-        }
+        fsyncAsync(this.fd).then(resolve, reject);
       }, this.groupMs),
     );
     return this.fsyncScheduled;
@@ -59,6 +52,10 @@ export class WriteAheadLog {
   close(): void {
     closeSync(this.fd);
   }
+}
+
+function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
 /** The operations of `dir`'s log after sequence number `after`, in order; a torn last line is dropped. */

@@ -62,6 +62,11 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
    * replace() and delete() wait for merges to complete before they are logged. Default 40.
    */
   maxSegments?: number;
+  /**
+   * Called when a merge has written its segment, before the segment takes its inputs' place;
+   * the merge waits for the promise it returns (tests hold merges with it).
+   */
+  onMergeWritten?: (inputs: string[]) => Promise<void> | void;
 }
 
 export const DEFAULT_FLUSH_BYTES = 16 << 20;
@@ -592,6 +597,7 @@ export class IndexWriter {
         const t0 = performance.now();
         const stats = await runMergeThread(task).finally(() => (this.timings.mergeMs += performance.now() - t0));
         this.bytesWritten.merges += segmentBytes(out);
+        await this.options.onMergeWritten?.(inputs.map((s) => s.entry.name));
         this.mergeComplete(merge, stats);
       } catch (err) {
         rmSync(out, { recursive: true, force: true });

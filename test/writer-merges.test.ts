@@ -20,6 +20,13 @@ const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
 const docsOf = (texts: number[][], from = 0) => texts.map((t, i) => ({ id: `d${from + i}`, text: t.map((w) => WORDS[w]).join(' ') }));
 const idsOf = (r: IndexReader) => [...r.documents()].map((d) => d.externalId);
 
+/** Holds every merge, once written, until release(). */
+function mergeGate() {
+  let release!: () => void;
+  const open = new Promise<void>((r) => (release = r));
+  return { onMergeWritten: () => open, release };
+}
+
 /** The survivors, optimized, answer as a build of them: documents, postings and scores. */
 async function expectSurvivors(dir: string, live: { id: string; text: string }[]): Promise<void> {
   verifyIndex(dir);
@@ -43,15 +50,15 @@ async function expectSurvivors(dir: string, live: { id: string; text: string }[]
 describe('background merges', () => {
   it('let deletes and commits proceed while a merge runs, carry its deletes over, and leave a reader its files', async () => {
     const dir = fresh('carry');
-    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 } });
+    const gate = mergeGate();
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, onMergeWritten: gate.onMergeWritten });
     const a = docsOf([[0, 1], [2], [3, 0]]);
     const b = docsOf([[1], [4, 5], [0]], 3);
     await writer.add(a);
     await writer.commit();
     await writer.add(b);
-    // The flush makes two segments of one tier: their merge starts on a worker thread. Its
-    // result is taken in by the event loop, so until this test awaits something that waits on
-    // I/O (a flush, waitForMerges) the merge is still running, whenever the thread finishes.
+    // The flush makes two segments of one tier: their merge starts on a worker thread, and
+    // stays running until the gate opens.
     await writer.refresh();
     const [first, second] = writer.segmentList();
     expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
@@ -72,6 +79,7 @@ describe('background merges', () => {
     await writer.delete(['d4']);
     expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
 
+    gate.release();
     await writer.waitForMerges();
     expect(writer.segmentList()).toEqual([{ name: expect.stringMatching(/^seg-\d+$/), documents: 6, deleted: 1, merging: false }]);
     let r = writer.reader();
@@ -104,15 +112,29 @@ describe('background merges', () => {
   it('hold adds back only while merges fall behind (more segments than maxSegments)', async () => {
     for (const maxSegments of [1, 40]) {
       const dir = fresh('pressure');
-      const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, maxSegments });
+      const gate = mergeGate();
+      const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, maxSegments, onMergeWritten: gate.onMergeWritten });
       await writer.add(docsOf([[0], [1]]));
       await writer.refresh();
       await writer.add(docsOf([[2], [3]], 2));
       await writer.refresh();
       expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
-      await writer.add(docsOf([[4]], 4));
-      // Over the bound the add waited for the merge; under it, it did not.
-      expect(writer.segmentList().map((s) => s.merging)).toEqual(maxSegments === 1 ? [false] : [true, true]);
+      let added = false;
+      const adding = writer.add(docsOf([[4]], 4)).then(() => (added = true));
+      if (maxSegments === 1) {
+        // Over the bound the add waits for the merge, which the gate holds: it cannot resolve
+        // however long the event loop turns (a pause lets a wrong one resolve).
+        await new Promise((r) => setTimeout(r, 200));
+        expect(added).toBe(false);
+        gate.release();
+        await adding;
+        expect(writer.segmentList().map((s) => s.merging)).toEqual([false]);
+      } else {
+        // Under it, the add resolves while the merge is held.
+        await adding;
+        expect(writer.segmentList().map((s) => s.merging)).toEqual([true, true]);
+        gate.release();
+      }
       await writer.close();
       const r = openIndex(dir);
       expect(idsOf(r)).toEqual(['d0', 'd1', 'd2', 'd3', 'd4']);
@@ -135,6 +157,15 @@ describe('background merges', () => {
     expect(pickMergeAround([seg(1, true), seg(1, true), seg(1), seg(1)], p)).toEqual([2, 4]);
     expect(pickMergeAround([seg(1), seg(1, true), seg(1)], p)).toBeUndefined();
     expect(pickMergeAround([seg(4), seg(4), seg(1, true), seg(1), seg(1)], p)).toEqual([3, 5]);
+    // Flushes of uneven sizes: smaller segments between larger ones merge with them; a large one
+    // does not take in a few small ones (it would be rewritten for little).
+    const { pickMerge } = await import('../merge/merge-policy.js');
+    const q = { factor: 3, floorDocuments: 10, maxMergedDocuments: 1000, maxDeletedShare: 0.2 };
+    const size = (documents: number) => ({ documents, deleted: 0 });
+    expect(pickMerge([50, 5, 50, 50].map(size), q)).toEqual([0, 3]);
+    expect(pickMerge([500, 50, 5, 50, 5].map(size), q)).toEqual([1, 4]);
+    expect(pickMerge([5, 5, 300].map(size), q)).toBeUndefined();
+    expect(pickMerge([300, 5, 5].map(size), q)).toBeUndefined();
     await expectSurvivors(dir, docsOf([[0], [1], [2], [3]]));
   });
 

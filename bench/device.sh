@@ -341,9 +341,9 @@ cmd_vocab() {
     done
     for round in $(seq 1 "${ROUNDS:-3}"); do
       local order="fixed mail"; [ $((round % 2)) = 0 ] && order="mail fixed"
-      for v in $order; do build "vocab-$v-$size-$round" "$DIST" "/tmp/crawl-$v-$size" /tmp/idx-v; done
+      for v in $order; do build "vocab-$v-$size-$round" "$DIST" "/tmp/crawl-$v-$size" "/tmp/idx-v-$v"; done
     done
-    node "$DIST/src/cli.js" verify /tmp/idx-v 2>&1 | tail -1 | sed 's/^/    verify mail: /' | tee -a "$OUT/log.txt"
+    for v in fixed mail; do node "$DIST/src/cli.js" verify "/tmp/idx-v-$v" 2>&1 | tail -1 | sed "s/^/    verify $v: /" | tee -a "$OUT/log.txt"; done
     node -e '
 const fs = require("fs"), path = require("path");
 const [dir, size] = process.argv.slice(1);
@@ -362,7 +362,7 @@ for (const [v, runs] of Object.entries(by)) {
 }
 if (rate.fixed && rate.mail) console.log(`growing (mail) / fixed MB/s: ${(rate.mail / rate.fixed).toFixed(3)} (target >= 0.5)`);
 ' "$details" "$size" | tee "$OUT/vocab-growth.txt" | tee -a "$OUT/log.txt"
-    rm -rf /tmp/idx-v
+    rm -rf /tmp/idx-v-fixed /tmp/idx-v-mail
   fi
 }
 

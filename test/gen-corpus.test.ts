@@ -9,7 +9,7 @@ import {
   AliasTable, ZIPF_S, corpusVocabulary, generateCorpus, inflect, parseSize, prng32, zipfProbabilities,
 } from '../src/gen-corpus.js';
 import {
-  HEAPS_PRESETS, PowerLawSampler, calibrateCrossover, expectedDistinct, parseGrowthOptions, parseHeaps, powerSum, rankLaw, rankProbability,
+  HEAPS_PRESETS, PowerLawSampler, calibrateCrossover, expectedDistinct, parseGrowthOptions, parseHeaps, powerSum, rankLaw, rankProbability, resolveGrowth,
 } from '../src/gen-corpus-growth.js';
 import { pseudoWord, syllableWord } from '../src/gen-corpus-words.js';
 
@@ -243,6 +243,9 @@ describe('growing vocabulary: the law', () => {
       expect(c.crossover).toBe(preset.crossover);
       expect(c.rmsLog).toBeLessThan(1e-3);
     }
+    // A given law: calibrated when called; refused when out of reach (more distinct words than words at 2^16).
+    expect(resolveGrowth({ K: 20, beta: 0.4 }).rankLaw.crossover).toBe(calibrateCrossover({ K: 20, beta: 0.4 }).crossover);
+    expect(() => resolveGrowth({ K: 100, beta: 0.6 })).toThrow(/--heaps 100,0.6: the generator cannot follow it \(its best fit is off by \d+ % RMS/);
   });
 
   it('reads --vocabulary and --heaps, one line per mistake', () => {

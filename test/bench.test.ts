@@ -94,7 +94,7 @@ describe('gpuindex bench', () => {
   it("reports the largest size's Indexgpu+ / parse-alone ratio round by round", () => {
     const cell = (ms: number[]) => ({ parseSortMs: ms, mergeMs: ms, totalMs: ms });
     const row = {
-      files: 1, bytes: 2e6, documents: 10, pairs: 100, parseOnlyMs: 100,
+      files: 1, bytes: 2e6, documents: 10, pairs: 100, terms: 20, parseOnlyMs: 100,
       runs: { 'gpu+': { parseSortMs: 110, mergeMs: 10, totalMs: 130, pipeline: 'gpu+', sortBusyMs: 5 } },
       samples: { parseOnlyMs: [100, 90, 120], runs: { 'gpu+': cell([110, 117, 120]) } },
     };

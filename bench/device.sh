@@ -78,6 +78,17 @@
 #                 build of it, gpu+, ROUNDS (2) alternated rounds; then flushes of FLUSH_SIZES documents
 #                 (default 1000,10000,100000,400000) with the GPU and the CPU sorter, 3 each, alternated.
 #                 -> writer-backfill.jsonl, writer-flushes.jsonl
+#   vocab [sweep|growth]  (both when not named) the scaling and vocabulary targets:
+#                 sweep: `bench --workers W1,W2,...` of an 8 GB crawl with the fixed vocabulary
+#                 (gen-corpus --size $SWEEP_SIZE --seed 11 --file-size 32MB --vocabulary fixed; SWEEP_SIZE
+#                 default 8GB), WORKERS (default "1 2 4 8 16 32 <cores - 1>", those below cores), REPEAT (1)
+#                 alternating rounds, --memory $SWEEP_MEMORY (default cores/2 GiB, so that every count fits)
+#                 -> workers/ (workers.{json,csv,svg,md}), workers.log;
+#                 growth: `build --json` with default options of two crawls of $GROWTH_SIZE (default 1GB,
+#                 seed 12, --file-size 32MB), the fixed vocabulary and the mail-fitted growing one, ROUNDS (3)
+#                 alternating rounds; verify; the medians and the MB/s ratio growing / fixed (target >= 0.5)
+#                 -> vocab-growth.txt. On the 2-core machine:
+#                 GROWTH_SIZE=256MB ROUNDS=2 OUT=/tmp/vocab-out bash bench/device.sh vocab growth
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
 # SMALL (other folders for the two crawls; generated there only when missing).
@@ -362,12 +373,54 @@ cmd_smallfiles() {
   node bench/small-files.mjs --root /tmp --rounds "${ROUNDS:-3}" --workers $((cores - 1)) "${dists[@]}" > "$OUT/smallfiles.txt" 2>&1
   log "small-files rc=$?"
   tail -12 "$OUT/smallfiles.txt" | tee -a "$OUT/log.txt"
+cmd_vocab() {
+  local part=${1:-all} top=$((cores - 1)) w list=""
+  if [ "$part" = all ] || [ "$part" = sweep ]; then
+    local sweep=/tmp/crawl-sweep
+    [ -d $sweep ] || { log "gen-corpus ${SWEEP_SIZE:-8GB} fixed"; node "$DIST/src/cli.js" gen-corpus --size "${SWEEP_SIZE:-8GB}" --seed 11 --file-size 32MB --vocabulary fixed -o $sweep 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+    for w in ${WORKERS:-1 2 4 8 16 32 $top}; do [ "$w" -le "$top" ] || [ "$w" = 1 ] && list+="${list:+,}$w"; done
+    log "bench --workers $list --memory ${SWEEP_MEMORY:-$((cores / 2))GiB} --repeat ${REPEAT:-1}"
+    local counts=(--workers "$list"); [[ $list == *,* ]] || counts=(--workers-sweep)
+    node "$DIST/src/cli.js" bench $sweep "${counts[@]}" --memory "${SWEEP_MEMORY:-$((cores / 2))GiB}" --repeat "${REPEAT:-1}" -o "$OUT/workers" > "$OUT/workers.log" 2>&1
+    log "bench rc=$?"
+    grep -v '^wrote' "$OUT/workers.log" | tail -12 | tee -a "$OUT/log.txt"
+  fi
+  if [ "$part" = all ] || [ "$part" = growth ]; then
+    local size=${GROWTH_SIZE:-1GB} v round
+    for v in fixed mail; do
+      [ -d "/tmp/crawl-$v-$size" ] || { log "gen-corpus $size $v"; node "$DIST/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary $v -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+    done
+    for round in $(seq 1 "${ROUNDS:-3}"); do
+      local order="fixed mail"; [ $((round % 2)) = 0 ] && order="mail fixed"
+      for v in $order; do build "vocab-$v-$size-$round" "$DIST" "/tmp/crawl-$v-$size" "/tmp/idx-v-$v"; done
+    done
+    for v in fixed mail; do node "$DIST/src/cli.js" verify "/tmp/idx-v-$v" 2>&1 | tail -1 | sed "s/^/    verify $v: /" | tee -a "$OUT/log.txt"; done
+    node -e '
+const fs = require("fs"), path = require("path");
+const [dir, size] = process.argv.slice(1);
+const med = (a) => { const v = [...a].sort((x, y) => x - y), h = v.length >> 1; return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2; };
+const by = {};
+for (const f of fs.readdirSync(dir)) {
+  const m = new RegExp(`^build-vocab-(fixed|mail)-${size}-\\d+\\.json$`).exec(f);
+  if (!m) continue;
+  try { (by[m[1]] ??= []).push(JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"))); } catch {}
+}
+const rate = {};
+for (const [v, runs] of Object.entries(by)) {
+  const total = med(runs.map((s) => s.timings.totalMs)), bytes = runs[0].bytesRead;
+  rate[v] = bytes / 1e6 / (total / 1000);
+  console.log(`${v}: ${runs.length} builds, ${(bytes / 1e6).toFixed(0)} MB, ${runs[0].terms} terms, whole build median ${(total / 1000).toFixed(2)} s (${runs.map((s) => (s.timings.totalMs / 1000).toFixed(2)).join(" / ")}), ${rate[v].toFixed(1)} MB/s, merge median ${(med(runs.map((s) => s.timings.mergeMs)) / 1000).toFixed(2)} s, peak RSS ${(Math.max(...runs.map((s) => s.peakRssBytes)) / 2 ** 20).toFixed(0)} MiB, ${runs[0].pipeline}, ${runs[0].workers} workers`);
+}
+if (rate.fixed && rate.mail) console.log(`growing (mail) / fixed MB/s: ${(rate.mail / rate.fixed).toFixed(3)} (target >= 0.5)`);
+' "$details" "$size" | tee "$OUT/vocab-growth.txt" | tee -a "$OUT/log.txt"
+    rm -rf /tmp/idx-v-fixed /tmp/idx-v-mail
+  fi
 }
 
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer)
+  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

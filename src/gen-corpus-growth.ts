@@ -41,6 +41,8 @@ export type VocabularyGrowth = 'fixed' | keyof typeof HEAPS_PRESETS | HeapsLaw;
 export const ZIPF_HEAD_S = 1.07;
 /** Words per point of the calibration: 2^16 … 2^31. */
 export const CALIBRATION_WORDS = Array.from({ length: 16 }, (_, i) => 2 ** (16 + i));
+/** The largest RMS log error of a given law's calibration that gen-corpus accepts (about 5 %). */
+export const MAX_CALIBRATION_ERROR = 0.05;
 /** Ranks are capped here (a tail draw beyond is clamped): integers stay exact in a double. */
 export const MAX_RANK = 2 ** 52;
 
@@ -172,7 +174,10 @@ export function resolveGrowth(growth: Exclude<VocabularyGrowth, 'fixed'>): { law
     return { law: p, rankLaw: rankLaw(p, p.crossover), name: growth };
   }
   checkLaw(growth);
-  const { crossover } = calibrateCrossover(growth);
+  const { crossover, rmsLog } = calibrateCrossover(growth);
+  // Some laws no rank law reaches (K·n^β above n at 2^16 words, or far below the 50,000 words' own curve).
+  if (rmsLog > MAX_CALIBRATION_ERROR)
+    throw new UserError(`--heaps ${growth.K},${growth.beta}: the generator cannot follow it (its best fit is off by ${(100 * (Math.exp(rmsLog) - 1)).toFixed(0)} % RMS over 2^16 .. 2^31 words; the presets are off by under 0.1 %)`);
   return { law: growth, rankLaw: rankLaw(growth, crossover), name: `heaps ${growth.K},${growth.beta}` };
 }
 

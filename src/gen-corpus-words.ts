@@ -13,9 +13,10 @@
  * Kinds cannot produce each other's words: pseudo-words end in a vowel or one of the codas
  * n r s l m t and use no k w y z j q x; names end in y z g v d c k; identifiers mix letters and
  * digits; numbers are digits. Pseudo-words and names are one-to-one with j. A pseudo-word that
- * is a real word takes a final q; a typo that is a real word, or a rank past its base word's
- * 25 typos per letter, is the pseudo-word of j with a final x. Two typos can still coincide (substituting into "cat" and "bat"): rare, and the
- * tests count it.
+ * is a real word takes a final q; a typo that is a real word or could be
+ * another kind's word, or a rank past its base word's 25 typos per letter, is the pseudo-word
+ * of j with a final x. Two typos can still coincide (substituting into "cat" and "bat" both
+ * give "hat"): rare, and the tests count it.
  */
 
 const ONSETS = 'bcdfghlmnprstv';
@@ -25,6 +26,8 @@ const SYLLABLES = ONSETS.length * VOWELS.length * CODAS.length; // 490
 const NAME_ENDINGS = ['sky', 'wicz', 'berg', 'ez', 'ov', 'ard', 'ovic', 'ek', 'field', 'wood'];
 const ID_PREFIXES = ['v', 'x', 'id', 'rfc', 'cve', 'ipv', 'mp', 'win', 'utf', 'iso', 'sha', 'r', 'b', 'el', 'gt', 'k'];
 const TYPO_BASES = 20_000;
+/** A word another kind could make: syllable-shaped (pseudo-words, with their q) or ending like a name. */
+const OTHER_KINDS = new RegExp(`^([${ONSETS}][${VOWELS}][${CODAS.join('')}]?){2,}q?$|(${NAME_ENDINGS.join('|')})$`);
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
 /** The pseudo-word of j ≥ 0: j + 491 in bijective base 490 (two digits at least), low digit first. */
@@ -68,7 +71,7 @@ export function pseudoWord(rank: number, words: readonly string[], real: Readonl
   if (kind === 7) {
     const bases = Math.min(TYPO_BASES, words.length);
     const w = typo(words[j % bases]!, Math.floor(j / bases));
-    return w === undefined || real.has(w) ? syllableWord(j) + 'x' : w;
+    return w === undefined || real.has(w) || OTHER_KINDS.test(w) ? syllableWord(j) + 'x' : w;
   }
   if (kind === 8) return ID_PREFIXES[j % ID_PREFIXES.length]! + String(Math.floor(j / ID_PREFIXES.length));
   return String(j);

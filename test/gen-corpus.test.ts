@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,12 @@ import { UserError } from '../src/shared/errors.js';
 import {
   AliasTable, ZIPF_S, corpusVocabulary, generateCorpus, inflect, parseSize, prng32, zipfProbabilities,
 } from '../src/gen-corpus.js';
+import {
+  HEAPS_PRESETS, PowerLawSampler, calibrateCrossover, expectedDistinct, parseGrowthOptions, parseHeaps, powerSum, rankLaw, rankProbability, resolveGrowth,
+} from '../src/gen-corpus-growth.js';
+import { pseudoWord, syllableWord } from '../src/gen-corpus-words.js';
 
+const FIXED_50KB_SHA256 = '2c8a210d65fc1f7de32ca1bc762aa8b7c3aafb088e741fdc890a0283a012b119';
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-gen-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
@@ -167,6 +173,192 @@ describe('generateCorpus', () => {
   });
 });
 
+/** Distinct words of a generated crawl after n words, at each n of `at` (a naive scan: title, then text, split on spaces). */
+function distinctAt(d: string, at: number[]): { n: number; v: number }[] {
+  const seen = new Set<string>();
+  const out: { n: number; v: number }[] = [];
+  let n = 0;
+  let i = 0;
+  for (const f of readdirSync(d).sort())
+    for (const line of readFileSync(join(d, f), 'utf8').split('\n')) {
+      if (!line) continue;
+      const doc = JSON.parse(line) as { title: string; text: string };
+      for (const w of `${doc.title} ${doc.text}`.split(' ')) {
+        if (!w) continue;
+        seen.add(w);
+        if (++n === at[i]) (out.push({ n, v: seen.size }), i++);
+      }
+    }
+  return out;
+}
+
+describe('growing vocabulary: the law', () => {
+  it('rejection-inversion draws P(k) ∝ k^-a, bounded and unbounded', () => {
+    const next = prng32(3);
+    const u = () => next() / 4294967296;
+    for (const [a, lo, hi] of [[1.07, 1, 40], [1.4, 300, Infinity], [1, 1, 10]] as const) {
+      const sampler = new PowerLawSampler(a, lo, hi);
+      const draws = 200_000;
+      const counts = new Map<number, number>();
+      let least = Infinity;
+      let most = -Infinity;
+      for (let i = 0; i < draws; i++) {
+        const k = sampler.sample(u);
+        least = Math.min(least, k);
+        most = Math.max(most, k);
+        counts.set(k, (counts.get(k) ?? 0) + 1);
+      }
+      expect(least).toBe(lo);
+      expect(most).toBeLessThanOrEqual(hi);
+      expect(Number.isInteger(most)).toBe(true);
+      const total = powerSum(lo, hi, a);
+      for (const k of [lo, lo + 1, lo + 5, lo + 20].filter((k) => k <= hi)) {
+        const p = k ** -a / total;
+        // Within 4 standard deviations of the binomial count.
+        expect(Math.abs((counts.get(k) ?? 0) - draws * p)).toBeLessThan(4 * Math.sqrt(draws * p * (1 - p)) + 1);
+      }
+    }
+  });
+
+  it('powerSum agrees with the plain sum', () => {
+    let plain = 0;
+    for (let r = 5; r <= 100_000; r++) plain += r ** -1.3;
+    expect(powerSum(5, 100_000, 1.3)).toBeCloseTo(plain, 9);
+  });
+
+  it('the rank law sums to 1 and its expected distinct count matches the plain sum over ranks', () => {
+    const l = rankLaw({ K: 3, beta: 0.7 }, 40);
+    let total = 0;
+    let distinct = 0;
+    const n = 50_000;
+    // Ranks past 10^7 are all but unseen at n = 50,000 (n·P(r) < 1e-4 each); their mass is added in closed form.
+    for (let r = 1; r <= 1e7; r++) {
+      const p = rankProbability(l, r);
+      total += p;
+      distinct += -Math.expm1(-n * p);
+    }
+    const rest = l.c * 40 ** (l.tailA - l.headS) * powerSum(1e7 + 1, Infinity, l.tailA);
+    expect(total + rest).toBeCloseTo(1, 6);
+    expect(Math.abs(expectedDistinct(l, n) - (distinct + n * rest)) / distinct).toBeLessThan(1e-3);
+  });
+
+  it("the presets' crossover ranks are what calibration gives, and fit K·n^β within 0.1 % (RMS of the log)", () => {
+    for (const preset of Object.values(HEAPS_PRESETS)) {
+      const c = calibrateCrossover(preset);
+      expect(c.crossover).toBe(preset.crossover);
+      expect(c.rmsLog).toBeLessThan(1e-3);
+    }
+    // A given law: calibrated when called; refused when out of reach (more distinct words than words at 2^16).
+    expect(resolveGrowth({ K: 20, beta: 0.4 }).rankLaw.crossover).toBe(calibrateCrossover({ K: 20, beta: 0.4 }).crossover);
+    expect(() => resolveGrowth({ K: 100, beta: 0.6 })).toThrow(/--heaps 100,0.6: the generator cannot follow it \(its best fit is off by \d+ % RMS/);
+  });
+
+  it('reads --vocabulary and --heaps, one line per mistake', () => {
+    expect(parseGrowthOptions(undefined, undefined)).toBe('fixed');
+    expect(parseGrowthOptions(undefined, undefined, 'mail')).toBe('mail');
+    expect(parseGrowthOptions('html-docs', undefined)).toBe('html-docs');
+    expect(parseGrowthOptions(undefined, ' 4.5, 0.6 ')).toEqual({ K: 4.5, beta: 0.6 });
+    expect(parseHeaps('2.93,0.7167')).toEqual({ K: 2.93, beta: 0.7167 });
+    expect(() => parseGrowthOptions('nope', undefined)).toThrow('--vocabulary: unknown "nope" (known: fixed, mail, html-docs)');
+    expect(() => parseGrowthOptions('toString', undefined)).toThrow(UserError);
+    expect(() => parseGrowthOptions('mail', '3,0.7')).toThrow('give --vocabulary or --heaps, not both');
+    expect(() => parseHeaps('3')).toThrow(/cannot read "3"/);
+    expect(() => parseHeaps('0,0.5')).toThrow(/K must be a positive number/);
+    expect(() => parseHeaps('3,1.5')).toThrow(/beta must be within 0.3 .. 0.9/);
+  });
+});
+
+describe('growing vocabulary: the words past the list', () => {
+  const { words } = corpusVocabulary();
+  const real = new Set(words);
+
+  it('pseudo-words are one-to-one with their number and look like syllables', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 2 ** 52 }), fc.nat({ max: 2 ** 52 }), (i, j) => {
+        const a = syllableWord(i);
+        expect(a).toMatch(/^([bcdfghlmnprstv][aeiou][nrslmt]?){2,}$/);
+        if (i !== j) expect(syllableWord(j)).not.toBe(a);
+      }),
+    );
+    expect(syllableWord(0)).toBe(syllableWord(0));
+  });
+
+  it('the first 300,000 ranks past the list give 300,000 distinct words, none a word of the list, of every kind', () => {
+    const seen = new Set<string>();
+    const kinds = { syllables: 0, names: 0, typos: 0, ids: 0, numbers: 0 };
+    const ranks = 300_000;
+    const bad: string[] = [];
+    for (let r = words.length + 1; r <= words.length + ranks; r++) {
+      const w = pseudoWord(r, words, real);
+      if (!/^[a-z0-9]+$/.test(w) || real.has(w)) bad.push(w);
+      seen.add(w);
+      if (/^\d+$/.test(w)) kinds.numbers++;
+      else if (/\d/.test(w)) kinds.ids++;
+      else if (/(sky|wicz|berg|ez|ov|ard|ovic|ek|field|wood)$/.test(w)) kinds.names++;
+      else if (/^([bcdfghlmnprstv][aeiou][nrslmt]?){2,}q?$/.test(w)) kinds.syllables++;
+      else kinds.typos++;
+    }
+    expect(bad).toEqual([]);
+    // Typos of different words can coincide ("cat" and "bat" both give "hat"): at most 0.02 % here.
+    expect(seen.size).toBeGreaterThan(ranks * 0.9998);
+    expect(kinds.numbers).toBe(ranks / 10);
+    expect(kinds.ids).toBe(ranks / 10);
+    for (const k of [kinds.names, kinds.typos]) expect(k).toBeGreaterThan(ranks * 0.08);
+    expect(kinds.syllables).toBeGreaterThan(ranks * 0.58);
+    expect(pseudoWord(words.length + 1, words, real)).toBe(pseudoWord(words.length + 1, words, real));
+  });
+});
+
+describe('growing vocabulary: generated crawls', () => {
+  it('same seed, same bytes whatever the thread count; file i hangs on its budget only, not on the file count', async () => {
+    const a = dir();
+    const b = dir();
+    const c = dir();
+    await generateCorpus({ size: '400KB', seed: 8, output: a, files: 4, threads: 1, growth: 'mail' });
+    await generateCorpus({ size: '400KB', seed: 8, output: b, files: 4, threads: 2, growth: 'mail' });
+    await generateCorpus({ size: '800KB', seed: 8, output: c, files: 8, threads: 2, growth: 'mail' });
+    expect(crawlBytes(a).equals(crawlBytes(b))).toBe(true);
+    for (const f of readdirSync(a)) expect(readFileSync(join(c, f)).equals(readFileSync(join(a, f))), f).toBe(true);
+    const fixed = dir();
+    await generateCorpus({ size: '400KB', seed: 8, output: fixed, files: 4, threads: 1 });
+    expect(crawlBytes(fixed).equals(crawlBytes(a))).toBe(false);
+  });
+
+  it('the fixed vocabulary is the default, and its bytes are those of the recorded crawls', async () => {
+    const out = dir();
+    const r = await generateCorpus({ size: '50KB', seed: 1, output: out, files: 1, threads: 1 });
+    expect(r.growth).toBe('fixed');
+    expect(r.heaps).toBeUndefined();
+    // sha256 of `gen-corpus --size 50KB --seed 1 --files 1` before the growing vocabulary existed (commit d988ff6).
+    const { createHash } = await import('node:crypto');
+    expect(createHash('sha256').update(crawlBytes(out)).digest('hex')).toBe(FIXED_50KB_SHA256);
+  });
+
+  // Tolerance: 6 % of K·n^β at every size from 2^15 words on (measured: within 3 % for mail; the
+  // titles' redraws of the commonest words add about 1 %).
+  for (const name of ['mail', 'html-docs'] as const) {
+    it(`${name}: distinct words follow the fitted K·n^β within 6 % (naive token scan)`, async () => {
+      const out = dir();
+      const r = await generateCorpus({ size: '6MB', seed: 21, output: out, files: 3, threads: 1, growth: name });
+      const { K, beta } = HEAPS_PRESETS[name];
+      expect(r.heaps).toMatchObject({ K, beta, crossover: HEAPS_PRESETS[name].crossover });
+      const at = [2 ** 15, 2 ** 17, 2 ** 19, 2 ** 20];
+      const points = distinctAt(out, at);
+      expect(points.map((p) => p.n)).toEqual(at);
+      for (const { n, v } of points) expect(Math.abs(v / (K * n ** beta) - 1), `n = ${n}: ${v} distinct against ${Math.round(K * n ** beta)}`).toBeLessThan(0.06);
+    });
+  }
+
+  it('the fixed vocabulary stops growing where the growing one goes on', async () => {
+    const fixed = dir();
+    await generateCorpus({ size: '6MB', seed: 21, output: fixed, files: 3, threads: 1 });
+    const [half, whole] = distinctAt(fixed, [2 ** 19, 2 ** 20]);
+    expect(whole!.v).toBeLessThanOrEqual(50_000);
+    // Twice the words: the growing vocabulary gains 2^β − 1 = 64 % more words (mail), the fixed one far fewer.
+    expect(whole!.v / half!.v).toBeLessThan(1.3);
+  });
+});
+
 describe.skipIf(!existsSync(cli))('gpuindex gen-corpus', () => {
   const gpuindex = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, GPUINDEX_DEBUG: '' } });
   it('writes a crawl and prints what it wrote', () => {
@@ -179,6 +371,23 @@ describe.skipIf(!existsSync(cli))('gpuindex gen-corpus', () => {
     expect(readdirSync(out).length).toBe(2);
     expect(Math.abs(j.bytes - 300_000) / 300_000).toBeLessThan(0.02);
   });
+  it('--vocabulary mail writes a growing crawl; a bad --vocabulary or --heaps is one line and exit 1', () => {
+    const out = dir();
+    const r = gpuindex('gen-corpus', '--size', '100KB', '--seed', '5', '--files', '2', '--vocabulary', 'mail', '-o', out, '--json');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ growth: 'mail', heaps: { K: 2.93, beta: 0.7167 } });
+    const human = gpuindex('gen-corpus', '--size', '20KB', '--heaps', '3,0.7', '-o', dir());
+    expect(human.status).toBe(0);
+    expect(human.stdout).toMatch(/growing \(heaps 3,0.7: V\(n\) = 3·n\^0.7\)/);
+    for (const [args, msg] of [[['--vocabulary', 'web'], '--vocabulary: unknown "web"'], [['--heaps', '3'], '--heaps: cannot read "3"'], [['--heaps', '3,0.7', '--vocabulary', 'fixed'], 'not both']] as const) {
+      const bad = gpuindex('gen-corpus', '--size', '20KB', ...args, '-o', dir());
+      expect(bad.status).toBe(1);
+      expect(bad.stderr).toContain(msg);
+      expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
   it('a bad size is one line on stderr and exit 1', () => {
     const r = gpuindex('gen-corpus', '--size', '12parsecs', '-o', dir());
     expect(r.status).toBe(1);

@@ -373,6 +373,8 @@ cmd_smallfiles() {
   node bench/small-files.mjs --root /tmp --rounds "${ROUNDS:-3}" --workers $((cores - 1)) "${dists[@]}" > "$OUT/smallfiles.txt" 2>&1
   log "small-files rc=$?"
   tail -12 "$OUT/smallfiles.txt" | tee -a "$OUT/log.txt"
+}
+
 cmd_vocab() {
   local part=${1:-all} top=$((cores - 1)) w list=""
   if [ "$part" = all ] || [ "$part" = sweep ]; then

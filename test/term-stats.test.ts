@@ -155,7 +155,7 @@ describe('index.sqlite with term_stats, read back and verified', () => {
 
   it('an index of format 1 gets a one-line error from the reader and from verify', () => {
     const dir = tamper("UPDATE stats SET value = 1 WHERE key = 'formatVersion'");
-    expect(() => new IndexReader(dir)).toThrow(new RegExp(`^${dir.replaceAll('/', '\\/')}: index format 1, this gpuindex reads format 2: build the index again$`));
-    expect(() => verifyIndex(dir)).toThrow(/^stats: index format 1, this gpuindex reads format 2: build the index again$/);
+    expect(() => new IndexReader(dir)).toThrow(new RegExp(`^${dir.replaceAll('/', '\\/')}: index format 1, this gpuindex reads formats 2 and 3: build the index again$`));
+    expect(() => verifyIndex(dir)).toThrow(/^stats: index format 1, this gpuindex reads formats 2 and 3: build the index again$/);
   });
 });

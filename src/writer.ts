@@ -31,6 +31,7 @@ import { buildIndex } from './build.js';
 import { IndexReader } from './reader.js';
 import { UserError } from './shared/errors.js';
 import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice } from './shared/options.js';
+import { BigMap } from '../runtime/big-map.js';
 
 export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'sorter' | 'onWarning'> {
   /**
@@ -154,8 +155,8 @@ export class IndexWriter {
   private buffer: { doc: InputDocument; ordinal: number }[] = [];
   private bufferedBytes = 0;
   private seq: number;
-  /** Each live document's ordinal, by external id (buffered ones included). */
-  private readonly live = new Map<string, number>();
+  /** Each live document's ordinal, by external id (buffered ones included): a live index passes 2^24 documents. */
+  private readonly live = new BigMap<string, number>();
   private nextOrdinal = 0;
   private nextSegment = 0;
   private deletesWritten = 0;

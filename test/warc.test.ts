@@ -325,7 +325,7 @@ describe('WARC in builds', () => {
   it('--resume keeps the WARC columns of the documents in reused runs', async () => {
     const crawl = join(dir, `resume-${n++}`);
     mkdirSync(crawl);
-    const words = Array.from({ length: 300 }, (_, i) => `page${i}word alpha${i % 7} beta${i % 11} gamma`);
+    const words = Array.from({ length: 3000 }, (_, i) => `page${i}word alpha${i % 7} beta${i % 11} gamma`);
     writeFileSync(join(crawl, 'r.warc.gz'), Buffer.concat(words.map((w, i) => gzipSync(response(`http://h/${i}`, `<p>${w}</p>`)))));
     const opts = { input: crawl, workers: 1, sorter: 'cpu' as const, pipeline: 'cpu' as const, blockSize: 100 };
     const reference = join(dir, `ref-${n++}`);

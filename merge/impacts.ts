@@ -274,6 +274,9 @@ class Frontier {
     // Most postings (tf 1 or 2 in a long document) are beaten by the shortest pair kept: its tf is
     // the lowest kept, so if it is as high, this one adds nothing. One comparison instead of a scan.
     if (this.n > 0 && tfs[0]! >= tf && lengths[0]! <= length) return;
+    // Likewise a posting in a document at least as long as the longest kept pair's, whose tf (the
+    // highest kept) is as high.
+    if (this.n > 0 && lengths[this.n - 1]! <= length && tfs[this.n - 1]! >= tf) return;
     // The first kept pair at least as long: every shorter one has a lower tf.
     let i = 0;
     while (i < this.n && lengths[i]! < length) i++;

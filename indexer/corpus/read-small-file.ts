@@ -19,7 +19,8 @@ let scratch: Buffer | undefined;
 /** The file's one item, or undefined: read it with readCorpusFile. */
 export function readSmallFileSync(root: string, relPath: string): CorpusItem | undefined {
   const fmt = formatOf(relPath);
-  if (!fmt || fmt.gzip || fmt.format === 'jsonl' || fmt.format === 'json') return undefined;
+  // Whole-document formats only: JSONL, JSON and WARC files hold many documents (their own readers).
+  if (!fmt || fmt.gzip || !(fmt.format === 'html' || fmt.format === 'text' || fmt.format === 'markdown')) return undefined;
   let fd: number;
   try {
     // O_NONBLOCK: a FIFO put in a file's place since the walk must not hang the worker.

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
 import { workerScript } from '../runtime/worker-script.js';
+import { varintBytes } from './varint.js';
 
 export const IMPACTS_FILE = 'impacts.bin';
 export const IMPACTS_MAGIC = Buffer.from('GPIXIMP1', 'latin1');
@@ -146,8 +147,6 @@ export function computeImpacts(segment: SegmentReader, from = 0, to = segment.st
   return impacts;
 }
 
-/** Bytes of v as a varint (v < 2^32): the postings codec's. */
-const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
 
 /**
  * Impacts built as lists are merged, in termID order, from the docIDs and tfs in hand (no pass

@@ -8,9 +8,7 @@
  */
 import { grown } from '../runtime/grown.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
-
-/** Bytes of v as a varint (v < 2^32). */
-const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
+import { varintBytes } from './varint.js';
 
 export interface TalliedLexicon {
   /** Terms 0 .. terms-1. */

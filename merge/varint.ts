@@ -36,3 +36,6 @@ export function readVarint(buf: Uint8Array, pos: number): [number, number] {
     if (scale > 2 ** 56) throw new RangeError('varint longer than 8 bytes');
   }
 }
+
+/** Bytes of v as a varint (v < 2^32): what writeVarintU32 writes. */
+export const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);

@@ -9,8 +9,9 @@
  * --content stores the text too (an ordinary FTS5 table) instead of content=''.
  * Prints one JSON line: documents, ms.
  */
-import { closeSync, openSync, readSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { lines } from './lines.mjs';
 
 const args = process.argv.slice(2);
 let dbPath;
@@ -33,36 +34,6 @@ const first = (o, keys) => {
   return undefined;
 };
 
-/** Lines of a file, read in 16 MiB chunks. */
-function* lines(path) {
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(16 << 20);
-  let carry = '';
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      // Cut at the last newline so no UTF-8 sequence is split.
-      const last = buf.lastIndexOf(0x0a, n - 1);
-      if (last < 0) {
-        carry += buf.toString('utf8', 0, n);
-        continue;
-      }
-      const text = carry + buf.toString('utf8', 0, last + 1);
-      carry = buf.toString('utf8', last + 1, n);
-      let start = 0;
-      for (;;) {
-        const nl = text.indexOf('\n', start);
-        if (nl < 0) break;
-        if (nl > start) yield text.slice(start, nl);
-        start = nl + 1;
-      }
-    }
-    if (carry.trim()) yield carry;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const t0 = performance.now();
 rmSync(dbPath, { force: true });

@@ -28,6 +28,7 @@ import { closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, read
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lines } from './lines.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -64,28 +65,6 @@ function* batches() {
   if (out.length) yield out;
 }
 
-function* lines(path) {
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(16 << 20);
-  let carry = '';
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      const last = buf.lastIndexOf(0x0a, n - 1);
-      if (last < 0) {
-        carry += buf.toString('utf8', 0, n);
-        continue;
-      }
-      const text = carry + buf.toString('utf8', 0, last + 1);
-      carry = buf.toString('utf8', last + 1, n);
-      for (const l of text.split('\n')) if (l) yield l;
-    }
-    if (carry) yield carry;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** Documents of the stream: lines of the crawl's files, at most --docs. */
 function countDocuments() {

@@ -11,39 +11,11 @@
  * Xapian's database is made by bench/xapian-index.py --no-positions on the subset file.
  * Prints one JSON line: documents, ms.
  */
-import { closeSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { lines } from './lines.mjs';
 
-/** Lines of a file, read in 16 MiB chunks. */
-function* lines(path) {
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(16 << 20);
-  let carry = '';
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      const last = buf.lastIndexOf(0x0a, n - 1);
-      if (last < 0) {
-        carry += buf.toString('utf8', 0, n);
-        continue;
-      }
-      const text = carry + buf.toString('utf8', 0, last + 1);
-      carry = buf.toString('utf8', last + 1, n);
-      let start = 0;
-      for (;;) {
-        const nl = text.indexOf('\n', start);
-        if (nl < 0) break;
-        if (nl > start) yield text.slice(start, nl);
-        start = nl + 1;
-      }
-    }
-    if (carry.trim()) yield carry;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function* crawlLines(dir) {
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()) yield* lines(join(dir, f));

@@ -290,7 +290,7 @@ export function benchSvg(rows: BenchRow[]): string {
   const W = 640;
   const H = 400;
   const m = { l: 60, r: 150, t: 30, b: 50 };
-  const series: { name: string; color: string; pts: [number, number][] }[] = [];
+  const series: PlotSeries[] = [];
   const colors: Record<string, string> = { cpu: '#d62728', gpu: '#1f77b4', 'gpu+': '#2ca02c' };
   for (const p of Object.keys(rows[0]?.runs ?? {})) series.push({ name: `${label(p)} Parse+Sort`, color: colors[p] ?? '#555', pts: rows.map((r) => [r.bytes / 1e6, r.runs[p]!.parseSortMs / 1000]) });
   series.push({ name: 'parse alone', color: '#7f7f7f', pts: rows.map((r) => [r.bytes / 1e6, r.parseOnlyMs / 1000]) });
@@ -311,18 +311,37 @@ export function benchSvg(rows: BenchRow[]): string {
     parts.push(`<text x="${x((maxX * i) / 4) - 10}" y="${H - m.b + 16}">${((maxX * i) / 4).toFixed(0)}</text>`);
     parts.push(`<text x="${m.l - 45}" y="${y((maxY * i) / 4) + 4}">${((maxY * i) / 4).toFixed(1)}</text>`);
   }
+  return closeSvg(parts, series, x, y, W - m.r, m.t);
+}
+
+export function writeBenchOutputs(rows: BenchRow[], outDir: string): string[] {
+  return writeOutputs(outDir, { 'bench.json': JSON.stringify(rows, null, 2) + '\n', 'bench.csv': benchCsv(rows), 'bench.svg': benchSvg(rows), 'bench.md': benchTable(rows) + '\n' });
+}
+
+/** A line of points per series. */
+export interface PlotSeries {
+  name: string;
+  color: string;
+  pts: [number, number][];
+}
+
+/**
+ * Ends a plot begun in `parts` (axes and ticks): each series as a line with its points, a legend
+ * right of the plot area (from `legendX`, `top` down), then the closing tag. The whole SVG.
+ */
+export function closeSvg(parts: string[], series: readonly PlotSeries[], x: (v: number) => number, y: (v: number) => number, legendX: number, top: number): string {
   series.forEach((s, i) => {
     parts.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.pts.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ')}"/>`);
     for (const [a, b] of s.pts) parts.push(`<circle cx="${x(a).toFixed(1)}" cy="${y(b).toFixed(1)}" r="3" fill="${s.color}"/>`);
-    parts.push(`<rect x="${W - m.r + 10}" y="${m.t + i * 20}" width="12" height="3" fill="${s.color}"/><text x="${W - m.r + 26}" y="${m.t + i * 20 + 5}">${s.name}</text>`);
+    parts.push(`<rect x="${legendX + 10}" y="${top + i * 20}" width="12" height="3" fill="${s.color}"/><text x="${legendX + 26}" y="${top + i * 20 + 5}">${s.name}</text>`);
   });
   parts.push('</svg>');
   return parts.join('\n') + '\n';
 }
 
-export function writeBenchOutputs(rows: BenchRow[], outDir: string): string[] {
+/** Writes each named text into `outDir` (created); returns their paths. */
+export function writeOutputs(outDir: string, files: Record<string, string>): string[] {
   mkdirSync(outDir, { recursive: true });
-  const files = { 'bench.json': JSON.stringify(rows, null, 2) + '\n', 'bench.csv': benchCsv(rows), 'bench.svg': benchSvg(rows), 'bench.md': benchTable(rows) + '\n' };
   return Object.entries(files).map(([name, text]) => {
     writeFileSync(join(outDir, name), text);
     return join(outDir, name);

@@ -4,13 +4,13 @@
  * count always runs first or last), and MB/s against the worker count: a table, CSV, JSON and
  * an SVG plot.
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { buildIndex, type BuildSummary } from './build.js';
 import { listCorpusFiles } from '../indexer/corpus/index.js';
 import { UserError } from './shared/errors.js';
 import type { PipelineChoice } from './shared/options.js';
-import { median } from './bench-pipelines.js';
+import { closeSvg, median, writeOutputs } from './bench-pipelines.js';
 
 export interface WorkersSweepOptions {
   crawl: string;
@@ -155,20 +155,9 @@ export function workersSvg(rows: WorkersRow[]): string {
   ];
   for (const w of [...new Set(rows.map((r) => r.workers))]) parts.push(`<text x="${x(w) - 6}" y="${H - m.b + 16}">${w}</text>`);
   for (let i = 0; i <= 4; i++) parts.push(`<text x="${m.l - 45}" y="${y((maxY * i) / 4) + 4}">${((maxY * i) / 4).toFixed(0)}</text>`);
-  series.forEach((s, i) => {
-    parts.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.pts.map(([a, b]) => `${x(a).toFixed(1)},${y(b).toFixed(1)}`).join(' ')}"/>`);
-    for (const [a, b] of s.pts) parts.push(`<circle cx="${x(a).toFixed(1)}" cy="${y(b).toFixed(1)}" r="3" fill="${s.color}"/>`);
-    parts.push(`<rect x="${W - m.r + 10}" y="${m.t + i * 20}" width="12" height="3" fill="${s.color}"/><text x="${W - m.r + 26}" y="${m.t + i * 20 + 5}">${s.name}</text>`);
-  });
-  parts.push('</svg>');
-  return parts.join('\n') + '\n';
+  return closeSvg(parts, series, x, y, W - m.r, m.t);
 }
 
 export function writeWorkersOutputs(rows: WorkersRow[], outDir: string): string[] {
-  mkdirSync(outDir, { recursive: true });
-  const files = { 'workers.json': JSON.stringify(rows, null, 2) + '\n', 'workers.csv': workersCsv(rows), 'workers.svg': workersSvg(rows), 'workers.md': workersTable(rows) + '\n' };
-  return Object.entries(files).map(([name, text]) => {
-    writeFileSync(join(outDir, name), text);
-    return join(outDir, name);
-  });
+  return writeOutputs(outDir, { 'workers.json': JSON.stringify(rows, null, 2) + '\n', 'workers.csv': workersCsv(rows), 'workers.svg': workersSvg(rows), 'workers.md': workersTable(rows) + '\n' });
 }

@@ -1,11 +1,13 @@
 /**
  * Merge (Sec. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large scale datasets:
  * a thorough comparison"): a k-way merge of sorted runs through a binary min-heap over run
- * cursors. Runs hold increasing docID ranges (blocks are filled in crawl order), so when a run
- * is at the top of the heap the merge takes its whole segment for the current term at once
- * instead of one pair at a time; the heap is keyed by (termID, docID, run) so the docIDs of a
- * term still come out in order. A document split across two blocks appears at the end of one
- * run and the start of the next: its two counts are added.
+ * cursors, keyed by (termID, docID, run). When a run is at the top of the heap the merge takes
+ * its segment for the current term at once, instead of one pair at a time, up to the docID the
+ * next run holds for the same term: runs of one dictionary hold increasing docID ranges (its
+ * blocks are filled in crawl order), so that is the whole segment; runs of parse workers' own
+ * lexicons hold each worker's documents, which interleave in crawl order, so their segments
+ * are taken in stretches. A document split across two blocks appears in two runs: its two
+ * counts are added.
  */
 import { RunCursor, type CursorTerms, type PairRange } from './runs.js';
 
@@ -45,6 +47,14 @@ class RunHeap {
 
   peek(): number {
     return this.heap[0]!;
+  }
+
+  /** The run after the top in heap order (the lesser of its children), or -1. */
+  second(): number {
+    const h = this.heap;
+    if (h.length < 2) return -1;
+    if (h.length === 2 || this.less(h[1]!, h[2]!)) return h[1]!;
+    return h[2]!;
   }
 
   push(run: number): void {
@@ -135,7 +145,9 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
         term = cursor.termId;
         acc.df = 0;
       }
-      cursor.takeSegment(add);
+      const next = heap.second();
+      const rival = next >= 0 ? cursors[next]! : undefined;
+      cursor.takeSegment(add, rival !== undefined && rival.termId === term ? rival.docId : 0xffffffff);
       counters.segmentPops++;
       heap.replaceTop();
     }

@@ -14,11 +14,12 @@ import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { workerScript } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
 import { concatImpacts, type Impacts } from './impacts.js';
+import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
-  /** Maps the runs' keys to termIDs (TermDictionary.order); without it keys are termIDs. */
-  order?: Uint32Array;
+  /** Map the runs' keys to termIDs (and document numbers to docIDs); without them keys are termIDs. */
+  lexicons?: RunLexicons;
   /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts. */
   lengths?: Uint32Array;
   /** The impacts of every term, joined from the threads' ranges (with `lengths`). */
@@ -59,18 +60,18 @@ function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
 }
 
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
-  const order = input.order && shared(input.order);
+  const lexicons = input.lexicons && sharedLexicons(input.lexicons);
   const lengths = input.lengths && shared(input.lengths);
-  const starts = splitTermRanges(input.runPaths, input.threads, order);
+  const starts = splitTermRanges(input.runPaths, input.threads, lexicons);
   // Each run's key at every boundary, in one walk of the term order per run.
-  const keys = runKeysAt(input.runPaths, starts, order);
+  const keys = runKeysAt(input.runPaths, starts, lexicons);
   const tasks: RangeMergeTask[] = starts.map((startTerm, i) => ({
     runPaths: input.runPaths,
     chunkPairs: input.chunkPairs,
     startTerm,
     endTerm: starts[i + 1],
     keys: keys.map((k) => (i + 1 < starts.length ? [k[i]!, k[i + 1]!] : [k[i]!])),
-    order,
+    lexicons,
     lengths,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
   }));
@@ -107,7 +108,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
   return counters;
 }
 
-/** A copy of `a` in a SharedArrayBuffer: every merge thread reads the same term order. */
+/** A copy of `a` in a SharedArrayBuffer: every merge thread reads the same lengths. */
 function shared(a: Uint32Array): Uint32Array {
   if (a.buffer instanceof SharedArrayBuffer) return a;
   const out = new Uint32Array(new SharedArrayBuffer(a.byteLength));

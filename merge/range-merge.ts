@@ -8,6 +8,7 @@ import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge
 import { PostingsFileWriter } from './postings-file.js';
 import { runSharesFor } from './term-ranges.js';
 import { ImpactsBuilder, type Impacts } from './impacts.js';
+import type { RunLexicons } from './run-lexicons.js';
 
 export interface RangeMergeTask {
   runPaths: readonly string[];
@@ -17,8 +18,8 @@ export interface RangeMergeTask {
   endTerm?: number;
   /** Each run's keys at startTerm and endTerm (term-ranges.ts runKeysAt). */
   keys: number[][];
-  /** Maps keys to termIDs; undefined: keys are termIDs. */
-  order?: Uint32Array;
+  /** Map keys (and document numbers) to termIDs (and docIDs); undefined: keys are termIDs. */
+  lexicons?: RunLexicons;
   /** The documents' lengths (shared): the thread builds its range's impacts (merge/impacts.ts). */
   lengths?: Uint32Array;
   partPath: string;
@@ -36,7 +37,7 @@ export interface RangeMergeResult {
 }
 
 export function mergeRange(task: RangeMergeTask): RangeMergeResult {
-  const { ranges, terms } = runSharesFor(task.runPaths, task.startTerm, task.keys, task.order);
+  const { ranges, terms } = runSharesFor(task.runPaths, task.startTerm, task.keys, task.lexicons);
   const part = new PostingsFileWriter(task.partPath, { header: false });
   const impacts = task.lengths && new ImpactsBuilder(task.lengths);
   let n = 0;

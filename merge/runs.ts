@@ -17,6 +17,7 @@ import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { KeyWalk } from './term-order.js';
+import { positionOfTerm, type RunLexicon } from './run-lexicons.js';
 
 const MAGIC = Buffer.from('GPIXRUN2', 'latin1');
 export const RUN_HEADER_BYTES = 16;
@@ -123,8 +124,8 @@ export interface PairRange {
 
 /** Where a cursor's pairs map to termIDs: see KeyWalk. Without it, keys are termIDs. */
 export interface CursorTerms {
-  /** Every term of the build in final termID order (TermDictionary.order). */
-  order: Uint32Array;
+  /** The lexicon the run is keyed by (run-lexicons.ts). */
+  lexicon: RunLexicon;
   /** The final termID the cursor's range starts at, and the run's key there (keysBefore). */
   startTerm?: number;
   startKey?: number;
@@ -142,6 +143,8 @@ export class RunCursor {
   private readonly first: number;
   private readonly chunk: Uint32Array;
   private readonly walk?: KeyWalk;
+  /** The docID of each document number the run holds (a worker's lexicon); absent: docIDs. */
+  private readonly docIds?: Uint32Array;
   private chunkPairs = 0; // pairs loaded in chunk
   private pos = 0; // index of the current pair within chunk
   private consumed = 0; // pairs of the range before chunk
@@ -157,7 +160,11 @@ export class RunCursor {
     try {
       const header = readRunHeader(this.fd, path);
       total = header.count;
-      if (terms) this.walk = new KeyWalk(terms.order, header.keySpace, terms.startTerm, terms.startKey);
+      if (terms) {
+        const { order, finals, docIds } = terms.lexicon;
+        this.walk = new KeyWalk(order, header.keySpace, positionOfTerm(finals, terms.startTerm ?? 0), terms.startKey, finals);
+        this.docIds = docIds;
+      }
     } catch (err) {
       closeSync(this.fd);
       throw err;
@@ -183,6 +190,11 @@ export class RunCursor {
       const n = readSync(this.fd, bytes, got, bytes.length - got, RUN_HEADER_BYTES + (this.first + this.consumed) * 8 + got);
       if (n === 0) throw new Error(`${this.path}: run file is truncated`);
       got += n;
+    }
+    const docIds = this.docIds;
+    if (docIds) {
+      const c = this.chunk;
+      for (let i = 1; i < 2 * pairs; i += 2) c[i] = docIds[c[i]!]!;
     }
     this.chunkPairs = pairs;
     this.pos = 0;
@@ -210,10 +222,12 @@ export class RunCursor {
   }
 
   /**
-   * Consumes every pair of the current term (the run's segment for it), calling `emit` once
-   * per distinct docID with its count of pairs (the term frequency in that document).
+   * Consumes the pairs of the current term (the run's segment for it) up to docID `limit`
+   * included, calling `emit` once per distinct docID with its count of pairs (the term
+   * frequency in that document). A run of a worker's lexicon holds that worker's documents,
+   * which interleave with other workers' in crawl order, hence the limit (mergeRuns).
    */
-  takeSegment(emit: (docId: number, tf: number) => void): void {
+  takeSegment(emit: (docId: number, tf: number) => void, limit = 0xffffffff): void {
     const term = this.key;
     let doc = this.docId;
     let tf = 0;
@@ -224,6 +238,12 @@ export class RunCursor {
       const end = this.chunkPairs;
       while (p < end && c[2 * p] === term) {
         const d = c[2 * p + 1]!;
+        if (d > limit) {
+          this.pos = p;
+          this.docId = d;
+          emit(doc, tf);
+          return;
+        }
         if (d === doc) tf++;
         else {
           emit(doc, tf);

@@ -16,7 +16,7 @@ import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type C
 import { writeManifest } from './manifest.js';
 import { writeImpacts } from './impacts.js';
 import { SegmentReader, type SegmentFigures } from './segment-reader.js';
-import { compareTerms, hasHighUnits } from './term-order.js';
+import { TermHeap } from './term-heap.js';
 
 export interface SegmentMergeResult {
   stats: CollectionStats;
@@ -165,71 +165,6 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
     postings.closeQuietly();
     store.abort();
     throw err;
-  }
-}
-
-/**
- * A min-heap of the inputs by their current term in code point order. Where no term of any input
- * has a code unit at or above U+D800 the engine's own string comparison gives that order.
- */
-class TermHeap {
-  private readonly heap: Input[] = [];
-  private readonly less: (a: Input, b: Input) => boolean;
-
-  constructor(inputs: readonly Input[]) {
-    const plain = inputs.every((i) => !i.terms.some(hasHighUnits));
-    this.less = plain
-      ? (a, b) => {
-          const x = a.terms[a.at]!;
-          const y = b.terms[b.at]!;
-          return x < y || (x === y && a.index < b.index);
-        }
-      : (a, b) => {
-          const c = compareTerms(a.terms[a.at]!, b.terms[b.at]!);
-          return c < 0 || (c === 0 && a.index < b.index);
-        };
-    for (const input of inputs) if (input.terms.length > 0) this.push(input);
-  }
-
-  get size(): number {
-    return this.heap.length;
-  }
-
-  get top(): Input {
-    return this.heap[0]!;
-  }
-
-  push(input: Input): void {
-    const h = this.heap;
-    let i = h.length;
-    h.push(input);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
-  }
-
-  pop(): Input {
-    const h = this.heap;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
-      }
-    }
-    return top;
   }
 }
 

@@ -61,8 +61,18 @@ export class KeyWalk {
   private key: number;
   private pos: number;
 
-  /** Starts at final termID `startPos`, which holds key `startKey` of this run (see keysBefore). */
-  constructor(private readonly order: Uint32Array, private readonly keySpace: number, startPos = 0, startKey = 0) {
+  /**
+   * Starts at position `startPos` of `order`, which holds key `startKey` of this run (see
+   * keysBefore). `finals`: the final termID of each position (a worker's lexicon, see
+   * run-lexicons.ts); without it the position is the termID.
+   */
+  constructor(
+    private readonly order: Uint32Array,
+    private readonly keySpace: number,
+    startPos = 0,
+    startKey = 0,
+    private readonly finals?: Uint32Array,
+  ) {
     this.identity = keySpace >= order.length;
     this.key = startKey;
     this.pos = startPos;
@@ -80,7 +90,7 @@ export class KeyWalk {
 
   /** The final termID of `key`; keys must come in non-decreasing order. */
   toFinal(key: number): number {
-    if (this.identity) return key;
+    if (this.identity) return this.finals ? this.finals[key]! : key;
     if (key < this.key) throw new Error(`term keys out of order (${key} after ${this.key})`);
     const order = this.order;
     const n = this.keySpace;
@@ -94,21 +104,23 @@ export class KeyWalk {
     if (p >= order.length) throw new Error(`term key ${key} is outside the run's key space of ${n}`);
     this.pos = p;
     this.key = k;
-    return p;
+    return this.finals ? this.finals[p]! : p;
   }
 }
 
 /**
  * For a run of key space `keySpace`: the number of its keys below each final termID of
- * `positions` (ascending), i.e. the key a KeyWalk starting at that termID starts with.
+ * `termIds` (ascending), i.e. the key a KeyWalk starting at that termID starts with. `finals`
+ * as in KeyWalk.
  */
-export function keysBefore(order: Uint32Array, keySpace: number, positions: readonly number[]): number[] {
-  if (keySpace >= order.length) return [...positions];
+export function keysBefore(order: Uint32Array, keySpace: number, termIds: readonly number[], finals?: Uint32Array): number[] {
+  const finalAt = (p: number) => (finals ? finals[p]! : p);
   const out: number[] = [];
   let count = 0;
   let p = 0;
-  for (const target of positions) {
-    for (; p < target && p < order.length; p++) if (order[p]! < keySpace) count++;
+  const all = keySpace >= order.length;
+  for (const target of termIds) {
+    for (; p < order.length && finalAt(p) < target; p++) if (all || order[p]! < keySpace) count++;
     out.push(count);
   }
   return out;

@@ -7,6 +7,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { firstPairAtOrAfter, readRunHeader, termIdAt, type CursorTerms, type PairRange } from './runs.js';
 import { KeyWalk, keysBefore } from './term-order.js';
+import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
 
 /** Samples taken from each run per range wanted: enough to land within ~1/SAMPLES of even. */
 const SAMPLES_PER_RANGE = 64;
@@ -15,17 +16,19 @@ const SAMPLES_PER_RANGE = 64;
  * Start termIDs of up to `parts` ranges (the first is 0; range i is [starts[i], starts[i+1]),
  * the last is open-ended). Boundaries are quantiles of the pairs' termIDs, estimated from
  * evenly spaced samples of each run weighted by its size; fewer ranges come back when the
- * pairs sit on fewer distinct sampled terms. `order` maps run keys to termIDs (KeyWalk).
+ * pairs sit on fewer distinct sampled terms. `lexicons` map run keys to termIDs (KeyWalk).
  */
-export function splitTermRanges(runPaths: readonly string[], parts: number, order?: Uint32Array): number[] {
+export function splitTermRanges(runPaths: readonly string[], parts: number, lexicons?: RunLexicons): number[] {
   const samples: { termId: number; weight: number }[] = [];
   let total = 0;
-  for (const path of runPaths) {
+  for (let r = 0; r < runPaths.length; r++) {
+    const path = runPaths[r]!;
     const fd = openSync(path, 'r');
     try {
       const { count, keySpace } = readRunHeader(fd, path);
       if (count === 0) continue;
-      const walk = order && new KeyWalk(order, keySpace);
+      const lexicon = lexicons && lexiconOfRun(lexicons, r);
+      const walk = lexicon && new KeyWalk(lexicon.order, keySpace, 0, 0, lexicon.finals);
       const n = Math.min(count, parts * SAMPLES_PER_RANGE);
       for (let i = 0; i < n; i++) {
         const key = termIdAt(fd, Math.floor(((i + 0.5) * count) / n));
@@ -52,12 +55,13 @@ export function splitTermRanges(runPaths: readonly string[], parts: number, orde
 }
 
 /** Each run's key at each of `starts` (ascending termIDs): where its pairs of that range begin. */
-export function runKeysAt(runPaths: readonly string[], starts: readonly number[], order?: Uint32Array): number[][] {
-  return runPaths.map((path) => {
-    if (!order) return [...starts];
+export function runKeysAt(runPaths: readonly string[], starts: readonly number[], lexicons?: RunLexicons): number[][] {
+  return runPaths.map((path, r) => {
+    if (!lexicons) return [...starts];
+    const { order, finals } = lexiconOfRun(lexicons, r);
     const fd = openSync(path, 'r');
     try {
-      return keysBefore(order, readRunHeader(fd, path).keySpace, starts);
+      return keysBefore(order, readRunHeader(fd, path).keySpace, starts, finals);
     } finally {
       closeSync(fd);
     }
@@ -74,7 +78,7 @@ export interface RunShares {
  * For each run, the pairs of termIDs [startTerm, endTerm) (endTerm undefined: to the end), given
  * each run's keys there (runKeysAt: keys[i] = [startKey, endKey?]).
  */
-export function runSharesFor(runPaths: readonly string[], startTerm: number, keys: readonly (readonly number[])[], order?: Uint32Array): RunShares {
+export function runSharesFor(runPaths: readonly string[], startTerm: number, keys: readonly (readonly number[])[], lexicons?: RunLexicons): RunShares {
   const ranges = runPaths.map((path, i) => {
     const fd = openSync(path, 'r');
     try {
@@ -87,7 +91,7 @@ export function runSharesFor(runPaths: readonly string[], startTerm: number, key
       closeSync(fd);
     }
   });
-  const terms = order && runPaths.map((_, i) => ({ order, startTerm, startKey: keys[i]![0]! }));
+  const terms = lexicons && runPaths.map((_, i) => ({ lexicon: lexiconOfRun(lexicons, i), startTerm, startKey: keys[i]![0]! }));
   return { ranges, terms };
 }
 

@@ -10,6 +10,12 @@ import { PostingsFileWriter } from './postings-file.js';
 import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
+import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
+
+/** The runs' lexicons: as given, or the dictionary's order for every run. */
+function runLexiconsOf(contents: IndexContents): RunLexicons {
+  return contents.runLexicons ?? { lexicons: [{ order: contents.order }] };
+}
 
 export interface IndexContents {
   /**
@@ -24,6 +30,8 @@ export interface IndexContents {
   terms: readonly string[];
   /** Those ids in code point order of their terms: a term's termID is its position here (TermDictionary.order). */
   order: Uint32Array;
+  /** How the runs' keys map to termIDs; default: every run keyed by `order` (run-lexicons.ts). */
+  runLexicons?: RunLexicons;
   /** The documents' lengths, indexed by DocId: with them the merge builds impacts.bin's contents. */
   lengths?: Uint32Array;
   documentCount: number;
@@ -60,8 +68,9 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
     contents.rows.writeRest();
     writeTermRows(store, contents);
     let postingsCount = 0;
-    const { termCount, order } = contents;
-    const terms = runPaths.map(() => ({ order }));
+    const { termCount } = contents;
+    const lexicons = runLexiconsOf(contents);
+    const terms = runPaths.map((_, i) => ({ lexicon: lexiconOfRun(lexicons, i) }));
     const impacts = contents.lengths && new ImpactsBuilder(contents.lengths);
     const merge = mergeRuns(
       runPaths,
@@ -98,7 +107,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     let impacts: Impacts | undefined;
     const merge = await mergeInParallel({
       runPaths,
-      order: contents.order,
+      lexicons: runLexiconsOf(contents),
       lengths: contents.lengths,
       onImpacts: (i) => (impacts = i),
       threads,

@@ -15,13 +15,20 @@ import type { PairBlockBuilder } from './block.js';
 import type { TermDictionary } from './dictionary.js';
 import type { DocumentTable } from './documents.js';
 import type { ParsedBatch } from '../parse/parse-messages.js';
-import type { Tokenizer } from '../analysis/tokenizer.js';
-import { WasmStemmer } from '../scan/wasm-ascii-table.js';
+import { RawTokenTerms, type TermAnalysis } from './raw-token-terms.js';
 import { RawTokenList } from '../scan/raw-token-list.js';
 import { UNRESOLVED_BIT, type SharedTermIds } from './shared-term-ids.js';
 import { BigMap } from '../../runtime/big-map.js';
 
 const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
+
+/** Appends batch b's documents to the table (in crawl order: their DocIds follow); returns the first one's. */
+export function addBatchDocuments(documents: DocumentTable, b: ParsedBatch): number {
+  const base = documents.count;
+  for (let i = 0; i < b.externalIds.length; i++) documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
+  if (b.warc) for (let i = 0; i < b.externalIds.length; i++) documents.setWarc(base + i, b.warc[2 * i]!, b.warc[2 * i + 1]!);
+  return base;
+}
 
 /** A batch being copied into blocks (BatchRemapper.begin). */
 export interface RemapState {
@@ -48,10 +55,10 @@ export class BatchRemapper {
     private readonly dictionary: TermDictionary,
     private readonly documents: DocumentTable,
     private readonly termIds: readonly SharedTermIds[],
-    private readonly tokenizer: Pick<Tokenizer, 'analyzeToken' | 'isStopword' | 'options'>,
+    tokenizer: TermAnalysis,
   ) {
     this.cacheRawIds = termIds.length > 1;
-    if (tokenizer.options.stem === 'porter') this.stemmer = new WasmStemmer();
+    this.analysis = new RawTokenTerms(tokenizer);
   }
 
   /**
@@ -67,12 +74,7 @@ export class BatchRemapper {
    */
   private readonly cacheRawIds: boolean;
 
-  /**
-   * Tokens of [a-z0-9] (nearly all of them) are stemmed in WebAssembly: the same terms as the
-   * tokenizer's analysis (test/wasm-porter.test.ts) without the JS stemmer, whose compilation
-   * alone took ~150 ms of CPU in a mail build beside ~110 ms of stemming on this thread.
-   */
-  private readonly stemmer?: WasmStemmer;
+  private readonly analysis: RawTokenTerms;
 
   /**
    * The global TermId of raw token `local` of a worker's list (never a stopword: the worker
@@ -86,13 +88,7 @@ export class BatchRemapper {
       const id = this.rawIds.get(raw);
       if (id !== undefined) return id;
     }
-    let term = this.stemmer?.stemRange(tokens.bytes, tokens.start(local), tokens.end(local)) ?? null;
-    if (term === null) {
-      raw ??= tokens.string(local);
-      term = this.tokenizer.analyzeToken(raw);
-      if (term === null) throw new Error(`worker sent the stopword ${JSON.stringify(raw)} as a term`);
-    }
-    const id = this.dictionary.idOf(term);
+    const id = this.dictionary.idOf(this.analysis.termOf(tokens, local, raw));
     if (raw !== undefined) this.rawIds.set(raw, id);
     return id;
   }
@@ -105,11 +101,7 @@ export class BatchRemapper {
   begin(worker: number, b: ParsedBatch, existingDocBase?: number): RemapState {
     const terms = this.learn(worker, b);
     const docBase = existingDocBase ?? (this.documents.nextDocId as number);
-    if (existingDocBase === undefined) {
-      const docBase0 = this.documents.count;
-      for (let i = 0; i < b.externalIds.length; i++) this.documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
-      if (b.warc) for (let i = 0; i < b.externalIds.length; i++) this.documents.setWarc(docBase0 + i, b.warc[2 * i]!, b.warc[2 * i + 1]!);
-    }
+    if (existingDocBase === undefined) addBatchDocuments(this.documents, b);
     return { pairs: b.pairs, unresolved: b.unresolved, nextUnresolved: 0, terms, termIds: this.termIds[worker]!, docBase, localIds: b.localIds === true };
   }
 

@@ -13,6 +13,7 @@ import type { CorpusOptions, SkippedItem } from '../corpus/index.js';
 import type { TokenizerOptions } from '../analysis/tokenizer.js';
 import type { PostingsLayout, WrittenPostings } from '../../merge/doc-order-postings.js';
 import type { RawTokenBytes } from '../scan/raw-token-list.js';
+import type { HandedBlock, WorkerBlocksConfig, WrittenRun } from '../fill/worker-blocks.js';
 
 /** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
 export function batchArrayWords(batchPairs: number): number {
@@ -39,6 +40,12 @@ export interface ParseWorkerInit {
    * pair's local id to the main thread (ParsedBatch.localIds): with one worker, see ParsePool.
    */
   resolveIds?: boolean;
+  /**
+   * The worker keeps its own lexicon and fills its own blocks (fill/worker-lexicon.ts,
+   * fill/worker-blocks.ts): its bundles carry documents and counts but no pairs, and it reports
+   * runs ('run'), blocks for the GPU thread ('block') and at the end its lexicon ('lexicon').
+   */
+  ownLexicon?: WorkerBlocksConfig;
 }
 
 /**
@@ -56,6 +63,8 @@ export type ToWorker =
   | { type: 'stop' }
   /** The set-up of a worker started ahead of the build (parse-worker-spares.ts); its first message. */
   | { type: 'init'; init: ParseWorkerInit }
+  /** ownLexicon: block `block` handed over is written (or failed: `error`); it may be filled again. */
+  | { type: 'block-done'; block: number; error?: string }
   | BlockPostingsRequest;
 
 /**
@@ -176,4 +185,13 @@ export interface BatchBundle {
 }
 
 /** 'loaded': a worker started ahead (deferred) has loaded its modules and waits for 'init'. */
-export type FromWorker = BatchBundle | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply;
+export type FromWorker = BatchBundle | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply | OwnLexiconMessage;
+
+/**
+ * ownLexicon: a run the worker wrote; a block for the GPU thread; and, after its last run, its
+ * lexicon (terms in code point order, its ids in that order) and how many documents it numbered.
+ */
+export type OwnLexiconMessage =
+  | ({ type: 'run' } & WrittenRun)
+  | ({ type: 'block' } & HandedBlock)
+  | { type: 'lexicon'; terms: string[]; order: Uint32Array; documents: number };

@@ -6,7 +6,7 @@
  * batches returns its credit (SyncSend).
  */
 import { Worker } from 'node:worker_threads';
-import { batchArrayWords, type BatchBundle, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
+import { batchArrayWords, type BatchBundle, type BlockPostingsReply, type BlockPostingsRequest, type FromWorker, type OwnLexiconMessage, type ParsedBatch, type ParseWorkerInit, type ToWorker } from './parse-messages.js';
 import { workerScript } from '../../runtime/worker-script.js';
 import type { ParseTask } from './jsonl-ranges.js';
 import type { RawTokenBytes } from '../scan/raw-token-list.js';
@@ -134,7 +134,7 @@ export class ParsePool {
       // With one worker, the worker bounds the parse and this thread waits for its batches
       // (mail: ~190 of ~560 ms), so this thread maps every pair (ParsedBatch.localIds): the
       // worker's id lookups took it longer than the mapping takes here (mail, 2-core machine).
-      const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer, resolveIds: count > 1 };
+      const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer, resolveIds: count > 1 && !init.ownLexicon, ...(init.ownLexicon ? { ownLexicon: { ...init.ownLexicon, worker: w } } : {}) };
       // A worker started ahead of the build (the CLI's) gets its set-up as its first message.
       const spare = takeSpareWorker(init.maxYoungGenerationMb);
       const worker = spare ?? new Worker(workerScript('indexer/parse/parse-worker.js'), { workerData, resourceLimits });
@@ -146,10 +146,46 @@ export class ParsePool {
       });
       this.workers.push(worker);
     }
+    this.own = init.ownLexicon !== undefined;
+    this.lexiconsLeft = count;
     this.ahead = tasksAheadFromEnv();
     for (let w = 0; w < count; w++) this.dispatch(w);
     // More workers than tasks: those without any are done already.
-    for (let w = 0; w < count; w++) if (this.groups[w]!.length === 0 && !(w === 0 && keepFirstWorker)) this.retired[w] = this.workers[w]!.terminate();
+    for (let w = 0; w < count; w++) if (this.groups[w]!.length === 0 && !(w === 0 && keepFirstWorker)) this.retire(w);
+  }
+
+  /** Workers keep their own lexicons (ParseWorkerInit.ownLexicon). */
+  private readonly own: boolean;
+  /** ownLexicon: workers told to stop (they finish their blocks and send their lexicons first). */
+  private readonly stopped: boolean[] = [];
+  private lexiconsLeft: number;
+  /** ownLexicon: receives each worker's runs, blocks for the GPU thread and lexicon. */
+  onOwnMessage?: (worker: number, m: OwnLexiconMessage) => void;
+  private allLexicons?: () => void;
+  /** ownLexicon: settles once every worker has sent its lexicon (rejects if the pool fails first). */
+  readonly lexiconsSent: Promise<void> = new Promise<void>((resolve, reject) => {
+    this.allLexicons = resolve;
+    this.lexiconsFailed = reject;
+  });
+  private lexiconsFailed?: (err: Error) => void;
+
+  /**
+   * A worker with nothing left to parse: terminated at once, or with its own lexicon told to
+   * stop, so that it seals its last block and sends its lexicon (then it is terminated).
+   */
+  private retire(w: number): void {
+    if (!this.own) {
+      this.retired[w] ??= this.workers[w]!.terminate();
+      return;
+    }
+    if (this.stopped[w]) return;
+    this.stopped[w] = true;
+    this.post(w, { type: 'stop' });
+  }
+
+  /** ownLexicon: block `block` that worker w handed over is written (or failed); it may refill it. */
+  blockDone(w: number, block: number, error?: string): void {
+    this.post(w, error === undefined ? { type: 'block-done', block } : { type: 'block-done', block, error });
   }
 
   private readonly ahead: number;
@@ -209,6 +245,7 @@ export class ParsePool {
 
   private fail(err: Error): void {
     this.failure ??= err;
+    this.lexiconsFailed?.(err);
     this.wake?.();
     this.postingsReply?.({ type: 'postings-error', message: err.message });
   }
@@ -241,6 +278,18 @@ export class ParsePool {
     }
     if (m.type === 'postings' || m.type === 'postings-error') {
       this.postingsReply?.(m);
+      return;
+    }
+    if (m.type === 'run' || m.type === 'block' || m.type === 'lexicon') {
+      try {
+        this.onOwnMessage?.(w, m);
+      } catch (err) {
+        this.fail(err instanceof Error ? err : new Error(String(err)));
+      }
+      if (m.type === 'lexicon') {
+        this.retired[w] ??= this.workers[w]!.terminate();
+        if (--this.lexiconsLeft === 0) this.allLexicons?.();
+      }
       return;
     }
     const t = this.times[w]!;
@@ -303,7 +352,7 @@ export class ParsePool {
     if (tail.last && held.length > 0 && held[0]!.end === tail.seq) {
       held.shift();
       this.dispatch(w);
-      if (held.length === 0 && !(w === 0 && this.keepFirstWorker)) this.retired[w] ??= this.workers[w]!.terminate();
+      if (held.length === 0 && !(w === 0 && this.keepFirstWorker)) this.retire(w);
     }
     this.wake?.();
   }

@@ -16,6 +16,8 @@ import { grown } from '../../runtime/grown.js';
 import { niceThisThread } from './thread-priority.js';
 import { readSmallFileSync } from '../corpus/read-small-file.js';
 import { KnownTermIds, UNRESOLVED_BIT } from '../fill/shared-term-ids.js';
+import { WorkerLexicon } from '../fill/worker-lexicon.js';
+import { WorkerBlocks } from '../fill/worker-blocks.js';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
@@ -34,6 +36,11 @@ let BATCH_WORDS = 0;
 /** ParseWorkerInit.resolveIds. */
 let resolveIds = true;
 let credits = 0;
+/** ParseWorkerInit.ownLexicon: this worker's own lexicon and blocks. */
+let lexicon: WorkerLexicon | undefined;
+let blocks: WorkerBlocks | undefined;
+/** The own block is full: seal it before the next document. */
+let blockFull = false;
 
 /**
  * Sets the worker up for its build: from workerData, or from the 'init' message when it was
@@ -49,6 +56,15 @@ function setUp(i: ParseWorkerInit): void {
   resolveIds = init.resolveIds !== false;
   BATCH_WORDS = batchArrayWords(init.batchPairs);
   credits = init.credits;
+  if (init.ownLexicon) {
+    lexicon = new WorkerLexicon(tokenizer, localTerms);
+    blocks = new WorkerBlocks(
+      init.ownLexicon,
+      lexicon,
+      (run) => port.postMessage({ type: 'run', ...run } satisfies FromWorker),
+      (block) => port.postMessage({ type: 'block', ...block } satisfies FromWorker, [block.keys.buffer as ArrayBuffer]),
+    );
+  }
   main().catch((err: unknown) => {
     port.postMessage({ type: 'error', message: (err as Error)?.stack ?? String(err) });
   });
@@ -68,6 +84,7 @@ let stopping = false;
 port.on('message', (m: ToWorker) => {
   if (m.type === 'init') setUp(m.init);
   else if (m.type === 'postings') void writeBlockPostings(m);
+  else if (m.type === 'block-done') blocks!.done(m.block, m.error);
   else if (m.type === 'credit') {
     credits++;
     if (m.buffer) free.push(m.buffer);
@@ -91,6 +108,8 @@ port.on('message', (m: ToWorker) => {
  */
 const free: ArrayBuffer[] = [];
 
+const NO_PAIRS = new Uint32Array(0);
+
 /**
  * The document ids of the bundle being built: one array for every bundle, emptied once it is
  * posted (postMessage copies it). A fresh `[]` for each batch started with small-integer
@@ -104,7 +123,8 @@ const externalIds: string[] = [];
  * and documents from the arrays' starts), then the open batch's from `open.pairStart` etc. on.
  */
 class Bundle {
-  pairs = free.length > 0 ? new Uint32Array(free.pop()!) : new Uint32Array(BATCH_WORDS);
+  /** Empty with an own lexicon: the pairs go to the worker's blocks (pairEnd still counts them). */
+  pairs = blocks ? NO_PAIRS : free.length > 0 ? new Uint32Array(free.pop()!) : new Uint32Array(BATCH_WORDS);
   /** Pairs written (the closed batches' and the open one's). */
   pairEnd = 0;
   /** Pairs of the closed batches. */
@@ -154,6 +174,20 @@ class OpenBatch {
 
   addDocument(termIds: Uint32Array, externalId: string, bytes: number): void {
     const b = bundle;
+    if (blocks) {
+      if (blocks.add(termIds, termIds.length, lexicon!.termIds())) blockFull = true;
+    } else this.addPairs(termIds);
+    b.pairEnd += termIds.length;
+    const d = b.externalIds.length;
+    if (d === b.lengths.length) b.lengths = grown(b.lengths, d + 1);
+    b.lengths[d] = termIds.length;
+    b.externalIds.push(externalId);
+    this.bytes += bytes;
+  }
+
+  /** The document's pairs into the bundle (the main thread fills blocks). */
+  private addPairs(termIds: Uint32Array): void {
+    const b = bundle;
     const need = 2 * (b.pairEnd + termIds.length);
     if (need > b.pairs.length) b.pairs = grown(b.pairs, need, 2 * b.pairEnd);
     const doc = this.docs;
@@ -181,12 +215,6 @@ class OpenBatch {
         pairs[p++] = doc;
       }
     }
-    b.pairEnd += termIds.length;
-    const d = b.externalIds.length;
-    if (d === b.lengths.length) b.lengths = grown(b.lengths, d + 1);
-    b.lengths[d] = termIds.length;
-    b.externalIds.push(externalId);
-    this.bytes += bytes;
   }
 
   private noteUnresolved(pair: number): void {
@@ -254,8 +282,10 @@ async function post(open?: OpenBatch): Promise<void> {
   if (open) {
     // Not with a fresh array's first touch to pay for nothing: the copy is what moves.
     const n = b.pairEnd - open.pairStart;
-    if (2 * n > next.pairs.length) next.pairs = new Uint32Array(2 * n + 4096);
-    next.pairs.set(b.pairs.subarray(2 * open.pairStart, 2 * b.pairEnd));
+    if (!blocks) {
+      if (2 * n > next.pairs.length) next.pairs = new Uint32Array(2 * n + 4096);
+      next.pairs.set(b.pairs.subarray(2 * open.pairStart, 2 * b.pairEnd));
+    }
     next.pairEnd = n;
     const u = b.unresolvedCount - open.unresolvedStart;
     if (u > next.unresolved.length) next.unresolved = new Uint32Array(u);
@@ -323,13 +353,18 @@ async function parseFile(task: Task): Promise<void> {
     if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
     if (renumbered && d.idFromLine) batch.lineIds.push(batch.docs, d.line!);
     batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
-    return bundle.pairEnd >= init.batchPairs;
+    return bundle.pairEnd >= init.batchPairs || blockFull;
   };
   /**
    * A file's batches are cut where its own pairs reach batchPairs, wherever it starts in a
    * bundle, so a file's parts (and --resume's points in them) do not depend on its neighbours.
    */
   const full = async (): Promise<void> => {
+    if (blockFull) {
+      blockFull = false;
+      await blocks!.seal();
+      if (bundle.pairEnd < init.batchPairs) return;
+    }
     if (batch.pairCount >= init.batchPairs) {
       batch.close(false);
       await post();
@@ -386,6 +421,12 @@ async function main(): Promise<void> {
     taskWaiter = undefined;
     if (stopping) break;
     await parseFile(tasks.shift()!);
+  }
+  if (blocks) {
+    // The last block, then the lexicon its runs are keyed by (the merge unites the workers').
+    await blocks.finish();
+    const { terms, order } = lexicon!.finish();
+    port.postMessage({ type: 'lexicon', terms, order, documents: blocks.documents } satisfies FromWorker, [order.buffer as ArrayBuffer]);
   }
   port.close();
 }

@@ -35,6 +35,7 @@ import type { StageClock } from './stage-clock.js';
 import { TailSplit, tailMinPairsFromEnv } from '../fill/tail-split.js';
 import { PostingsTally, type TalliedLexicon } from '../../merge/postings-tally.js';
 import type { BlockPostings } from '../../merge/doc-order-postings.js';
+import type { UnitedLexicon } from './worker-lexicons-pipeline.js';
 
 export type Schedule = 'sequential' | 'overlapped';
 
@@ -100,6 +101,8 @@ export interface WorkerPipelineResult extends PipelineResult {
   workerScanBytes: number[];
   /** The crawl fitted in one block, handed to a parse worker (input.blockPostingsPath); no runs then. */
   blockPostings?: BlockPostings;
+  /** The workers kept their own lexicons (worker-lexicons-pipeline.ts): the united one, and the runs' maps. */
+  lexicon?: UnitedLexicon;
 }
 
 
@@ -323,13 +326,13 @@ function pointAfter(batch: ParsedBatch, taken: number): ResumePoint {
   return batch.last ? { seq: batch.seq + 1, part: 0, taken: 0, inBatch: false } : { seq: batch.seq, part: batch.part + 1, taken: 0, inBatch: false };
 }
 
-function countSkip(counters: ParseCounters, s: SkippedItem, input: WorkerPipelineInput): void {
+export function countSkip(counters: ParseCounters, s: SkippedItem, input: WorkerPipelineInput): void {
   counters.skippedCount++;
   if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(s);
   input.onSkip?.(s);
 }
 
-function countBatch(counters: ParseCounters, batch: ParsedBatch, input: WorkerPipelineInput): void {
+export function countBatch(counters: ParseCounters, batch: ParsedBatch, input: WorkerPipelineInput): void {
   for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
   if (batch.last) counters.fileBytesDone += input.tasks[batch.seq]?.bytes ?? 0;
   for (const s of batch.skips) countSkip(counters, s, input);

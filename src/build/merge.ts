@@ -37,11 +37,14 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   const documentRowsAhead = rowsAhead.count;
   const { threads, cursorBytes } = planMerge(plan.memory.mergeBytes, mergeThreadsFor(options, root ? plan.workers : 1, counters.pairs), options.mergeThreads !== undefined);
   const blockPostings = 'blockPostings' in result ? result.blockPostings : undefined;
+  // Workers with lexicons of their own: the united lexicon is in termID order already.
+  const united = 'lexicon' in result ? result.lexicon : undefined;
   const contents = {
     rows: rowsAhead,
-    termCount: dictionary.size,
-    terms: dictionary.terms,
-    order: dictionary.order(),
+    termCount: united ? united.terms.length : dictionary.size,
+    terms: united ? united.terms : dictionary.terms,
+    order: united ? identityOrder(united.terms.length) : dictionary.order(),
+    ...(united ? { runLexicons: united.runLexicons } : {}),
     lengths: documents.lengthsView(),
     documentCount: documents.count,
     totalTokens: documents.totalTokens,
@@ -82,6 +85,13 @@ export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merge
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });
   if ('blockPostings' in parsed.result) await parsed.result.blockPostings?.closed;
+}
+
+/** 0, 1, ..., n - 1: the order of terms numbered in code point order already. */
+function identityOrder(n: number): Uint32Array {
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  return order;
 }
 
 /** Below this many pairs the merge takes well under a second: starting threads would cost more. */

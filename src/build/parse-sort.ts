@@ -12,6 +12,7 @@ import { runSequentialPipeline, type ParseCounters, type PipelineResult } from '
 import { startPhaseCpu, type PhaseCpuMs } from '../../runtime/cpu-time.js';
 import { StageClock } from '../../indexer/pipeline/stage-clock.js';
 import { runWorkerPipeline, type WorkerPipelineResult } from '../../indexer/pipeline/worker-pipeline.js';
+import { runWorkerLexiconsPipeline, useWorkerLexicons } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
 import type { ParseTask } from '../../indexer/parse/jsonl-ranges.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import { INDEX_DB, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
@@ -71,7 +72,8 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
     // The index database opens now: document rows go in while the parse waits for batches.
     const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, !options.resume);
     state.rowsAhead = rowsAhead;
-    result = await runWorkerPipeline({
+    const run = useWorkerLexicons(plan.workers, options.resume === true) ? runWorkerLexiconsPipeline : runWorkerPipeline;
+    result = await run({
       // Idle time of this thread: document rows, then the dictionary's term order.
       whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? () => rowsAhead.writeSome() || dictionary.sortAhead() : undefined,
       onBatchFilled: rowsAhead.batchFilled,

@@ -173,11 +173,13 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
   const mergeStart = startedAt + parseSortMs + merged.releaseMs;
   const peakRssBytes = process.resourceUsage().maxRSS * 1024;
   const worker = 'workerTerms' in result ? result : undefined;
-  const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, worker?.workerTerms ?? [], worker?.workerScanBytes ?? []);
+  // With the workers' own lexicons the build's dictionary stays empty: the united one has the terms.
+  const terms = worker?.lexicon ? worker.lexicon.terms : dictionary.terms;
+  const dictionaryBytes = estimateDictionaryBytes(terms, documents, worker?.workerTerms ?? [], worker?.workerScanBytes ?? []);
   return {
     output: out.output,
     documents: documents.count,
-    terms: dictionary.size,
+    terms: terms.length,
     pairs: counters.pairs,
     postings: written.stats.postings,
     blocks: counters.blocks,

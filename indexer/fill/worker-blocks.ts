@@ -1,0 +1,159 @@
+/**
+ * The blocks a parse worker fills itself when it keeps its own lexicon (WorkerLexicon): pairs
+ * of (its term id, its document number), documents numbered in the order the worker parses
+ * them (its tasks come in crawl order, so the merge maps the numbers to docIDs with one
+ * increasing table, RunLexicon.docIds). A full block is sealed with the lexicon's ranks so far
+ * (lexKeys) and either sorted and written as a run here (the CPU sorter: each worker sorts its
+ * own blocks, in parallel) or handed to the GPU thread through the main thread (`handOver`);
+ * with two blocks the worker fills one while the other is sorted (Indexgpu+).
+ */
+import { join } from 'node:path';
+import { writeRunFile } from '../../merge/runs.js';
+import { radixSortPairs } from '../sort/cpu-sorter.js';
+import { grown } from '../../runtime/grown.js';
+import type { WorkerLexicon } from './worker-lexicon.js';
+
+export interface WorkerBlocksConfig {
+  /** This worker's index: its runs' names, and its lexicon's in the merge. */
+  worker: number;
+  runDir: string;
+  blockPairs: number;
+  /** 2: fill one while the other is sorted (the overlapped schedule); 1: wait for each sort. */
+  blocks: number;
+  /** Sort and write runs on this thread (CPU sorter) rather than hand blocks over. */
+  sortHere: boolean;
+}
+
+/** A run this worker wrote (sortHere). */
+export interface WrittenRun {
+  path: string;
+  pairs: number;
+  runBytes: number;
+  keySpace: number;
+  sortMs: number;
+  writeMs: number;
+}
+
+/** A sealed block for the GPU thread: `pairs` is shared; `keys` is the lexicon's ranks at the seal. */
+export interface HandedBlock {
+  block: number;
+  buffer: SharedArrayBuffer;
+  count: number;
+  keys: Uint32Array;
+}
+
+export class WorkerBlocks {
+  private readonly blocks: Uint32Array[];
+  private readonly busy: boolean[];
+  private wake?: () => void;
+  private current = 0;
+  /** Pairs in the current block. */
+  private count = 0;
+  /** Document numbers given so far. */
+  documents = 0;
+  /** The pairs of a document that did not fit the block, for the next one. */
+  private overflow = new Uint32Array(0);
+  private overflowWords = 0;
+  private scratch?: Uint32Array;
+  private runs = 0;
+  private failure?: Error;
+
+  constructor(
+    private readonly config: WorkerBlocksConfig,
+    private readonly lexicon: WorkerLexicon,
+    private readonly onRun: (run: WrittenRun) => void,
+    private readonly handOver: (block: HandedBlock) => void,
+  ) {
+    const words = 2 * config.blockPairs;
+    this.blocks = Array.from({ length: config.blocks }, () => new Uint32Array(config.sortHere ? new ArrayBuffer(4 * words) : new SharedArrayBuffer(4 * words)));
+    this.busy = new Array<boolean>(config.blocks).fill(false);
+  }
+
+  /**
+   * Adds a document of `n` raw token ids (`rawIds`, mapped through `termOfRaw`) under the next
+   * document number. Returns true when the block is full: the caller must then await seal().
+   */
+  add(rawIds: Uint32Array, n: number, termOfRaw: Uint32Array): boolean {
+    const doc = this.documents++;
+    const pairs = this.blocks[this.current]!;
+    let p = 2 * this.count;
+    const cap = pairs.length;
+    let i = 0;
+    for (; i < n && p < cap; i++) {
+      pairs[p++] = termOfRaw[rawIds[i]!]!;
+      pairs[p++] = doc;
+    }
+    this.count = p >> 1;
+    if (i === n) return p === cap;
+    // The rest goes to the next block: the merge adds a document's counts across runs.
+    let o = this.overflowWords;
+    if (o + 2 * (n - i) > this.overflow.length) this.overflow = grown(this.overflow, o + 2 * (n - i), o);
+    const over = this.overflow;
+    for (; i < n; i++) {
+      over[o++] = termOfRaw[rawIds[i]!]!;
+      over[o++] = doc;
+    }
+    this.overflowWords = o;
+    return true;
+  }
+
+  /** Seals the current block if it holds pairs, moves to a free block, and puts any overflow in it. */
+  async seal(): Promise<void> {
+    await this.sealCurrent();
+    let from = 0;
+    while (from < this.overflowWords) {
+      const pairs = this.blocks[this.current]!;
+      const n = Math.min(this.overflowWords - from, pairs.length - 2 * this.count);
+      pairs.set(this.overflow.subarray(from, from + n), 2 * this.count);
+      this.count += n >> 1;
+      from += n;
+      if (2 * this.count === pairs.length) await this.sealCurrent();
+    }
+    this.overflowWords = 0;
+  }
+
+  /** Seals what is left and waits until every block handed over is written. */
+  async finish(): Promise<void> {
+    await this.seal();
+    while (this.busy.some((b) => b)) await this.waitForWake();
+    if (this.failure) throw this.failure;
+  }
+
+  /** The main thread reports block `block` written (or failed): it may be filled again. */
+  done(block: number, error?: string): void {
+    this.busy[block] = false;
+    if (error !== undefined) this.failure ??= new Error(error);
+    this.wake?.();
+  }
+
+  private async sealCurrent(): Promise<void> {
+    if (this.count > 0) {
+      const count = this.count;
+      const pairs = this.blocks[this.current]!;
+      const keys = this.lexicon.dictionary.lexKeys();
+      if (this.config.sortHere) this.sortAndWrite(pairs, count, keys);
+      else {
+        this.busy[this.current] = true;
+        this.handOver({ block: this.current, buffer: pairs.buffer as SharedArrayBuffer, count, keys });
+      }
+      this.count = 0;
+      this.current = (this.current + 1) % this.blocks.length;
+    }
+    while (this.busy[this.current]) await this.waitForWake();
+    if (this.failure) throw this.failure;
+  }
+
+  private sortAndWrite(pairs: Uint32Array, count: number, keys: Uint32Array): void {
+    const t0 = performance.now();
+    if (!this.scratch || this.scratch.length < 2 * count) this.scratch = new Uint32Array(pairs.length);
+    const sorted = radixSortPairs(pairs, count, this.scratch, keys);
+    const t1 = performance.now();
+    const path = join(this.config.runDir, `run-w${String(this.config.worker).padStart(3, '0')}-${String(this.runs++).padStart(6, '0')}.bin`);
+    const runBytes = writeRunFile(path, sorted, count, keys.length);
+    this.onRun({ path, pairs: count, runBytes, keySpace: keys.length, sortMs: t1 - t0, writeMs: performance.now() - t1 });
+  }
+
+  private waitForWake(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wake = resolve));
+  }
+}

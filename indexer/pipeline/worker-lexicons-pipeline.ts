@@ -1,0 +1,203 @@
+/**
+ * Parse and sort with lexicons of the workers' own: each parse worker analyses its tokens,
+ * numbers its terms and fills, seals and (CPU sorter) sorts and writes its own blocks
+ * (fill/worker-lexicon.ts, fill/worker-blocks.ts); with GpuSort it hands its sealed blocks to
+ * the GPU thread through this thread. This thread takes the batches' documents in crawl order
+ * (the document table, and each worker's document numbers -> docIDs) and nothing per pair or
+ * per term. At the end the workers' lexicons are united by term (merge/lexicon-union.ts), and
+ * the merge maps every run's keys and document numbers through its worker's lexicon
+ * (merge/run-lexicons.ts). The index is byte for byte the one the shared dictionary gives
+ * (runWorkerPipeline), whatever the worker count.
+ */
+import { AbortError } from '../../src/shared/errors.js';
+import { integerFromEnv } from '../../runtime/env-knobs.js';
+import { releaseBuffers } from '../../runtime/release-buffers.js';
+import { grown } from '../../runtime/grown.js';
+import { uniteLexicons } from '../../merge/lexicon-union.js';
+import type { RunLexicon, RunLexicons } from '../../merge/run-lexicons.js';
+import { addBatchDocuments } from '../fill/batch-remapper.js';
+import { MIN_PLANNED_BLOCK_PAIRS, CREDITS } from '../plan/memory-plan.js';
+import { LineNumbering } from '../parse/jsonl-ranges.js';
+import { ParsePool } from '../parse/parse-pool.js';
+import { workerNicenessFromEnv } from '../parse/thread-priority.js';
+import { RunSink } from '../sort/run-sink.js';
+import { newCounters, type ParseCounters } from './in-process-pipeline.js';
+import { countBatch, countSkip, settleMeanwhile, type WorkerPipelineInput, type WorkerPipelineResult } from './worker-pipeline.js';
+
+/** The united lexicon of a build whose workers kept their own (WorkerPipelineResult.lexicon). */
+export interface UnitedLexicon {
+  /** Every term in code point order: termID t is terms[t]. */
+  terms: string[];
+  runLexicons: RunLexicons;
+}
+
+/**
+ * Pairs in each worker's block: the plan's host blocks (two in the overlapped schedule, or one
+ * and the CPU sorter's scratch) shared out between the workers, each of which holds two arrays
+ * of that size (two blocks, or one and its scratch) or one (Indexgpu). GPUINDEX_WORKER_BLOCK_PAIRS
+ * overrides it (a benchmark knob).
+ */
+export function workerBlockPairs(blockSize: number, workers: number, planArrays: number, workerArrays: number): number {
+  const knob = integerFromEnv('GPUINDEX_WORKER_BLOCK_PAIRS', 1, 1 << 28);
+  if (knob !== undefined) return knob;
+  const share = Math.floor((planArrays * blockSize) / (workers * workerArrays));
+  return Math.max(Math.min(blockSize, MIN_PLANNED_BLOCK_PAIRS), Math.min(blockSize, share));
+}
+
+/**
+ * Fewest parse workers for which they keep their own lexicons. Below it the shared dictionary
+ * is the better design: one worker bounds the parse on a small machine, and the main thread,
+ * otherwise idle, takes its stemming and term numbering off it (worker-pipeline.ts).
+ */
+export const WORKER_LEXICONS_MIN_WORKERS = 4;
+
+/**
+ * Whether a build keeps a lexicon per worker: with enough workers, and not with --resume
+ * (checkpoints record the shared dictionary). GPUINDEX_WORKER_LEXICONS=0 or 1 forces it off or
+ * on (a benchmark and test knob; on still needs 2 workers and no --resume).
+ */
+export function useWorkerLexicons(workers: number, resume: boolean): boolean {
+  if (resume || workers < 2) return false;
+  const knob = integerFromEnv('GPUINDEX_WORKER_LEXICONS', 0, 1);
+  if (knob !== undefined) return knob === 1;
+  return workers >= WORKER_LEXICONS_MIN_WORKERS;
+}
+
+/** Each worker's document numbers -> docIDs, growing in crawl order. */
+class DocIdTable {
+  ids = new Uint32Array(1024);
+  count = 0;
+  pushRange(first: number, n: number): void {
+    if (this.count + n > this.ids.length) this.ids = grown(this.ids, this.count + n, this.count);
+    for (let i = 0; i < n; i++) this.ids[this.count++] = first + i;
+  }
+}
+
+export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Promise<WorkerPipelineResult> {
+  const { clock, signal, documents } = input;
+  const workers = Math.max(1, input.workers);
+  const batchPairs = input.batchPairs ?? Math.max(1, Math.min(1 << 16, input.blockSize));
+  const sortHere = !input.sorter.sharedBlocks;
+  const overlapped = input.schedule === 'overlapped';
+  const blocks = sortHere ? 1 : overlapped ? 2 : 1;
+  const blockPairs = workerBlockPairs(input.blockSize, workers, overlapped || sortHere ? 2 : 1, sortHere ? 2 : blocks);
+  const pool = new ParsePool(
+    input.tasks,
+    workers,
+    {
+      root: input.root,
+      corpus: input.corpus,
+      tokenizer: input.tokenizer,
+      batchPairs,
+      credits: input.credits ?? CREDITS,
+      maxYoungGenerationMb: input.maxYoungGenerationMb,
+      niceness: workerNicenessFromEnv(),
+      ownLexicon: { worker: 0, runDir: input.runDir, blockPairs, blocks, sortHere },
+    },
+    input.maxBufferedBytes ?? 8 * batchPairs * 4 * workers,
+  );
+  const counters: ParseCounters = newCounters();
+  counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
+  const numbering = new LineNumbering(input.tasks, input.firstLines);
+  const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
+  const docIds = Array.from({ length: workers }, () => new DocIdTable());
+  const finished: { terms: string[]; order: Uint32Array; documents: number }[] = [];
+  /** Runs the workers wrote (CPU sorter), and whose lexicon keys each. */
+  const workerRuns: string[] = [];
+  const workerRunOwners: number[] = [];
+  /** Runs the sort stage wrote (GpuSort), and whose lexicon keys each. */
+  const sinkRunOwners: number[] = [];
+  /** The sort stage takes one block at a time, in the order the workers sealed them. */
+  let sorting: Promise<void> = Promise.resolve();
+  let sortFailure: unknown;
+
+  pool.onOwnMessage = (w, m) => {
+    if (m.type === 'run') {
+      workerRuns.push(m.path);
+      workerRunOwners.push(w);
+      counters.blocks++;
+      counters.runBytes += m.runBytes;
+      clock.mark('sort', m.pairs);
+      clock.add('sort', m.sortMs);
+      clock.add('writeRuns', m.writeMs);
+    } else if (m.type === 'block') {
+      sorting = sorting.then(async () => {
+        if (sortFailure !== undefined) return pool.blockDone(w, m.block, 'the sort stage failed');
+        sinkRunOwners[sink.runPaths.length] = w;
+        try {
+          await sink.sortAndWrite(new Uint32Array(m.buffer, 0, 2 * m.count), m.count, undefined, m.keys);
+          counters.blocks = workerRuns.length + sink.blocks;
+          pool.blockDone(w, m.block);
+        } catch (err) {
+          sortFailure ??= err;
+          pool.blockDone(w, m.block, (err as Error)?.message ?? String(err));
+        }
+      });
+    } else finished[w] = { terms: m.terms, order: m.order, documents: m.documents };
+  };
+
+  let batchWaitMs = 0;
+  let sortWaitMs = 0;
+  try {
+    const it = pool.batches(input.whileWaiting);
+    for (;;) {
+      const t0 = performance.now();
+      const next = await it.next();
+      batchWaitMs += performance.now() - t0;
+      if (next.done) {
+        clock.mark('last batch');
+        break;
+      }
+      const arrival = next.value;
+      const { batch, worker } = arrival;
+      const tBatch = performance.now();
+      const emptyFile = numbering.take(batch);
+      docIds[worker]!.pushRange(addBatchDocuments(documents, batch), batch.externalIds.length);
+      countBatch(counters, batch, input);
+      if (emptyFile) countSkip(counters, emptyFile, input);
+      input.onBatchFilled?.();
+      clock.add('fill', performance.now() - tBatch);
+      pool.consumed(arrival);
+      if (signal?.aborted) throw new AbortError();
+      input.onProgress?.(counters);
+    }
+    // The workers seal their last blocks, then send their lexicons.
+    const t0 = performance.now();
+    await settleMeanwhile(pool.lexiconsSent, input.whileWaiting);
+    await settleMeanwhile(sorting, input.whileWaiting);
+    sortWaitMs += performance.now() - t0;
+    if (sortFailure !== undefined) throw sortFailure;
+  } finally {
+    await sorting.catch(() => {});
+    await pool.close();
+    clock.mark('workers closed');
+    await sink.release();
+    await releaseBuffers([]);
+    clock.mark('released');
+  }
+  for (const t of pool.times) clock.add('parseWorkers', t.busyMs);
+  counters.blocks = workerRuns.length + sink.blocks;
+  counters.runBytes = counters.runBytes + sink.runBytes;
+
+  const tUnite = performance.now();
+  const union = uniteLexicons(finished.map((f) => f?.terms ?? []));
+  const lexicons: RunLexicon[] = finished.map((f, w) => {
+    const table = docIds[w]!;
+    if (f && f.documents !== table.count) throw new Error(`parse worker ${w} numbered ${f.documents} documents, its batches held ${table.count}`);
+    return { order: f?.order ?? new Uint32Array(0), finals: union.finals[w]!, docIds: table.ids.subarray(0, table.count) };
+  });
+  clock.add('uniteLexicons', performance.now() - tUnite);
+  const runPaths = [...workerRuns, ...sink.runPaths];
+  const owners = [...workerRunOwners, ...sink.runPaths.map((_, i) => sinkRunOwners[i]!)];
+  return {
+    runPaths,
+    counters,
+    sorterKind: sink.sorterKind,
+    workerTimes: pool.times,
+    sortWaitMs,
+    batchWaitMs,
+    workerTerms: finished.map((f) => f?.terms.length ?? 0),
+    workerScanBytes: pool.scanTableBytes,
+    lexicon: { terms: union.terms, runLexicons: { lexicons, owners } },
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * Parse workers that keep their own lexicons and fill, sort and write their own blocks
+ * (indexer/pipeline/worker-lexicons-pipeline.ts) give the index the shared dictionary gives,
+ * byte for byte: any worker count, any block size (documents split across blocks), the CPU
+ * sorter in the workers or GpuSort on its thread, and every merge thread count. The merge's
+ * pieces are checked against naive references: the lexicon union against a sort of the set of
+ * terms, and runs of interleaved documents against an in-memory inversion.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { uniteLexicons } from '../merge/lexicon-union.js';
+import { writeRunFile } from '../merge/runs.js';
+import { mergeRuns } from '../merge/heap-merge.js';
+import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
+import { TermDictionary } from '../indexer/fill/dictionary.js';
+import { useWorkerLexicons, workerBlockPairs } from '../indexer/pipeline/worker-lexicons-pipeline.js';
+import { readIndexContent } from './helpers/index-files.js';
+import { hasGpu } from './helpers/gpu-available.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-wlex-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterEach(() => {
+  delete process.env.GPUINDEX_WORKER_LEXICONS;
+  delete process.env.GPUINDEX_WORKER_BLOCK_PAIRS;
+});
+let n = 0;
+const fresh = (name: string) => join(work, `${name}-${n++}`);
+const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** Words ASCII and not (accents, CJK, astral), common and rare, so workers' lexicons overlap in part. */
+const WORDS = [...Array.from({ length: 200 }, (_, i) => `w${(i * 7919) % 1009}`), 'naïve', 'émile', 'straße', '鯨', '海', '𝔘nicode', 'zebra', 'running', 'runs', 'ran'];
+
+function writeCrawl(dir: string, seed: number, files: number, docsPerFile: number): void {
+  mkdirSync(join(dir, 'small'), { recursive: true });
+  let s = seed >>> 0 || 1;
+  const rnd = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const text = (len: number) => Array.from({ length: len }, () => (rnd() < 0.05 ? `rare${Math.floor(rnd() * 1e6)}` : WORDS[Math.floor(rnd() ** 2 * WORDS.length)])).join(' ');
+  for (let f = 0; f < files; f++) {
+    const lines = Array.from({ length: docsPerFile }, (_, d) => JSON.stringify({ id: `f${f}-d${d}`, title: `title ${text(2)}`, text: text(1 + Math.floor(rnd() * 80)) }));
+    writeFileSync(join(dir, `part-${f}.jsonl`), lines.join('\n') + '\n');
+  }
+  // Small files of other kinds, which go to workers in groups.
+  for (let i = 0; i < 12; i++) {
+    writeFileSync(join(dir, 'small', `page-${i}.html`), `<html><head><title>${text(3)}</title></head><body><p>${text(20)}</p><script>var x = "hidden";</script></body></html>`);
+    writeFileSync(join(dir, 'small', `note-${i}.txt`), text(15));
+  }
+}
+
+const crawl = join(work, 'crawl');
+beforeAll(() => writeCrawl(crawl, 11, 6, 60));
+
+async function build(input: string, opts: Partial<Parameters<typeof buildIndex>[0]>, env: Record<string, string> = {}) {
+  Object.assign(process.env, env);
+  try {
+    const output = fresh('idx');
+    const summary = await buildIndex({ input, output, ...opts });
+    return { summary, content: readIndexContent(output), postings: readFileSync(join(output, 'postings.bin')) };
+  } finally {
+    for (const k of Object.keys(env)) delete process.env[k];
+  }
+}
+
+describe('workers with lexicons of their own', () => {
+  it('is chosen with 4 workers or more, never with --resume, and forced by GPUINDEX_WORKER_LEXICONS', () => {
+    expect(useWorkerLexicons(1, false)).toBe(false);
+    expect(useWorkerLexicons(3, false)).toBe(false);
+    expect(useWorkerLexicons(4, false)).toBe(true);
+    expect(useWorkerLexicons(64, true)).toBe(false);
+    process.env.GPUINDEX_WORKER_LEXICONS = '1';
+    expect(useWorkerLexicons(2, false)).toBe(true);
+    expect(useWorkerLexicons(1, false)).toBe(false);
+    process.env.GPUINDEX_WORKER_LEXICONS = '0';
+    expect(useWorkerLexicons(16, false)).toBe(false);
+  });
+
+  it('shares the plan\'s blocks out between the workers, never above the block size', () => {
+    expect(workerBlockPairs(1 << 24, 16, 2, 2)).toBe(1 << 20);
+    expect(workerBlockPairs(1 << 20, 1, 2, 1)).toBe(1 << 20);
+    expect(workerBlockPairs(1 << 20, 1024, 2, 2)).toBe(1 << 16);
+    expect(workerBlockPairs(1000, 64, 2, 2)).toBe(1000);
+  });
+
+  it('gives the shared dictionary\'s index byte for byte with 2, 3 and 5 workers, any block size, any merge threads', async () => {
+    const shared = await build(crawl, { workers: 1, sorter: 'cpu', blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '0' });
+    expect(shared.summary.blocks).toBeGreaterThan(2);
+    for (const [workers, blockPairs, mergeThreads] of [
+      [2, 7, 1],
+      [3, 100, 3],
+      [5, 3000, 2],
+      [3, 1, 1],
+    ] as const) {
+      const own = await build(crawl, { workers, sorter: 'cpu', blockSize: 5000, mergeThreads }, { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: String(blockPairs) });
+      expect(own.summary.workers).toBe(workers);
+      expect(own.summary.terms).toBe(shared.summary.terms);
+      expect(own.summary.blocks).toBeGreaterThan(workers);
+      expect(own.postings.equals(shared.postings)).toBe(true);
+      expect(own.content).toEqual(shared.content);
+    }
+  });
+
+  it('gives the same index for random crawls (fuzzed: files, documents, worker counts, block sizes)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 2, max: 4 }), fc.integer({ min: 1, max: 400 }), async (seed, files, docs, workers, blockPairs) => {
+        const dir = fresh('crawl');
+        writeCrawl(dir, seed, files, docs);
+        const shared = await build(dir, { workers: 1, sorter: 'cpu' }, { GPUINDEX_WORKER_LEXICONS: '0' });
+        const own = await build(dir, { workers, sorter: 'cpu' }, { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: String(blockPairs) });
+        expect(own.content).toEqual(shared.content);
+      }),
+      { numRuns: 6 },
+    );
+  });
+
+  it.runIf(hasGpu())('hands blocks to GpuSort (Indexgpu and Indexgpu+) and gives the same index', async () => {
+    const shared = await build(crawl, { workers: 1, sorter: 'cpu', blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '0' });
+    for (const pipeline of ['gpu', 'gpu+'] as const) {
+      const own = await build(crawl, { workers: 3, pipeline, blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: '700' });
+      expect(own.summary.sorter).toBe('gpu');
+      expect(own.content).toEqual(shared.content);
+    }
+  });
+});
+
+describe('the merge of workers\' runs', () => {
+  const termArb = fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'é', '中', '\uffee', '😀'), minLength: 1, maxLength: 3 });
+
+  it('unites sorted lexicons into the sorted set of their terms, each term at its rank', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uniqueArray(termArb, { maxLength: 20 }), { maxLength: 6 }), (lists) => {
+        const sorted = lists.map((l) => [...l].sort(byUtf8));
+        const { terms, finals } = uniteLexicons(sorted);
+        const expected = [...new Set(lists.flat())].sort(byUtf8);
+        expect(terms).toEqual(expected);
+        sorted.forEach((l, w) => l.forEach((t, p) => expect(terms[finals[w]![p]!]).toBe(t)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('merges runs of interleaved documents, split documents included, into a naive inversion', () => {
+    fc.assert(
+      fc.property(
+        // Documents in crawl order, each a bag of terms and the worker that parsed it.
+        fc.array(fc.tuple(fc.array(termArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 2 })), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 9 }),
+        (docs, blockPairs) => {
+          const folder = fresh('runs');
+          mkdirSync(folder);
+          const workers = [0, 1, 2].map(() => ({ dictionary: new TermDictionary(), docIds: [] as number[], pairs: [] as number[] }));
+          const runs: string[] = [];
+          const owners: number[] = [];
+          const seal = (w: number) => {
+            const x = workers[w]!;
+            if (x.pairs.length === 0) return;
+            const count = x.pairs.length / 2;
+            const keys = x.dictionary.lexKeys();
+            const sorted = radixSortPairs(Uint32Array.from(x.pairs), count, new Uint32Array(2 * count), keys);
+            const path = join(folder, `run-${runs.length}.bin`);
+            writeRunFile(path, sorted, count, keys.length);
+            runs.push(path);
+            owners.push(w);
+            x.pairs = [];
+          };
+          const expected = new Map<string, Map<number, number>>();
+          docs.forEach(([terms, w], docId) => {
+            const x = workers[w]!;
+            const local = x.docIds.length;
+            x.docIds.push(docId);
+            for (const t of terms) {
+              x.pairs.push(x.dictionary.idOf(t), local);
+              const tfs = expected.get(t) ?? new Map<number, number>();
+              tfs.set(docId, (tfs.get(docId) ?? 0) + 1);
+              expected.set(t, tfs);
+              if (x.pairs.length / 2 >= blockPairs) seal(w); // may split the document
+            }
+          });
+          [0, 1, 2].forEach(seal);
+          const lexicons = workers.map((x) => {
+            const order = x.dictionary.order();
+            return { order, terms: Array.from(order, (id) => x.dictionary.terms[id]!) };
+          });
+          const union = uniteLexicons(lexicons.map((l) => l.terms));
+          const runLexicons = lexicons.map((l, w) => ({ order: l.order, finals: union.finals[w]!, docIds: Uint32Array.from(workers[w]!.docIds) }));
+          const got: [string, [number, number][]][] = [];
+          mergeRuns(runs, 3, (termId, docIds, tfs, df) => got.push([union.terms[termId]!, Array.from(docIds.subarray(0, df), (d, i) => [d, tfs[i]!])]), undefined, runs.map((_, i) => ({ lexicon: runLexicons[owners[i]!]! })));
+          const want = [...expected.keys()].sort(byUtf8).map((t) => [t, [...expected.get(t)!.entries()].sort((a, b) => a[0] - b[0])]);
+          expect(got).toEqual(want);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

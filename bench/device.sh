@@ -89,6 +89,11 @@
 #                 alternating rounds; verify; the medians and the MB/s ratio growing / fixed (target >= 0.5)
 #                 -> vocab-growth.txt. On the 2-core machine:
 #                 GROWTH_SIZE=256MB ROUNDS=2 OUT=/tmp/vocab-out bash bench/device.sh vocab growth
+#   lexicons      parse workers with lexicons of their own against the shared dictionary, same DIST, default
+#                 options: GPUINDEX_WORKER_LEXICONS=1 and =0 alternated, ROUNDS (2) rounds of each crawl of
+#                 LEX_CRAWLS (default "fixed:2GB mail:1GB": gen-corpus --seed 12 --file-size 32MB --vocabulary
+#                 V --size S) with each pipeline of PIPELINES (default "gpu+ cpu"), EXTRA build flags;
+#                 postings.bin sha256 of each (they must agree), verify; medians -> lexicons.txt
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
 # SMALL (other folders for the two crawls; generated there only when missing).
@@ -419,10 +424,45 @@ if (rate.fixed && rate.mail) console.log(`growing (mail) / fixed MB/s: ${(rate.m
   fi
 }
 
+cmd_lexicons() {
+  local spec v size round lex p order
+  for spec in ${LEX_CRAWLS:-fixed:2GB mail:1GB}; do
+    v=${spec%%:*}; size=${spec#*:}
+    [ -d "/tmp/crawl-$v-$size" ] || { log "gen-corpus $size $v"; node "$DIST/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary "$v" -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      order="1 0"; [ $((round % 2)) = 0 ] && order="0 1"
+      for p in ${PIPELINES:-gpu+ cpu}; do
+        for lex in $order; do
+          # shellcheck disable=SC2086
+          with_env "GPUINDEX_WORKER_LEXICONS=$lex" build "lex-$v-$size-$p-$lex-$round" "$DIST" "/tmp/crawl-$v-$size" "/tmp/idx-lex-$lex" --pipeline "$p" ${EXTRA:-}
+        done
+      done
+    done
+    for lex in 0 1; do node "$DIST/src/cli.js" verify "/tmp/idx-lex-$lex" 2>&1 | tail -1 | sed "s/^/    verify $v $size lexicons=$lex: /" | tee -a "$OUT/log.txt"; done
+    rm -rf /tmp/idx-lex-0 /tmp/idx-lex-1
+  done
+  node -e '
+const fs = require("fs"), path = require("path");
+const dir = process.argv[1];
+const med = (a) => { const v = [...a].sort((x, y) => x - y), h = v.length >> 1; return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2; };
+const by = {};
+for (const f of fs.readdirSync(dir).sort()) {
+  const m = /^build-lex-(.+)-([01])-\d+\.json$/.exec(f);
+  if (!m) continue;
+  try { (by[`${m[1]} lexicons=${m[2] === "1" ? "own" : "shared"}`] ??= []).push(JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"))); } catch {}
+}
+for (const [k, runs] of Object.entries(by)) {
+  const s = (f) => (med(runs.map(f)) / 1000).toFixed(2);
+  const total = med(runs.map((r) => r.timings.totalMs));
+  console.log(`${k}: ${(runs[0].bytesRead / 1e6 / (total / 1000)).toFixed(0)} MB/s, whole ${s((r) => r.timings.totalMs)} s (${runs.map((r) => (r.timings.totalMs / 1000).toFixed(2)).join(" / ")}), parse+sort ${s((r) => r.timings.parseSortMs)} s, merge ${s((r) => r.timings.mergeMs)} s, ${runs[0].terms} terms, ${runs[0].blocks} runs, ${runs[0].workers} workers, peak RSS ${(Math.max(...runs.map((r) => r.peakRssBytes)) / 2 ** 20).toFixed(0)} MiB`);
+}
+' "$details" | tee "$OUT/lexicons.txt" | tee -a "$OUT/log.txt"
+}
+
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab)
+  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

@@ -17,7 +17,7 @@ interface BenchCliOptions {
   pipelines?: string;
   workers?: string;
   workersSweep: boolean;
-  memory: string;
+  memory?: string;
   blockSize?: number;
   repeat: number;
   out?: string;
@@ -38,7 +38,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--pipelines <list>', 'comma list of cpu,gpu,gpu+ (default cpu,gpu,gpu+; with a workers sweep auto: gpu+ where a GPU is, else cpu)')
     .option('--workers <n|list>', 'parse workers (default: cores - 1); a comma list (e.g. 1,2,4,8,16,32,63) sweeps them over the whole crawl')
     .option('--workers-sweep', 'sweep 1, 2, 4, ... and cores - 1 parse workers over the whole crawl', false)
-    .option('--memory <size>', 'memory budget per build', '1GiB')
+    .option('--memory <size>', 'memory budget per build (default: as build)')
     .option('--block-size <pairs>', 'pairs per block', (v) => Number(v))
     .option('--repeat <n>', 'builds of each cell in alternating rounds; the table shows medians', (v) => Number(v), 1)
     .option('--size <bytes>', 'without a crawl: the generated crawl\'s size (default 1GB)')

@@ -85,7 +85,7 @@ program
   .argument('<crawl>', 'crawl folder or file')
   .requiredOption('-o, --output <dir>', 'index folder to create')
   .option('--force', 'replace an existing index at the output path', false)
-  .option('--memory <size>', 'memory budget: bounds peak RSS less the dictionary and document table (e.g. 1GiB, 256MiB)', '1GiB')
+  .option('--memory <size>', 'memory budget: bounds peak RSS less the dictionary and document table (e.g. 1GiB, 256MiB; default 1GiB, or 256MiB a core above 4 cores)')
   .option('--block-size <pairs>', 'pairs per block (default: derived from --memory)', intOption('--block-size'))
   .option('--pipeline <kind>', 'schedule: auto | cpu (Indexcpu) | gpu (Indexgpu) | gpu+ (Indexgpu+, overlapped)', 'auto')
   .option('--sorter <kind>', 'block sorter: auto | gpu | cpu', 'auto')
@@ -122,7 +122,7 @@ program
         input: crawl,
         output: o.output as string,
         force: o.force as boolean,
-        memory: o.memory as string,
+        memory: o.memory as string | undefined,
         memoryScope: 'process',
         blockSize: o.blockSize as number | undefined,
         sorter: o.sorter as SorterChoice,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { uniteLexicons } from '../merge/lexicon-union.js';
+import { byteLexicon, uniteLexicons } from '../merge/lexicon-union.js';
 import { writeRunFile } from '../merge/runs.js';
 import { mergeRuns } from '../merge/heap-merge.js';
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
@@ -128,26 +128,26 @@ describe('workers with lexicons of their own', () => {
 describe('the merge of workers\' runs', () => {
   const termArb = fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'é', '中', '\uffee', '😀'), minLength: 1, maxLength: 3 });
 
-  it('unites sorted lexicons into the sorted set of their terms, each term at its rank', () => {
-    fc.assert(
-      fc.property(fc.array(fc.uniqueArray(termArb, { maxLength: 20 }), { maxLength: 6 }), (lists) => {
+  it('unites sorted lexicons into the sorted set of their terms, each term at its rank, on 1 to 4 threads', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uniqueArray(termArb, { maxLength: 20 }), { maxLength: 6 }), fc.integer({ min: 1, max: 4 }), async (lists, threads) => {
         const sorted = lists.map((l) => [...l].sort(byUtf8));
-        const { terms, finals } = uniteLexicons(sorted);
+        const { terms, finals } = await uniteLexicons(sorted.map(byteLexicon), threads, 0);
         const expected = [...new Set(lists.flat())].sort(byUtf8);
         expect(terms).toEqual(expected);
         sorted.forEach((l, w) => l.forEach((t, p) => expect(terms[finals[w]![p]!]).toBe(t)));
       }),
-      { numRuns: 300 },
+      { numRuns: 60 },
     );
   });
 
-  it('merges runs of interleaved documents, split documents included, into a naive inversion', () => {
-    fc.assert(
-      fc.property(
+  it('merges runs of interleaved documents, split documents included, into a naive inversion', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         // Documents in crawl order, each a bag of terms and the worker that parsed it.
         fc.array(fc.tuple(fc.array(termArb, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 2 })), { minLength: 1, maxLength: 40 }),
         fc.integer({ min: 1, max: 9 }),
-        (docs, blockPairs) => {
+        async (docs, blockPairs) => {
           const folder = fresh('runs');
           mkdirSync(folder);
           const workers = [0, 1, 2].map(() => ({ dictionary: new TermDictionary(), docIds: [] as number[], pairs: [] as number[] }));
@@ -183,7 +183,7 @@ describe('the merge of workers\' runs', () => {
             const order = x.dictionary.order();
             return { order, terms: Array.from(order, (id) => x.dictionary.terms[id]!) };
           });
-          const union = uniteLexicons(lexicons.map((l) => l.terms));
+          const union = await uniteLexicons(lexicons.map((l) => byteLexicon(l.terms)));
           const runLexicons = lexicons.map((l, w) => ({ order: l.order, finals: union.finals[w]!, docIds: Uint32Array.from(workers[w]!.docIds) }));
           const got: [string, [number, number][]][] = [];
           mergeRuns(runs, 3, (termId, docIds, tfs, df) => got.push([union.terms[termId]!, Array.from(docIds.subarray(0, df), (d, i) => [d, tfs[i]!])]), undefined, runs.map((_, i) => ({ lexicon: runLexicons[owners[i]!]! })));

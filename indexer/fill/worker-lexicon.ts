@@ -10,10 +10,11 @@ import { RawTokenTerms, type TermAnalysis } from './raw-token-terms.js';
 import { RawTokenList } from '../scan/raw-token-list.js';
 import type { LocalTerms } from '../scan/document-inverter.js';
 import { grown } from '../../runtime/grown.js';
+import type { ByteLexicon } from '../../merge/lexicon-union.js';
 
 export interface FinishedLexicon {
-  /** The worker's terms in code point order. */
-  terms: string[];
+  /** The worker's terms in code point order, as UTF-8 in shared memory (the union's threads read them as they are). */
+  terms: ByteLexicon;
   /** Its term ids in that order (TermDictionary.order): what its runs' keys walk. */
   order: Uint32Array;
 }
@@ -50,8 +51,12 @@ export class WorkerLexicon {
   finish(): FinishedLexicon {
     const order = this.dictionary.order();
     const all = this.dictionary.terms;
-    const terms = new Array<string>(order.length);
-    for (let p = 0; p < order.length; p++) terms[p] = all[order[p]!]!;
-    return { terms, order };
+    let size = 0;
+    for (let p = 0; p < order.length; p++) size += Buffer.byteLength(all[order[p]!]!, 'utf8');
+    const bytes = Buffer.from(new SharedArrayBuffer(Math.max(1, size)));
+    const ends = new Uint32Array(new SharedArrayBuffer(Math.max(4, 4 * order.length)), 0, order.length);
+    let at = 0;
+    for (let p = 0; p < order.length; p++) ends[p] = at += bytes.write(all[order[p]!]!, at, 'utf8');
+    return { terms: { bytes: new Uint8Array(bytes.buffer, 0, size), ends }, order };
   }
 }

@@ -60,11 +60,20 @@ export interface TailCut {
   rangeBytes: number;
 }
 
-/** The tail cut for `workers` parse workers and ranges of `rangeBytes`: the last two waves, in 1 MiB ranges. */
-export function tailCutFor(workers: number, rangeBytes: number): TailCut | undefined {
+/**
+ * The tail cut for `workers` parse workers and ranges of `rangeBytes`: the last two waves, in
+ * ranges of `tailRangeBytes` (1 MiB). Workers with lexicons of their own take 4 MiB
+ * (WORKER_LEXICONS_TAIL_RANGE_BYTES): each task's documents are a stretch of docIDs in the
+ * worker's runs that the merge takes in a heap pop per term, and 1 MiB tail ranges made most
+ * of the pops of a 2 GB crawl.
+ */
+export function tailCutFor(workers: number, rangeBytes: number, tailRangeBytes = MIN_RANGE_BYTES): TailCut | undefined {
   if (workers < 2) return undefined;
-  return { bytes: 2 * workers * rangeBytes, rangeBytes: Math.min(rangeBytes, MIN_RANGE_BYTES) };
+  return { bytes: 2 * workers * rangeBytes, rangeBytes: Math.min(rangeBytes, tailRangeBytes) };
 }
+
+/** The tail ranges of a build whose parse workers keep their own lexicons (tailCutFor). */
+export const WORKER_LEXICONS_TAIL_RANGE_BYTES = 4 << 20;
 
 /** The tasks of a crawl's files, in crawl order (`sizes`: each file's size on disk). */
 export function planTasks(base: string, files: readonly string[], sizes: readonly number[], rangeBytes: number, tail?: TailCut): ParseTask[] {

@@ -14,6 +14,7 @@ import type { TokenizerOptions } from '../analysis/tokenizer.js';
 import type { PostingsLayout, WrittenPostings } from '../../merge/doc-order-postings.js';
 import type { RawTokenBytes } from '../scan/raw-token-list.js';
 import type { HandedBlock, WorkerBlocksConfig, WrittenRun } from '../fill/worker-blocks.js';
+import type { ByteLexicon } from '../../merge/lexicon-union.js';
 
 /** u32 words of a worker batch's pairs array: batchPairs pairs and room for the document that crosses it. */
 export function batchArrayWords(batchPairs: number): number {
@@ -194,4 +195,4 @@ export type FromWorker = BatchBundle | { type: 'error'; message: string } | { ty
 export type OwnLexiconMessage =
   | ({ type: 'run' } & WrittenRun)
   | ({ type: 'block' } & HandedBlock)
-  | { type: 'lexicon'; terms: string[]; order: Uint32Array; documents: number };
+  | { type: 'lexicon'; terms: ByteLexicon; order: Uint32Array; documents: number };

@@ -13,7 +13,8 @@ import { AbortError } from '../../src/shared/errors.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
 import { grown } from '../../runtime/grown.js';
-import { uniteLexicons } from '../../merge/lexicon-union.js';
+import { availableParallelism } from 'node:os';
+import { uniteLexicons, type ByteLexicon } from '../../merge/lexicon-union.js';
 import type { RunLexicon, RunLexicons } from '../../merge/run-lexicons.js';
 import { addBatchDocuments } from '../fill/batch-remapper.js';
 import { MIN_PLANNED_BLOCK_PAIRS, CREDITS } from '../plan/memory-plan.js';
@@ -32,10 +33,11 @@ export interface UnitedLexicon {
 }
 
 /**
- * Pairs in each worker's block: the plan's host blocks (two in the overlapped schedule, or one
- * and the CPU sorter's scratch) shared out between the workers, each of which holds two arrays
- * of that size (two blocks, or one and its scratch) or one (Indexgpu). GPUINDEX_WORKER_BLOCK_PAIRS
- * overrides it (a benchmark knob).
+ * Pairs in each worker's block: the plan's pair arrays shared out between the workers, each of
+ * which holds two arrays of that size (two blocks, or one and its scratch) or one (Indexgpu).
+ * The plan's arrays are its host blocks (two in the overlapped schedule, or one and the CPU
+ * sorter's scratch) and the batches held ahead of crawl order (a block's pairs), which carry no
+ * pairs here. GPUINDEX_WORKER_BLOCK_PAIRS overrides it (a benchmark knob).
  */
 export function workerBlockPairs(blockSize: number, workers: number, planArrays: number, workerArrays: number): number {
   const knob = integerFromEnv('GPUINDEX_WORKER_BLOCK_PAIRS', 1, 1 << 28);
@@ -80,7 +82,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   const sortHere = !input.sorter.sharedBlocks;
   const overlapped = input.schedule === 'overlapped';
   const blocks = sortHere ? 1 : overlapped ? 2 : 1;
-  const blockPairs = workerBlockPairs(input.blockSize, workers, overlapped || sortHere ? 2 : 1, sortHere ? 2 : blocks);
+  const blockPairs = workerBlockPairs(input.blockSize, workers, (overlapped || sortHere ? 2 : 1) + 1, sortHere ? 2 : blocks);
   const pool = new ParsePool(
     input.tasks,
     workers,
@@ -101,7 +103,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   const numbering = new LineNumbering(input.tasks, input.firstLines);
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
   const docIds = Array.from({ length: workers }, () => new DocIdTable());
-  const finished: { terms: string[]; order: Uint32Array; documents: number }[] = [];
+  const finished: { terms: ByteLexicon; order: Uint32Array; documents: number }[] = [];
   /** Runs the workers wrote (CPU sorter), and whose lexicon keys each. */
   const workerRuns: string[] = [];
   const workerRunOwners: number[] = [];
@@ -180,7 +182,10 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   counters.runBytes = counters.runBytes + sink.runBytes;
 
   const tUnite = performance.now();
-  const union = uniteLexicons(finished.map((f) => f?.terms ?? []));
+  const union = await uniteLexicons(
+    finished.map((f) => f?.terms ?? { bytes: new Uint8Array(0), ends: new Uint32Array(0) }),
+    availableParallelism(),
+  );
   const lexicons: RunLexicon[] = finished.map((f, w) => {
     const table = docIds[w]!;
     if (f && f.documents !== table.count) throw new Error(`parse worker ${w} numbered ${f.documents} documents, its batches held ${table.count}`);
@@ -196,7 +201,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     workerTimes: pool.times,
     sortWaitMs,
     batchWaitMs,
-    workerTerms: finished.map((f) => f?.terms.length ?? 0),
+    workerTerms: finished.map((f) => f?.terms.ends.length ?? 0),
     workerScanBytes: pool.scanTableBytes,
     lexicon: { terms: union.terms, runLexicons: { lexicons, owners } },
   };

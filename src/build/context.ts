@@ -9,7 +9,7 @@ import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.j
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { SkippedItem } from '../../indexer/corpus/index.js';
 import { AbortError, UserError } from '../shared/errors.js';
-import { parseMemory, resolveBlockSize, DEFAULT_MEMORY, type BuildOptions } from '../shared/options.js';
+import { parseMemory, resolveBlockSize, defaultMemoryBytes, type BuildOptions } from '../shared/options.js';
 import { createTokenizer, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
 import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 
@@ -45,7 +45,7 @@ export function checkOptions(options: BuildOptions): BuildContext {
   if (!options || !options.output) throw new UserError('an output folder is required (-o <dir>)');
   if (options.input === undefined || options.input === null) throw new UserError('an input crawl or documents are required');
   const tokenizer = createTokenizer(options);
-  const memoryBytes = parseMemory(options.memory ?? DEFAULT_MEMORY);
+  const memoryBytes = options.memory !== undefined ? parseMemory(options.memory) : defaultMemoryBytes();
   const hostBytes = options.memoryScope === 'process' ? 0 : process.memoryUsage.rss();
   checkMergeThreads(options.mergeThreads);
   // An explicit --block-size is checked here; the memory plan (once the sorter is open) sizes the rest.

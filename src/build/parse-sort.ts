@@ -65,14 +65,15 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
     const listing = withoutOwnResumeDir(plan.listing, out.output);
     const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
     const sizes = fileStats.map((st) => st.size);
-    const tasks = planParseTasks(listing.base, listing.files, sizes, plan.blockSize, c.shard);
+    const workerLexicons = useWorkerLexicons(plan.workers, options.resume === true);
+    const tasks = planParseTasks(listing.base, listing.files, sizes, plan.blockSize, c.shard, workerLexicons);
     shard = c.shard && shardIdentity(c, listing, sizes);
     const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats, tasks, dictionary, documents) : undefined;
     restored = resumed?.restored;
     // The index database opens now: document rows go in while the parse waits for batches.
     const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, !options.resume);
     state.rowsAhead = rowsAhead;
-    const run = useWorkerLexicons(plan.workers, options.resume === true) ? runWorkerLexiconsPipeline : runWorkerPipeline;
+    const run = workerLexicons ? runWorkerLexiconsPipeline : runWorkerPipeline;
     result = await run({
       // Idle time of this thread: document rows, then the dictionary's term order.
       whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? () => rowsAhead.writeSome() || dictionary.sortAhead() : undefined,

@@ -1,7 +1,7 @@
 /** The plan stage: the sorter and schedule, the memory plan, the crawl's listing and its parse tasks. */
 import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan } from '../../indexer/plan/memory-plan.js';
 import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/schedule-choice.js';
-import { planPieceTasks, planTasks, rangeBytesFor, tailCutFor, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
+import { planPieceTasks, planTasks, rangeBytesFor, tailCutFor, WORKER_LEXICONS_TAIL_RANGE_BYTES, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
 import { shardPieces, type Shard } from '../../indexer/parse/shards.js';
 import { listCorpusFiles, type CorpusListing } from '../../indexer/corpus/index.js';
 import { spareWorkerBytes, spareWorkersLoaded } from '../../indexer/parse/parse-worker-spares.js';
@@ -62,9 +62,9 @@ export function creditsFromEnv(): number | undefined {
  * tasks; the bound on batches ahead of crawl order they are sized against is one block's pairs
  * (the least the memory plan gives).
  */
-export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number, shard?: Shard): ParseTask[] {
+export function planParseTasks(base: string, files: readonly string[], sizes: readonly number[], blockSize: number, shard?: Shard, workerLexicons = false): ParseTask[] {
   const workers = defaultWorkers();
   const rangeBytes = rangeBytesFor(workers, PAIR_BYTES * blockSize);
-  const tail = tailCutFor(workers, rangeBytes);
+  const tail = tailCutFor(workers, rangeBytes, workerLexicons ? WORKER_LEXICONS_TAIL_RANGE_BYTES : undefined);
   return shard ? planPieceTasks(base, shardPieces(base, files, sizes, shard), rangeBytes, tail) : planTasks(base, files, sizes, rangeBytes, tail);
 }

@@ -152,6 +152,8 @@ export function stageReports(clock: StageClock, parsed: PipelineResult | WorkerP
   if (b.gpuUpload !== undefined) stages.gpuUpload = report(b.gpuUpload, parseSortMs);
   if (b.gpuReadback !== undefined) stages.gpuReadback = report(b.gpuReadback, parseSortMs);
   stages.writer = report(b.writeRuns ?? 0, parseSortMs);
+  // The parse workers' lexicons united by term, at the end of the parse (worker-lexicons-pipeline.ts).
+  if (b.uniteLexicons !== undefined) stages.uniteLexicons = report(b.uniteLexicons, parseSortMs);
   stages.merge = report(mergeMs, mergeMs);
   return stages;
 }

@@ -1,6 +1,7 @@
 /**
  * The one options object of a build, shared by the library API and the CLI, with its defaults.
  */
+import { availableParallelism, totalmem } from 'node:os';
 import { UserError } from './errors.js';
 
 /** The text analysis (indexer/analysis/tokenizer.ts applies it). */
@@ -58,7 +59,7 @@ export interface BuildOptions extends TokenizerOptions {
   /** Replace an existing output folder. Default false. */
   force?: boolean;
   /**
-   * Memory budget, e.g. '1GiB', '256MiB' or bytes. Default '1GiB'. A hard bound on peak RSS minus
+   * Memory budget, e.g. '1GiB', '256MiB' or bytes. Default 1 GiB, or 256 MiB a core above 4 cores (defaultMemoryBytes). A hard bound on peak RSS minus
    * the term dictionary and document table (which grow with the crawl): the build subtracts the
    * process as it stands and each parse worker's allowance, and sizes blocks, sort buffers and
    * queues from the rest (indexer/memory-plan.ts). Too small: a UserError naming the minimum.
@@ -131,6 +132,21 @@ export interface ProgressEvent {
 }
 
 export const DEFAULT_MEMORY = '1GiB';
+/** Default memory a core on machines of more than SMALL_MACHINE_CORES cores. */
+export const DEFAULT_MEMORY_PER_CORE = 256 * 1024 ** 2;
+const SMALL_MACHINE_CORES = 4;
+
+/**
+ * The default budget follows the machine: 1 GiB on up to 4 cores, else 256 MiB a core (16 cores:
+ * 4 GiB; 64: 16 GiB), at most a quarter of the RAM and never below 1 GiB. A parse worker takes
+ * ~56 MiB and fills blocks of its own, so with a fixed 1 GiB a 16-core machine ran 9 of its 15
+ * workers and their blocks made short runs that the merge paid for.
+ */
+export function defaultMemoryBytes(cores = availableParallelism(), ram = totalmem()): number {
+  const floor = parseMemory(DEFAULT_MEMORY);
+  if (cores <= SMALL_MACHINE_CORES) return floor;
+  return Math.max(floor, Math.min(cores * DEFAULT_MEMORY_PER_CORE, Math.floor(ram / 4)));
+}
 export const MIN_BLOCK_PAIRS = 1;
 export const MAX_BLOCK_PAIRS = 1 << 28;
 

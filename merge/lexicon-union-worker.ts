@@ -3,4 +3,4 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { uniteRange, type UnionRangeTask } from './lexicon-union.js';
 
 const result = uniteRange(workerData as UnionRangeTask);
-parentPort!.postMessage(result, [result.bytes.buffer, result.ends.buffer] as ArrayBuffer[]);
+parentPort!.postMessage(result);

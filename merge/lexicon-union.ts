@@ -1,15 +1,22 @@
 /**
  * The union of parse workers' own lexicons, by term: the index's terms in code point order
  * (termIDs are their ranks), and for each worker where each of its terms landed (finals, in the
- * order of the worker's sorted terms). A k-way merge of the sorted lists, compared as UTF-8
- * bytes (whose order is code point order). Large unions are cut into ranges of terms merged on
- * threads of their own (lexicon-union-worker.ts): a crawl of 2.5 M terms from 15 workers took
- * 1.7 s on one thread, in the parse's critical path.
+ * order of the worker's sorted terms). A k-way merge of the sorted lists through the term heap
+ * segment merges use. Large unions are cut into ranges of terms merged on threads of their own
+ * (lexicon-union-worker.ts): a crawl of 2.5 M terms from 15 workers took 1.7 s on one thread,
+ * in the parse's critical path.
  */
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../runtime/worker-script.js';
+import { compareTerms } from './term-order.js';
+import { TermHeap, type TermCursor } from './term-heap.js';
 
-/** A worker's terms in code point order, as UTF-8: term i is bytes[ends[i - 1] .. ends[i]) (from 0). */
+/**
+ * A worker's terms in code point order, as UTF-8 in one buffer, each followed by a NUL (no term
+ * holds one: the tokenizer splits on every non-word character), and where each term ends (its
+ * NUL's offset). A thread decodes a whole range of a list with one call and splits it, rather
+ * than making a string a term (~1 us each, a call across to C++ apiece).
+ */
 export interface ByteLexicon {
   bytes: Uint8Array;
   ends: Uint32Array;
@@ -30,44 +37,47 @@ export interface UnionRangeTask {
   stops: number[];
 }
 
-/** What a range gives: its distinct terms (UTF-8, ranks from 0 written into finals) and how many. */
+/** What a range gives: its distinct terms joined by NULs (ranks from 0 written into finals), and how many. */
 export interface UnionRangeResult {
   count: number;
-  bytes: Uint8Array;
-  ends: Uint32Array;
+  text: string;
 }
 
-/** A lexicon of strings as bytes (for tests and for callers that hold strings). */
-export function byteLexicon(terms: readonly string[]): ByteLexicon {
-  const parts = terms.map((t) => Buffer.from(t, 'utf8'));
-  const bytes = Buffer.concat(parts);
-  const ends = new Uint32Array(terms.length);
+const SEPARATOR = '\0';
+
+/** Terms (in code point order) as a ByteLexicon, in shared memory when `shared`. */
+export function byteLexicon(terms: readonly string[], shared = false): ByteLexicon {
+  const joined = terms.length > 0 ? terms.join(SEPARATOR) + SEPARATOR : '';
+  const size = Buffer.byteLength(joined, 'utf8');
+  const bytes = shared ? Buffer.from(new SharedArrayBuffer(Math.max(1, size)), 0, size) : Buffer.allocUnsafe(size);
+  bytes.write(joined, 0, 'utf8');
+  const ends = new Uint32Array(shared ? new SharedArrayBuffer(Math.max(4, 4 * terms.length)) : new ArrayBuffer(4 * terms.length), 0, terms.length);
   let at = 0;
-  parts.forEach((p, i) => (ends[i] = at += p.length));
-  return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), ends };
-}
-
-const startOf = (l: ByteLexicon, i: number): number => (i === 0 ? 0 : l.ends[i - 1]!);
-
-function compareBytes(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): number {
-  const n = Math.min(ae - as, be - bs);
-  for (let i = 0; i < n; i++) {
-    const d = a[as + i]! - b[bs + i]!;
-    if (d !== 0) return d;
+  const ascii = size === joined.length;
+  for (let i = 0; i < terms.length; i++) {
+    at += ascii ? terms[i]!.length : Buffer.byteLength(terms[i]!, 'utf8');
+    ends[i] = at;
+    at++;
   }
-  return ae - as - (be - bs);
+  return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, size), ends };
 }
 
-/** Term i of list a against term j of list b. */
-const compareTerms = (a: ByteLexicon, i: number, b: ByteLexicon, j: number): number => compareBytes(a.bytes, startOf(a, i), a.ends[i]!, b.bytes, startOf(b, j), b.ends[j]!);
+const startOf = (l: ByteLexicon, i: number): number => (i === 0 ? 0 : l.ends[i - 1]! + 1);
+const bufferOf = (l: ByteLexicon): Buffer => Buffer.from(l.bytes.buffer, l.bytes.byteOffset, l.bytes.length);
 
-/** The first index of `l` whose term is >= the probe's term `j` (binary search). */
-function lowerBound(l: ByteLexicon, probe: ByteLexicon, j: number): number {
+/** Terms [from, to) of `l` as strings, decoded in one call. */
+function termsOf(l: ByteLexicon, from: number, to: number): string[] {
+  if (from >= to) return [];
+  return bufferOf(l).toString('utf8', startOf(l, from), l.ends[to - 1]!).split(SEPARATOR);
+}
+
+/** The first index of `l` whose term is >= `term` (binary search). */
+function lowerBound(l: ByteLexicon, term: string): number {
   let lo = 0;
   let hi = l.ends.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareTerms(l, mid, probe, j) < 0) lo = mid + 1;
+    if (compareTerms(termsOf(l, mid, mid + 1)[0]!, term) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -76,75 +86,22 @@ function lowerBound(l: ByteLexicon, probe: ByteLexicon, j: number): number {
 /** Merges the task's ranges: writes range-local ranks into finals, returns the distinct terms. */
 export function uniteRange(task: UnionRangeTask): UnionRangeResult {
   const { lists, finals, starts, stops } = task;
-  const at = [...starts];
-  // A binary min-heap of list indexes by their current term (ties: list order).
-  const heap: number[] = [];
-  const less = (x: number, y: number): boolean => {
-    const c = compareTerms(lists[x]!, at[x]!, lists[y]!, at[y]!);
-    return c < 0 || (c === 0 && x < y);
-  };
-  const push = (x: number) => {
-    let i = heap.length;
-    heap.push(x);
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!less(heap[i]!, heap[p]!)) break;
-      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-      i = p;
+  const cursors: TermCursor[] = lists.map((l, index) => ({ terms: termsOf(l, starts[index]!, stops[index]!), at: 0, index }));
+  const heap = new TermHeap(cursors);
+  const out: string[] = [];
+  const popped: TermCursor[] = [];
+  while (heap.size > 0) {
+    const term = heap.top.terms[heap.top.at]!;
+    const rank = out.length;
+    out.push(term);
+    popped.length = 0;
+    while (heap.size > 0 && heap.top.terms[heap.top.at] === term) popped.push(heap.pop());
+    for (const c of popped) {
+      finals[c.index]![starts[c.index]! + c.at] = rank;
+      if (++c.at < c.terms.length) heap.push(c);
     }
-  };
-  const pop = (): number => {
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-        i = m;
-      }
-    }
-    return top;
-  };
-  for (let x = 0; x < lists.length; x++) if (at[x]! < stops[x]!) push(x);
-  let out = new Uint8Array(1 << 16);
-  let outUsed = 0;
-  let ends = new Uint32Array(1024);
-  let count = 0;
-  while (heap.length > 0) {
-    const x = pop();
-    const l = lists[x]!;
-    const i = at[x]!;
-    const s = startOf(l, i);
-    const e = l.ends[i]!;
-    // A new distinct term unless it equals the last one taken.
-    const lastStart = count === 0 ? 0 : count === 1 ? 0 : ends[count - 2]!;
-    if (count === 0 || compareBytes(out, lastStart, outUsed, l.bytes, s, e) !== 0) {
-      if (outUsed + (e - s) > out.length) {
-        const grownOut = new Uint8Array(Math.max(2 * out.length, outUsed + (e - s)));
-        grownOut.set(out.subarray(0, outUsed));
-        out = grownOut;
-      }
-      out.set(l.bytes.subarray(s, e), outUsed);
-      outUsed += e - s;
-      if (count === ends.length) {
-        const grownEnds = new Uint32Array(2 * count);
-        grownEnds.set(ends);
-        ends = grownEnds;
-      }
-      ends[count++] = outUsed;
-    }
-    finals[x]![i] = count - 1;
-    at[x] = i + 1;
-    if (i + 1 < stops[x]!) push(x);
   }
-  return { count, bytes: out.slice(0, outUsed), ends: ends.slice(0, count) };
+  return { count: out.length, text: out.join(SEPARATOR) };
 }
 
 /** Below this many terms in all a union runs on the calling thread. */
@@ -180,8 +137,7 @@ export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, 
         for (let i = starts[w]!; i < stops[w]!; i++) f[i]! += base;
       });
     }
-    const buf = Buffer.from(res.bytes.buffer, res.bytes.byteOffset, res.bytes.length);
-    for (let i = 0; i < res.count; i++) terms.push(buf.toString('utf8', i === 0 ? 0 : res.ends[i - 1]!, res.ends[i]!));
+    if (res.count > 0) for (const t of res.text.split(SEPARATOR)) terms.push(t);
   });
   return { terms, finals };
 }
@@ -192,20 +148,23 @@ export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, 
  * in every list (lowerBound), so each distinct term falls in exactly one range.
  */
 function rangeCuts(lists: readonly ByteLexicon[], parts: number): number[][] {
-  const samples: { list: number; index: number }[] = [];
-  for (let w = 0; w < lists.length; w++) {
-    const n = lists[w]!.ends.length;
+  const samples: string[] = [];
+  for (const l of lists) {
+    const n = l.ends.length;
     const k = Math.min(n, parts * SAMPLES_PER_RANGE);
-    for (let s = 0; s < k; s++) samples.push({ list: w, index: Math.floor(((s + 0.5) * n) / k) });
+    for (let s = 0; s < k; s++) {
+      const i = Math.floor(((s + 0.5) * n) / k);
+      samples.push(termsOf(l, i, i + 1)[0]!);
+    }
   }
-  samples.sort((a, b) => compareTerms(lists[a.list]!, a.index, lists[b.list]!, b.index));
+  samples.sort(compareTerms);
   const cuts: number[][] = [];
-  let previous: { list: number; index: number } | undefined;
+  let previous: string | undefined;
   for (let r = 1; r < parts; r++) {
     const probe = samples[Math.floor((r * samples.length) / parts)];
-    if (!probe || (previous && compareTerms(lists[previous.list]!, previous.index, lists[probe.list]!, probe.index) === 0)) continue;
+    if (probe === undefined || probe === previous) continue;
     previous = probe;
-    cuts.push(lists.map((l) => lowerBound(l, lists[probe.list]!, probe.index)));
+    cuts.push(lists.map((l) => lowerBound(l, probe)));
   }
   return cuts;
 }

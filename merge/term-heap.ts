@@ -1,4 +1,4 @@
-/** A k-way merge of sorted term lists by term: the segments' lexicons in a segment merge (segment-merge.ts). */
+/** A k-way merge of sorted term lists by term: segments' lexicons (segment-merge.ts) and parse workers' own (lexicon-union.ts). */
 import { compareTerms, hasHighUnits } from './term-order.js';
 
 /** One input of the merge: its terms in code point order, the next one's place, and its rank among the inputs (which breaks ties). */

@@ -10,7 +10,7 @@ import { RawTokenTerms, type TermAnalysis } from './raw-token-terms.js';
 import { RawTokenList } from '../scan/raw-token-list.js';
 import type { LocalTerms } from '../scan/document-inverter.js';
 import { grown } from '../../runtime/grown.js';
-import type { ByteLexicon } from '../../merge/lexicon-union.js';
+import { byteLexicon, type ByteLexicon } from '../../merge/lexicon-union.js';
 
 export interface FinishedLexicon {
   /** The worker's terms in code point order, as UTF-8 in shared memory (the union's threads read them as they are). */
@@ -51,12 +51,8 @@ export class WorkerLexicon {
   finish(): FinishedLexicon {
     const order = this.dictionary.order();
     const all = this.dictionary.terms;
-    let size = 0;
-    for (let p = 0; p < order.length; p++) size += Buffer.byteLength(all[order[p]!]!, 'utf8');
-    const bytes = Buffer.from(new SharedArrayBuffer(Math.max(1, size)));
-    const ends = new Uint32Array(new SharedArrayBuffer(Math.max(4, 4 * order.length)), 0, order.length);
-    let at = 0;
-    for (let p = 0; p < order.length; p++) ends[p] = at += bytes.write(all[order[p]!]!, at, 'utf8');
-    return { terms: { bytes: new Uint8Array(bytes.buffer, 0, size), ends }, order };
+    const sorted = new Array<string>(order.length);
+    for (let p = 0; p < order.length; p++) sorted[p] = all[order[p]!]!;
+    return { terms: byteLexicon(sorted, true), order };
   }
 }

@@ -321,6 +321,8 @@ async function post(open?: OpenBatch): Promise<void> {
   // The ids array is the module's one (see externalIds): keep the open batch's.
   externalIds.splice(0, docs);
   bundle = next;
+  // An own lexicon's order grows between bundles, so the sort left for the end stays short.
+  lexicon?.dictionary.sortAhead();
   if (open) {
     open.pairStart = 0;
     open.unresolvedStart = 0;

@@ -23,8 +23,14 @@ export interface ByteLexicon {
 }
 
 export interface LexiconUnion {
-  /** Every distinct term, in code point order. */
-  terms: string[];
+  /** Distinct terms in all. */
+  count: number;
+  /**
+   * Every distinct term in code point order, as texts of terms joined by NULs (one a range, in
+   * order; termsOfTexts): splitting them into strings costs ~100 ns a term, so it is left to
+   * whoever needs the strings (the lexicon rows, written while the merge threads run).
+   */
+  texts: string[];
   /** finals[w][p]: the termID of worker w's p-th term in code point order. */
   finals: Uint32Array[];
 }
@@ -104,6 +110,11 @@ export function uniteRange(task: UnionRangeTask): UnionRangeResult {
   return { count: out.length, text: out.join(SEPARATOR) };
 }
 
+/** The terms of LexiconUnion.texts, in order. */
+export function* termsOfTexts(texts: readonly string[]): Generator<string> {
+  for (const text of texts) yield* text.split(SEPARATOR);
+}
+
 /** Below this many terms in all a union runs on the calling thread. */
 const PARALLEL_UNION_MIN_TERMS = 1 << 18;
 /** Terms sampled from the lists per range wanted, to place the range boundaries. */
@@ -128,18 +139,20 @@ export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, 
       ? await Promise.all(Array.from({ length: cuts.length + 1 }, (_, r) => runRange({ lists: shared, finals, ...bounds(r) })))
       : [uniteRange({ lists: shared, finals, ...bounds(0) })];
   // Each range's ranks start after the ranges before it.
-  const terms: string[] = [];
+  let count = 0;
+  const texts: string[] = [];
   results.forEach((res, r) => {
-    const base = terms.length;
+    const base = count;
     if (base > 0) {
       const { starts, stops } = bounds(r);
       finals.forEach((f, w) => {
         for (let i = starts[w]!; i < stops[w]!; i++) f[i]! += base;
       });
     }
-    if (res.count > 0) for (const t of res.text.split(SEPARATOR)) terms.push(t);
+    if (res.count > 0) texts.push(res.text);
+    count += res.count;
   });
-  return { terms, finals };
+  return { count, texts, finals };
 }
 
 /**

@@ -11,6 +11,7 @@ import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
+import { termsOfTexts } from './lexicon-union.js';
 
 /** The runs' lexicons: as given, or the dictionary's order for every run. */
 function runLexiconsOf(contents: IndexContents): RunLexicons {
@@ -32,6 +33,8 @@ export interface IndexContents {
   order: Uint32Array;
   /** How the runs' keys map to termIDs; default: every run keyed by `order` (run-lexicons.ts). */
   runLexicons?: RunLexicons;
+  /** The terms in termID order as united parse workers' lexicons give them (LexiconUnion.texts), instead of terms and order. */
+  termTexts?: readonly string[];
   /** The documents' lengths, indexed by DocId: with them the merge builds impacts.bin's contents. */
   lengths?: Uint32Array;
   documentCount: number;
@@ -166,9 +169,15 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
 
 /** The terms table: each term's string at its termID, its rank in code point order. */
 function writeTermRows(store: IndexStoreWriter, contents: IndexContents): void {
-  const { terms, order } = contents;
-  if (order.length !== contents.termCount) throw new Error(`the term order holds ${order.length} terms, the dictionary ${contents.termCount}`);
-  for (let p = 0; p < order.length; p++) store.addTermRow(p, terms[order[p]!]!);
+  if (contents.termTexts) {
+    let p = 0;
+    for (const term of termsOfTexts(contents.termTexts)) store.addTermRow(p++, term);
+    if (p !== contents.termCount) throw new Error(`the united lexicon holds ${p} terms, not ${contents.termCount}`);
+  } else {
+    const { terms, order } = contents;
+    if (order.length !== contents.termCount) throw new Error(`the term order holds ${order.length} terms, the dictionary ${contents.termCount}`);
+    for (let p = 0; p < order.length; p++) store.addTermRow(p, terms[order[p]!]!);
+  }
   store.flushTerms();
 }
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { byteLexicon, uniteLexicons } from '../merge/lexicon-union.js';
+import { byteLexicon, termsOfTexts, uniteLexicons } from '../merge/lexicon-union.js';
 import { writeRunFile } from '../merge/runs.js';
 import { mergeRuns } from '../merge/heap-merge.js';
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
@@ -132,7 +132,10 @@ describe('the merge of workers\' runs', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.uniqueArray(termArb, { maxLength: 20 }), { maxLength: 6 }), fc.integer({ min: 1, max: 4 }), async (lists, threads) => {
         const sorted = lists.map((l) => [...l].sort(byUtf8));
-        const { terms, finals } = await uniteLexicons(sorted.map(byteLexicon), threads, 0);
+        const union = await uniteLexicons(sorted.map((l) => byteLexicon(l)), threads, 0);
+        const { finals } = union;
+        const terms = [...termsOfTexts(union.texts)];
+        expect(union.count).toBe(terms.length);
         const expected = [...new Set(lists.flat())].sort(byUtf8);
         expect(terms).toEqual(expected);
         sorted.forEach((l, w) => l.forEach((t, p) => expect(terms[finals[w]![p]!]).toBe(t)));
@@ -184,9 +187,10 @@ describe('the merge of workers\' runs', () => {
             return { order, terms: Array.from(order, (id) => x.dictionary.terms[id]!) };
           });
           const union = await uniteLexicons(lexicons.map((l) => byteLexicon(l.terms)));
+          const unionTerms = [...termsOfTexts(union.texts)];
           const runLexicons = lexicons.map((l, w) => ({ order: l.order, finals: union.finals[w]!, docIds: Uint32Array.from(workers[w]!.docIds) }));
           const got: [string, [number, number][]][] = [];
-          mergeRuns(runs, 3, (termId, docIds, tfs, df) => got.push([union.terms[termId]!, Array.from(docIds.subarray(0, df), (d, i) => [d, tfs[i]!])]), undefined, runs.map((_, i) => ({ lexicon: runLexicons[owners[i]!]! })));
+          mergeRuns(runs, 3, (termId, docIds, tfs, df) => got.push([unionTerms[termId]!, Array.from(docIds.subarray(0, df), (d, i) => [d, tfs[i]!])]), undefined, runs.map((_, i) => ({ lexicon: runLexicons[owners[i]!]! })));
           const want = [...expected.keys()].sort(byUtf8).map((t) => [t, [...expected.get(t)!.entries()].sort((a, b) => a[0] - b[0])]);
           expect(got).toEqual(want);
         },

@@ -27,8 +27,9 @@ import { countBatch, countSkip, settleMeanwhile, type WorkerPipelineInput, type 
 
 /** The united lexicon of a build whose workers kept their own (WorkerPipelineResult.lexicon). */
 export interface UnitedLexicon {
-  /** Every term in code point order: termID t is terms[t]. */
-  terms: string[];
+  termCount: number;
+  /** Every term in code point order (termID t is the t-th), as LexiconUnion.texts. */
+  termTexts: string[];
   runLexicons: RunLexicons;
 }
 
@@ -203,6 +204,6 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     batchWaitMs,
     workerTerms: finished.map((f) => f?.terms.ends.length ?? 0),
     workerScanBytes: pool.scanTableBytes,
-    lexicon: { terms: union.terms, runLexicons: { lexicons, owners } },
+    lexicon: { termCount: union.count, termTexts: union.texts, runLexicons: { lexicons, owners } },
   };
 }

@@ -41,10 +41,10 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   const united = 'lexicon' in result ? result.lexicon : undefined;
   const contents = {
     rows: rowsAhead,
-    termCount: united ? united.terms.length : dictionary.size,
-    terms: united ? united.terms : dictionary.terms,
-    order: united ? identityOrder(united.terms.length) : dictionary.order(),
-    ...(united ? { runLexicons: united.runLexicons } : {}),
+    termCount: united ? united.termCount : dictionary.size,
+    terms: united ? [] : dictionary.terms,
+    order: united ? new Uint32Array(0) : dictionary.order(),
+    ...(united ? { runLexicons: united.runLexicons, termTexts: united.termTexts } : {}),
     lengths: documents.lengthsView(),
     documentCount: documents.count,
     totalTokens: documents.totalTokens,
@@ -85,13 +85,6 @@ export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merge
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });
   if ('blockPostings' in parsed.result) await parsed.result.blockPostings?.closed;
-}
-
-/** 0, 1, ..., n - 1: the order of terms numbered in code point order already. */
-function identityOrder(n: number): Uint32Array {
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  return order;
 }
 
 /** Below this many pairs the merge takes well under a second: starting threads would cost more. */

@@ -176,12 +176,11 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
   const peakRssBytes = process.resourceUsage().maxRSS * 1024;
   const worker = 'workerTerms' in result ? result : undefined;
   // With the workers' own lexicons the build's dictionary stays empty: the united one has the terms.
-  const terms = worker?.lexicon ? worker.lexicon.terms : dictionary.terms;
-  const dictionaryBytes = estimateDictionaryBytes(terms, documents, worker?.workerTerms ?? [], worker?.workerScanBytes ?? []);
+  const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, worker?.workerTerms ?? [], worker?.workerScanBytes ?? []);
   return {
     output: out.output,
     documents: documents.count,
-    terms: terms.length,
+    terms: worker?.lexicon ? worker.lexicon.termCount : dictionary.size,
     pairs: counters.pairs,
     postings: written.stats.postings,
     blocks: counters.blocks,

@@ -5,9 +5,10 @@
  * alternating between DISTs; prints MB/s of HTML (process CPU time) a round and their medians, and
  * checks that every DIST gives the same title and text on every page, and the same as htmlparser2's
  * Tokenizer driven the old way (indexer/corpus/html-tokenizer.js, where a DIST has it; timed too
- * with --tokenizer).
+ * with --tokenizer). With --invert, each round also times each DIST's parse-worker analysis
+ * (DocumentInverter with a worker's LocalTerms) of the texts, title then text, as a worker runs it.
  *
- *   node bench/html-extract.mjs [--rounds 5] [--tokenizer] <crawl folder> [DIST ...]   (default DIST: dist)
+ *   node bench/html-extract.mjs [--rounds 5] [--tokenizer] [--invert] <crawl folder> [DIST ...]   (default DIST: dist)
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -16,6 +17,7 @@ import { pathToFileURL } from 'node:url';
 const args = process.argv.slice(2);
 let rounds = 5;
 let timeTokenizer = false;
+let timeInvert = false;
 for (;;) {
   if (args[0] === '--rounds') {
     rounds = Number(args[1]);
@@ -23,10 +25,13 @@ for (;;) {
   } else if (args[0] === '--tokenizer') {
     timeTokenizer = true;
     args.shift();
+  } else if (args[0] === '--invert') {
+    timeInvert = true;
+    args.shift();
   } else break;
 }
 const [crawl, ...distArgs] = args;
-if (!crawl) throw new Error('usage: node bench/html-extract.mjs [--rounds 5] [--tokenizer] <crawl folder> [DIST ...]');
+if (!crawl) throw new Error('usage: node bench/html-extract.mjs [--rounds 5] [--tokenizer] [--invert] <crawl folder> [DIST ...]');
 const dists = distArgs.length > 0 ? distArgs : ['dist'];
 const extractors = [];
 for (const d of dists) extractors.push((await import(pathToFileURL(resolve(d, 'indexer/corpus/html.js')).href)).htmlToText);
@@ -62,6 +67,17 @@ for (const page of pages) {
 const what = reference ? 'every DIST and the Tokenizer give' : 'every DIST gives';
 console.log(differ === 0 ? `${what} the same title and text on every page` : `${differ} pages DIFFER`);
 
+/** Each DIST's worker analysis: a fresh inverter a round, as a fresh worker has. */
+const inverters = [];
+if (timeInvert) {
+  for (const d of distArgs.length > 0 ? distArgs : ['dist']) {
+    const { DocumentInverter, LocalTerms } = await import(pathToFileURL(resolve(d, 'indexer/scan/document-inverter.js')).href);
+    const { createTokenizer } = await import(pathToFileURL(resolve(d, 'indexer/analysis/tokenizer.js')).href);
+    inverters.push({ dist: d, make: () => new DocumentInverter(createTokenizer({}), new LocalTerms()), rates: [] });
+  }
+}
+const extracted = timeInvert ? pages.map((p) => extractors[0](p)) : [];
+
 const rates = dists.map(() => []);
 for (let r = 1; r <= rounds; r++) {
   for (let i = 0; i < dists.length; i++) {
@@ -77,6 +93,17 @@ for (let r = 1; r <= rounds; r++) {
     rates[i].push(bytes / 1e6 / s);
     console.log(`round ${r} ${dists[i]}: ${s.toFixed(2)} s CPU, ${(bytes / 1e6 / s).toFixed(1)} MB/s (${chars} text chars)`);
   }
+  for (const inv of inverters) {
+    const inverter = inv.make();
+    const c0 = process.cpuUsage();
+    let ids = 0;
+    for (const d of extracted) ids += inverter.invert(d).length;
+    const c = process.cpuUsage(c0);
+    const s = (c.user + c.system) / 1e6;
+    inv.rates.push(bytes / 1e6 / s);
+    console.log(`round ${r} ${inv.dist} analysis: ${s.toFixed(2)} s CPU, ${(bytes / 1e6 / s).toFixed(1)} MB/s of HTML (${ids} term ids)`);
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 for (let i = 0; i < dists.length; i++) console.log(`median ${dists[i]}: ${median(rates[i]).toFixed(1)} MB/s of HTML`);
+for (const inv of inverters) console.log(`median ${inv.dist} analysis: ${median(inv.rates).toFixed(1)} MB/s of HTML`);

@@ -13,8 +13,13 @@
  * Entities in text decode through the `entities` package's decoder (the HTML named-entity table
  * and its rules for a missing ';'), the one the Tokenizer uses.
  */
-import { DecodingMode, EntityDecoder, htmlDecodeTree } from 'entities/decode';
+import { createRequire } from 'node:module';
+import type { EntityDecoder } from 'entities/decode';
 import { Extraction, type HtmlText } from './html-elements.js';
+
+// The entity decoder is required on first use: a crawl without HTML (and every parse worker's
+// start-up) skips loading its tables.
+const require = createRequire(import.meta.url);
 
 const LT = 0x3c;
 const GT = 0x3e;
@@ -157,9 +162,20 @@ function skipAttributes(html: string, at: number): number {
 
 // An entity in text: the decoder reports its code points here.
 let entityText = '';
-const entityDecoder = new EntityDecoder(htmlDecodeTree, (cp) => {
-  entityText += String.fromCodePoint(cp);
-});
+let entityDecoder: EntityDecoder | undefined;
+/** DecodingMode.Legacy: text, where a named entity may end without ';'. */
+let legacyMode = 0;
+
+function decoder(): EntityDecoder {
+  if (entityDecoder === undefined) {
+    const entities = require('entities/decode') as typeof import('entities/decode');
+    legacyMode = entities.DecodingMode.Legacy;
+    entityDecoder = new entities.EntityDecoder(entities.htmlDecodeTree, (cp) => {
+      entityText += String.fromCodePoint(cp);
+    });
+  }
+  return entityDecoder;
+}
 
 /**
  * The entity at html[amp] ('&'), decoded as text: the characters it takes ('&' included) with its
@@ -169,9 +185,10 @@ const entityDecoder = new EntityDecoder(htmlDecodeTree, (cp) => {
 function decodeEntity(html: string, amp: number): number {
   entityText = '';
   if (amp + 1 >= html.length) return 0;
-  entityDecoder.startEntity(DecodingMode.Legacy);
-  const taken = entityDecoder.write(html, amp + 1);
-  return taken >= 0 ? taken : entityDecoder.end();
+  const d = decoder();
+  d.startEntity(legacyMode);
+  const taken = d.write(html, amp + 1);
+  return taken >= 0 ? taken : d.end();
 }
 
 /** Where a comment's end ('-->', '--!>', or '>' right after '<!--' or '<!---') is, from `start` (after '<!--'); -1 if none. */

@@ -6,9 +6,9 @@
  * reports every attribute, this finds the next '<' or '&' of text with indexOf, skips attribute
  * values, comments and the bodies of script, style and iframe the same way, and reports nothing
  * the text does not use. Its quirks are the Tokenizer's, on purpose (e.g. a page cut inside
- * `<scr` keeps "scr" as text, raw text ends at "\x1c/script" as well as "</script"): the index of
- * a page is the same whichever tokenizes it (test/html-text.test.ts checks it with fast-check
- * against the Tokenizer and against the stock Parser, and on every page of the sample crawls).
+ * `<scr` keeps "scr" as text; `\x1c` counts as '<' where raw text starts looking for its end
+ * tag): the index of a page is the same whichever tokenizes it (test/html-text.test.ts checks it
+ * with fast-check against the Tokenizer and the stock Parser, and on every page of the samples).
  *
  * Entities in text decode through the `entities` package's decoder (the HTML named-entity table
  * and its rules for a missing ';'), the one the Tokenizer uses.

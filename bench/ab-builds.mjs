@@ -2,15 +2,17 @@
 /**
  * A/B of whole builds: each crawl with each DIST, alternating DISTs within a round (in reverse order every other round), `build
  * --sorter cpu --workers N --json` into a temporary index. Prints one line a build (wall, process
- * CPU, HTML/text MB/s), then per (crawl, DIST) the median wall and CPU seconds, and whether every
- * DIST wrote the same postings.bin.
+ * CPU, HTML/text MB/s, the 1-minute load average after it), then per (crawl, DIST) the median wall and CPU seconds, and whether every
+ * DIST wrote the same index: postings.bin, impacts.bin, and the rows of the lexicon (terms,
+ * term_stats), the document table and the collection statistics in index.sqlite.
  *
  *   node bench/ab-builds.mjs [--rounds 3] [--workers 2] [--pipeline cpu] --crawl <path> [--crawl <path> ...] DIST [DIST ...]
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const o = { rounds: 3, workers: 2, pipeline: 'cpu', crawls: [], dists: [] };
@@ -25,6 +27,22 @@ for (let i = 0; i < argv.length; i++) {
   else o.dists.push(a);
 }
 if (o.crawls.length === 0 || o.dists.length === 0) throw new Error('usage: node bench/ab-builds.mjs [--rounds 3] [--workers 2] --crawl <path> ... DIST ...');
+
+const Database = createRequire(import.meta.url)('better-sqlite3');
+/** A digest of what an index holds (not its settings, which name the build). */
+function indexDigest(dir) {
+  const h = createHash('sha256');
+  for (const f of ['postings.bin', 'impacts.bin']) if (existsSync(join(dir, f))) h.update(readFileSync(join(dir, f)));
+  const db = new Database(join(dir, 'index.sqlite'), { readonly: true });
+  try {
+    for (const t of ['terms', 'term_stats', 'docs', 'stats']) {
+      for (const row of db.prepare(`SELECT * FROM "${t}"`).raw().iterate()) h.update(JSON.stringify(row, (_, v) => (typeof v === 'bigint' ? v.toString() : v?.type === 'Buffer' ? Buffer.from(v.data).toString('hex') : v)));
+    }
+  } finally {
+    db.close();
+  }
+  return h.digest('hex').slice(0, 16);
+}
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-ab-'));
 const runs = new Map();
@@ -42,7 +60,7 @@ try {
         const wall = (performance.now() - t0) / 1000;
         if (r.status !== 0) throw new Error(`${dist} build ${crawl} failed: ${r.stderr}`);
         const s = JSON.parse(r.stdout);
-        const sha = createHash('sha256').update(readFileSync(join(out, 'postings.bin'))).digest('hex').slice(0, 16);
+        const sha = indexDigest(out);
         const key = `${crawl}\t${dist}`;
         if (!runs.has(key)) runs.set(key, { wall: [], cpu: [] });
         runs.get(key).wall.push(wall);
@@ -50,13 +68,13 @@ try {
         if (!shas.has(crawl)) shas.set(crawl, new Set());
         shas.get(crawl).add(sha);
         const parsers = Object.entries(s.stages).filter(([k]) => k.startsWith('parser')).map(([, v]) => `${(v.busyMs / 1000).toFixed(1)}/${(v.idleMs / 1000).toFixed(1)}`);
-        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, workers busy/idle s ${parsers.join(' ')}, fill waited ${(s.stages.fill.batchWaitMs / 1000).toFixed(1)} s, postings ${sha}`);
+        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, workers busy/idle s ${parsers.join(' ')}, fill waited ${(s.stages.fill.batchWaitMs / 1000).toFixed(1)} s, index ${sha}, load ${loadavg()[0].toFixed(1)}`);
       }
     }
   }
   console.log('\nmedians: wall s (each round), process CPU s');
   for (const [key, r] of runs) console.log(`${key}\t${median(r.wall).toFixed(2)}\t(${r.wall.map((w) => w.toFixed(2)).join(' ')})\t${median(r.cpu).toFixed(2)}`);
-  for (const [crawl, set] of shas) console.log(`${crawl}: postings.bin ${set.size === 1 ? 'identical across DISTs' : `DIFFER: ${[...set].join(' ')}`}`);
+  for (const [crawl, set] of shas) console.log(`${crawl}: index (postings, impacts, lexicon, documents, statistics) ${set.size === 1 ? 'identical across DISTs' : `DIFFERS: ${[...set].join(' ')}`}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -69,7 +69,9 @@
 #                 .cache/html-docs-small.tgz -C .cache/corpora/html-docs-small data`, 9.8 MB) copied COPIES
 #                 (20) times into /tmp/html; ROUNDS (3) alternating rounds of each DIST (default
 #                 .cache/dist-base dist) with the default pipeline (Indexgpu+) and with --pipeline cpu
-#                 (Indexcpu), --parsers summaries (MB/s of HTML a worker), postings.bin sha256 of each.
+#                 (Indexcpu), --parsers summaries (MB/s of HTML a worker), postings.bin sha256 of each; first
+#                 the text extraction alone on one core (bench/html-extract.mjs, every DIST alternated, and
+#                 whether they give the same text on every page).
 #   smallfiles [DIST...]  the many-small-files crawl (200 folders x 1,000 .txt files of 60 words) and the
 #                 same documents as one JSONL file, bench/small-files.mjs, ROUNDS (3) rounds alternating the
 #                 DISTs (default .cache/dist-base dist), default worker count. -> smallfiles.txt
@@ -362,6 +364,10 @@ cmd_html() {
     for i in $(seq -w 1 "${COPIES:-20}"); do cp -r /tmp/html-src/data "/tmp/html/copy-$i"; done
     log "$(find /tmp/html -type f | wc -l) files, $(du -sb /tmp/html | cut -f1) bytes"
   fi
+  log "HTML text extraction alone, one core, each DIST alternated (bench/html-extract.mjs, html-docs-small once)"
+  node bench/html-extract.mjs --rounds 5 /tmp/html-src/data "${dists[@]}" > "$details/html-extract.txt" 2>&1
+  log "html-extract rc=$?"
+  grep -E '^(every|[0-9]+ pages|median)' "$details/html-extract.txt" | tee -a "$OUT/log.txt"
   SUMMARY=--parsers
   for round in $(seq 1 "${ROUNDS:-3}"); do
     for p in gpu+ cpu; do

@@ -3,33 +3,52 @@
  * HTML text extraction alone, in one thread: each DIST's htmlToText (indexer/corpus/html.js) on
  * every page of a crawl held in memory as strings (decoded as the reader decodes them), rounds
  * alternating between DISTs; prints MB/s of HTML (process CPU time) a round and their medians, and
- * checks that every DIST gives the same title and text on every page.
+ * checks that every DIST gives the same title and text on every page, and the same as htmlparser2's
+ * Tokenizer driven the old way (indexer/corpus/html-tokenizer.js, where a DIST has it; timed too
+ * with --tokenizer). With --invert, each round also times each DIST's parse-worker analysis
+ * (DocumentInverter with a worker's LocalTerms) of the texts, title then text, as a worker runs it.
  *
- *   node bench/html-extract.mjs [--rounds 5] <crawl folder> [DIST ...]   (default DIST: dist)
+ *   node bench/html-extract.mjs [--rounds 5] [--tokenizer] [--invert] <crawl folder> [DIST ...]   (default DIST: dist)
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const args = process.argv.slice(2);
 let rounds = 5;
-if (args[0] === '--rounds') {
-  rounds = Number(args[1]);
-  args.splice(0, 2);
+let timeTokenizer = false;
+let timeInvert = false;
+for (;;) {
+  if (args[0] === '--rounds') {
+    rounds = Number(args[1]);
+    args.splice(0, 2);
+  } else if (args[0] === '--tokenizer') {
+    timeTokenizer = true;
+    args.shift();
+  } else if (args[0] === '--invert') {
+    timeInvert = true;
+    args.shift();
+  } else break;
 }
 const [crawl, ...distArgs] = args;
-if (!crawl) throw new Error('usage: node bench/html-extract.mjs [--rounds 5] <crawl folder> [DIST ...]');
+if (!crawl) throw new Error('usage: node bench/html-extract.mjs [--rounds 5] [--tokenizer] [--invert] <crawl folder> [DIST ...]');
 const dists = distArgs.length > 0 ? distArgs : ['dist'];
 const extractors = [];
 for (const d of dists) extractors.push((await import(pathToFileURL(resolve(d, 'indexer/corpus/html.js')).href)).htmlToText);
-const { decodeFile, sniffHtmlCharset } = await import(pathToFileURL(resolve(dists[0], 'indexer/corpus/decode.js')).href);
+const withTokenizer = dists.find((d) => existsSync(resolve(d, 'indexer/corpus/html-tokenizer.js')));
+const reference = withTokenizer && (await import(pathToFileURL(resolve(withTokenizer, 'indexer/corpus/html-tokenizer.js')).href)).htmlToTextByTokenizer;
+if (reference && timeTokenizer) {
+  dists.push(`${withTokenizer} (Tokenizer)`);
+  extractors.push(reference);
+}
+const { decodeFile } = await import(pathToFileURL(resolve(dists[0], 'indexer/corpus/decode.js')).href);
 
 const pages = [];
 let bytes = 0;
 for (const e of readdirSync(crawl, { recursive: true, withFileTypes: true })) {
   if (!e.isFile() || !/\.html?$/i.test(e.name)) continue;
   const buf = readFileSync(join(e.parentPath ?? e.path, e.name));
-  const d = decodeFile(buf, sniffHtmlCharset(buf));
+  const d = decodeFile(buf, true);
   if ('reason' in d) continue;
   pages.push(d.text);
   bytes += buf.length;
@@ -37,26 +56,54 @@ for (const e of readdirSync(crawl, { recursive: true, withFileTypes: true })) {
 console.log(`${pages.length} pages, ${(bytes / 1e6).toFixed(1)} MB`);
 
 let differ = 0;
+const checked = reference && !timeTokenizer ? [...extractors, reference] : extractors;
 for (const page of pages) {
-  const first = extractors[0](page);
-  for (let i = 1; i < extractors.length; i++) {
-    const other = extractors[i](page);
+  const first = checked[0](page);
+  for (let i = 1; i < checked.length; i++) {
+    const other = checked[i](page);
     if (other.title !== first.title || other.text !== first.text) differ++;
   }
 }
-console.log(differ === 0 ? 'every DIST gives the same title and text on every page' : `${differ} pages DIFFER`);
+const what = reference ? 'every DIST and the Tokenizer give' : 'every DIST gives';
+console.log(differ === 0 ? `${what} the same title and text on every page` : `${differ} pages DIFFER`);
+
+/** Each DIST's worker analysis: a fresh inverter a round, as a fresh worker has. */
+const inverters = [];
+if (timeInvert) {
+  for (const d of distArgs.length > 0 ? distArgs : ['dist']) {
+    const { DocumentInverter, LocalTerms } = await import(pathToFileURL(resolve(d, 'indexer/scan/document-inverter.js')).href);
+    const { createTokenizer } = await import(pathToFileURL(resolve(d, 'indexer/analysis/tokenizer.js')).href);
+    inverters.push({ dist: d, make: () => new DocumentInverter(createTokenizer({}), new LocalTerms()), rates: [] });
+  }
+}
+const extracted = timeInvert ? pages.map((p) => extractors[0](p)) : [];
 
 const rates = dists.map(() => []);
 for (let r = 1; r <= rounds; r++) {
   for (let i = 0; i < dists.length; i++) {
     const c0 = process.cpuUsage();
     let chars = 0;
-    for (const page of pages) chars += extractors[i](page).text.length;
+    for (const page of pages) {
+      const { text } = extractors[i](page);
+      // Read the text as the analysis does: a string built of pieces is joined (flattened) now, not later.
+      chars += text.length + (text.charCodeAt(text.length >> 1) & 0);
+    }
     const c = process.cpuUsage(c0);
     const s = (c.user + c.system) / 1e6;
     rates[i].push(bytes / 1e6 / s);
     console.log(`round ${r} ${dists[i]}: ${s.toFixed(2)} s CPU, ${(bytes / 1e6 / s).toFixed(1)} MB/s (${chars} text chars)`);
   }
+  for (const inv of inverters) {
+    const inverter = inv.make();
+    const c0 = process.cpuUsage();
+    let ids = 0;
+    for (const d of extracted) ids += inverter.invert(d).length;
+    const c = process.cpuUsage(c0);
+    const s = (c.user + c.system) / 1e6;
+    inv.rates.push(bytes / 1e6 / s);
+    console.log(`round ${r} ${inv.dist} analysis: ${s.toFixed(2)} s CPU, ${(bytes / 1e6 / s).toFixed(1)} MB/s of HTML (${ids} term ids)`);
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 for (let i = 0; i < dists.length; i++) console.log(`median ${dists[i]}: ${median(rates[i]).toFixed(1)} MB/s of HTML`);
+for (const inv of inverters) console.log(`median ${inv.dist} analysis: ${median(inv.rates).toFixed(1)} MB/s of HTML`);

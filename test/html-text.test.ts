@@ -1,9 +1,14 @@
 import fc from 'fast-check';
 import { Parser } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { htmlToText } from '../indexer/corpus/html.js';
+import { htmlToTextByTokenizer } from '../indexer/corpus/html-tokenizer.js';
+import { decodeFile } from '../indexer/corpus/decode.js';
+import { readWarcRecords } from '../indexer/corpus/warc.js';
 
-/** The extraction on the unmodified Parser (attributes parsed, its own element stack): the reference for the Tokenizer-driven one. */
+/** The extraction on the unmodified Parser (attributes parsed, its own element stack): the reference for the scan and the Tokenizer-driven one. */
 function referenceHtmlToText(html: string): { title: string; text: string } {
   const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object']);
   const BLOCK = new Set(['address', 'article', 'aside', 'blockquote', 'body', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'html', 'img', 'input', 'label', 'legend', 'li', 'main', 'menu', 'nav', 'ol', 'option', 'p', 'pre', 'section', 'select', 'summary', 'table', 'tbody', 'td', 'textarea', 'tfoot', 'th', 'thead', 'title', 'tr', 'ul']);
@@ -58,15 +63,98 @@ const piece = fc.oneof(
 );
 const html = fc.array(piece, { maxLength: 40 }).map((p) => p.join(''));
 
+// Hostile markup for the scan's own states: cut tags, comments, CDATA, doctypes, raw text and its
+// end tags (with the Tokenizer's \x1c for '<'), entities cut or without ';', attributes without ends.
+const special = ['script', 'ScRiPt', 'style', 'title', 'textarea', 'xmp', 'iframe', 'noembed', 'noframes', 'plaintext', 'scr', 'scriptx', 'tit', 'no', 'p', 'svg', 'b'];
+const hostileAttribute = fc.constantFrom('', ' a="x"', " b='y'", ' /', '/', ' / ', ' a=/>', ' a= >', ' =x', ' a="', " b='", ' a=&amp;>', ' a=b/');
+const hostilePiece = fc.oneof(
+  fc.tuple(fc.constantFrom(...special), hostileAttribute).map(([n, a]) => `<${n}${a}>`),
+  fc.tuple(fc.constantFrom(...special), hostileAttribute).map(([n, a]) => `</${n}${a}>`),
+  fc.constantFrom(...special).map((n) => `<${n}`),
+  fc.constantFrom(
+    '&amp', '&ampx', '&notit;', '&notin;', '&#', '&#x', '&#X41', '&#1234567890123;', '&#0;', '&#128;', '&#xD800;', '&NotEqualTilde;', '&Afr;', '&', '&&', '&;',
+    '<!--', '-->', '--!>', '<!-->', '<!--->', '<!-', '<!', '<!d', '<!DOCTYPE html>', '<!doc', '<!x>', '<![CDATA[', ']]>', ']]]>', '<![CDAT', '<?', '</ x>', '</1>',
+    '\x1c/script>', '\x1c\x0fscript>', '<</script>', '</script', '</SCRIPT >', '\u{1F600}', '"', "'", '=',
+  ),
+  fc.string({ maxLength: 4, unit: 'binary' }),
+);
+// Characters that move the tokenizer between states, densely.
+const stateChars = fc.array(fc.constantFrom(...'<>/!-[]&;#x="\' \nscriptyleamp1CDATAdoctype\x1c\x0f?ntX'), { maxLength: 60 }).map((a) => a.join(''));
+
 describe('HTML text extraction (indexer/corpus/html.ts)', () => {
-  it('gives the text and title of the unmodified Parser', () => {
+  it('gives the text and title of the unmodified Parser, and of the Tokenizer driven directly', () => {
     fc.assert(
       fc.property(html, (h) => {
-        expect(htmlToText(h)).toEqual(referenceHtmlToText(h));
+        const scanned = htmlToText(h);
+        expect(scanned).toEqual(referenceHtmlToText(h));
+        expect(scanned).toEqual(htmlToTextByTokenizer(h));
       }),
       { numRuns: 20000 },
     );
   });
+
+  it('gives the Tokenizer\'s text and title on hostile markup, whole and cut anywhere', () => {
+    const page = fc.oneof(fc.array(fc.oneof(piece, hostilePiece), { maxLength: 40 }).map((p) => p.join('')), stateChars);
+    fc.assert(
+      fc.property(page, fc.nat(), (h, cut) => {
+        for (const s of [h, h.slice(0, cut % (h.length + 1))]) expect(htmlToText(s)).toEqual(htmlToTextByTokenizer(s));
+      }),
+      { numRuns: 30000 },
+    );
+    // Quirks kept from the Tokenizer: a page cut in a name that may still be special keeps it as text,
+    // one cut after '/' in a tag or before an end tag's '>' keeps its last character, \x1c ends raw text as '<' does.
+    expect(htmlToText('a<scr')).toEqual({ title: '', text: 'ascr' });
+    expect(htmlToText('a<abc')).toEqual({ title: '', text: 'a' });
+    expect(htmlToText('a<b /')).toEqual({ title: '', text: 'a/' });
+    expect(htmlToText('a</b x')).toEqual({ title: '', text: 'ax' });
+    expect(htmlToText('<script>\x1c/script>y')).toEqual({ title: '', text: 'y' });
+    expect(htmlToText('<script>x\x1c/script>y')).toEqual({ title: '', text: '' });
+    expect(htmlToText('<title>A &amp; B &notit;</title><textarea>&lt;b></textarea><xmp><i>&amp;</xmp><plaintext></plaintext>')).toEqual({
+      title: 'A & B ¬it;',
+      text: '   <b> <i>&amp;</plaintext>',
+    });
+  });
+
+  it('gives the Tokenizer\'s text and title on real pages, whole and cut', async () => {
+    const samples: string[] = [];
+    const sample = join(import.meta.dirname, '..', 'corpus-samples', 'postgresql-docs', 'postgresql-15-docs.warc.gz');
+    const blocks: Buffer[] = [];
+    for await (const _ of readWarcRecords(sample, 'sample.warc.gz', true, statSync(sample).size, (r) => void blocks.push(Buffer.from(r.block))));
+    for (const block of blocks) {
+      // A response record's block is the HTTP response: its body after the headers.
+      const body = block.subarray(block.indexOf('\r\n\r\n') + 4);
+      if (/<html/i.test(body.toString('latin1', 0, 512))) samples.push(body.toString('utf8'));
+    }
+    expect(samples.length).toBeGreaterThan(5);
+    let cuts = 0;
+    for (const page of samples) {
+      // Cut at every '<' and '&' of the first 4 KB, and a few characters after: inside tags, comments and entities.
+      for (let i = 0; i < Math.min(page.length, 4096); i++) {
+        const c = page[i];
+        if (c !== '<' && c !== '&') continue;
+        for (const at of [i + 1, i + 2, i + 5]) {
+          const cut = page.slice(0, at);
+          expect(htmlToText(cut)).toEqual(htmlToTextByTokenizer(cut));
+          cuts++;
+        }
+      }
+    }
+    expect(cuts).toBeGreaterThan(300);
+    const pages = [...samples];
+    // html-docs-small where fetched (node scripts/corpus/fetch.mjs html-docs-small): every page.
+    const docs = join(import.meta.dirname, '..', '.cache', 'corpora', 'html-docs-small', 'data');
+    if (existsSync(docs)) {
+      for (const e of readdirSync(docs, { recursive: true, withFileTypes: true })) {
+        if (!e.isFile() || !/\.html?$/i.test(e.name)) continue;
+        const d = decodeFile(readFileSync(join(e.parentPath, e.name)), true);
+        if ('text' in d) pages.push(d.text);
+      }
+    }
+    for (const page of pages) {
+      expect(htmlToText(page)).toEqual(htmlToTextByTokenizer(page));
+      for (const at of [page.length >> 2, page.length >> 1, (page.length * 3) >> 2]) expect(htmlToText(page.slice(0, at))).toEqual(htmlToTextByTokenizer(page.slice(0, at)));
+    }
+  }, 120_000);
 
   it('drops attribute values from the text, keeps entities of the text, and ignores a second <title>', () => {
     const page = '<html><head><title a="x">The &amp; <b>Title</b></title></head><body><p class="hidden-word">Caf&eacute; <img alt="alttext">menu</p><title>Second</title><script>var s = "no";</script></body></html>';

@@ -140,6 +140,14 @@ export class GpuSorter implements PairSorter {
     return 3 * this.capacity + (this.paramBuffer?.size ?? 0) + (this.queryResolve?.size ?? 0) + (this.queryRead?.size ?? 0) + (this.docBasePass?.gpuBytes ?? 0);
   }
 
+  /**
+   * GPU bytes the block-sized buffers take for a block of n pairs (block, staging, readback;
+   * the smallest allocation is 2^13 pairs): what the memory of two sorters is compared by.
+   */
+  gpuBytesFor(n: number): number {
+    return 3 * Math.min(this.maxPairs * BYTES_PER_PAIR, Math.max(n * BYTES_PER_PAIR, 1 << 16));
+  }
+
   plan(n: number): SortPass[] {
     return planSort(n, this.tile, this.maxSteps);
   }

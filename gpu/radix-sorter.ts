@@ -133,6 +133,11 @@ export class RadixSorter extends GpuSorter {
     return super.gpuBytes + (this.alt?.size ?? 0) + (this.counts?.size ?? 0) + this.stats.size + (this.statsRead?.size ?? 0);
   }
 
+  /** The network's block buffers plus the second block buffer and the tile counts. */
+  override gpuBytesFor(n: number): number {
+    return super.gpuBytesFor(n) + radixExtraBytes(Math.max(n, 1 << 13), this.keysPerThread);
+  }
+
   /** Tiles of a block of `count` pairs, and the grid that covers them. */
   private grid(count: number): { tiles: number; groups: [number, number] } {
     const tiles = Math.ceil(count / this.radixTile);

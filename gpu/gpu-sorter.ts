@@ -227,6 +227,24 @@ export class GpuSorter implements PairSorter {
     this.queryRead = this.device.createBuffer({ size: 8 * this.querySlots, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   }
 
+  /**
+   * Allocates the buffers for blocks of `pairs` now and says whether the device could: the
+   * reason it could not (out of memory), or undefined. The buffers stay for the sorts.
+   */
+  async reserve(pairs: number): Promise<string | undefined> {
+    this.device.pushErrorScope('out-of-memory');
+    try {
+      this.ensureCapacity(Math.max(pairs, 1) * BYTES_PER_PAIR);
+    } finally {
+      const err = await this.device.popErrorScope();
+      if (err) {
+        this.destroyBlockBuffers();
+        return err.message.replace(/\s*\n\s*/g, ' ').trim();
+      }
+    }
+    return undefined;
+  }
+
   /** The dispatches (pass, grid, uniforms) that sort n pairs on this sorter's kernels. */
   dispatchPlan(n: number): Dispatch[] {
     return planDispatches(n, {

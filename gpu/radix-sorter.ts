@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { assetUrl } from '../runtime/assets.js';
 import { DocBasePass } from './doc-base-pass.js';
-import type { GpuContext } from './device.js';
+import { isSoftwareAdapter, type GpuContext } from './device.js';
 import { BYTES_PER_PAIR, GpuSorter, PARAM_BYTES, type GpuSorterOptions, type GpuSortTiming, type SortDispatch } from './gpu-sorter.js';
 
 /** Invocations per workgroup; also the bins of an 8-bit digit. */
@@ -52,6 +52,8 @@ export class RadixSorter extends GpuSorter {
   /** Keys per invocation in a tile, and the tile (pairs per upsweep / downsweep workgroup). */
   readonly keysPerThread: number;
   readonly radixTile: number;
+  /** GpuSorter's, plus (on a software adapter, whose GPU memory is host memory) the second block and the counts. */
+  override readonly hostBytesPerPair: number;
   private layoutR?: GPUBindGroupLayout;
   private pipelinesR?: Record<string, GPUComputePipeline>;
   private alt?: GPUBuffer; // the second block buffer
@@ -63,6 +65,8 @@ export class RadixSorter extends GpuSorter {
     super(ctx, options);
     this.keysPerThread = radixKeysPerThread(ctx.limits.maxComputeWorkgroupStorageSize);
     this.radixTile = WG * this.keysPerThread;
+    const software = isSoftwareAdapter(ctx.adapterInfo);
+    this.hostBytesPerPair = BYTES_PER_PAIR * (software ? 3 : 2) + (software ? BYTES_PER_PAIR + Math.ceil(4 / this.keysPerThread) : 0);
     this.stats = this.device.createBuffer({ size: 4 * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC, label: 'radix stats' });
   }
 

@@ -27,6 +27,8 @@ export interface GpuSorterOptions {
    * measured on the H100 as v3).
    */
   fuse?: boolean;
+  /** Radix sort: use subgroup operations where the adapter has them (default true; false: the shared-memory fallback everywhere). */
+  subgroups?: boolean;
   /** Time every dispatch separately (benchmarks): fills SortTiming.byKind. */
   profile?: boolean;
   /** A readback not done after this many ms is a fault. Default 60 s + 1 s per 2^20 pairs. */

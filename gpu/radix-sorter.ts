@@ -44,7 +44,31 @@ export function radixExtraBytes(pairs: number, keysPerThread = 8): number {
   return Math.max(pairs, 1) * BYTES_PER_PAIR + 4 * (WG * tiles + WG);
 }
 
-const cache = new WeakMap<GPUDevice, Map<number, { layout: GPUBindGroupLayout; pipelines: Record<string, GPUComputePipeline> }>>();
+const cache = new WeakMap<GPUDevice, Map<string, { layout: GPUBindGroupLayout; pipelines: Record<string, GPUComputePipeline> }>>();
+/**
+ * The stats kernel's workgroup reduction, two ways. OR and AND do not depend on the order of
+ * the invocations, so subgroup operations can take them where the adapter has them (one shared
+ * atomic per subgroup instead of one per invocation). The order-dependent scans of the other
+ * kernels use shared memory everywhere: WGSL does not say which invocations form a subgroup.
+ */
+const STATS_REDUCE_WORKGROUP = `  atomicOr(&red[0], orT);
+  atomicAnd(&red[1], andT);
+  atomicOr(&red[2], orD);
+  atomicAnd(&red[3], andD);
+  atomicOr(&red[4], descents);`;
+const STATS_REDUCE_SUBGROUPS = `  let sOrT = subgroupOr(orT);
+  let sAndT = subgroupAnd(andT);
+  let sOrD = subgroupOr(orD);
+  let sAndD = subgroupAnd(andD);
+  let sDescents = subgroupOr(descents);
+  if (subgroupElect()) {
+    atomicOr(&red[0], sOrT);
+    atomicAnd(&red[1], sAndT);
+    atomicOr(&red[2], sOrD);
+    atomicAnd(&red[3], sAndD);
+    atomicOr(&red[4], sDescents);
+  }`;
+
 const ENTRY_POINTS = ['stats_pass', 'upsweep', 'scan_counts', 'downsweep', 'copy_back'] as const;
 
 export class RadixSorter extends GpuSorter {
@@ -52,6 +76,8 @@ export class RadixSorter extends GpuSorter {
   /** Keys per invocation in a tile, and the tile (pairs per upsweep / downsweep workgroup). */
   readonly keysPerThread: number;
   readonly radixTile: number;
+  /** The stats reduction uses subgroup operations (the adapter has them and they were not turned off). */
+  readonly subgroups: boolean;
   /** GpuSorter's, plus (on a software adapter, whose GPU memory is host memory) the second block and the counts. */
   override readonly hostBytesPerPair: number;
   private layoutR?: GPUBindGroupLayout;
@@ -65,6 +91,7 @@ export class RadixSorter extends GpuSorter {
     super(ctx, options);
     this.keysPerThread = radixKeysPerThread(ctx.limits.maxComputeWorkgroupStorageSize);
     this.radixTile = WG * this.keysPerThread;
+    this.subgroups = ctx.hasSubgroups && options.subgroups !== false;
     const software = isSoftwareAdapter(ctx.adapterInfo);
     this.hostBytesPerPair = BYTES_PER_PAIR * (software ? 3 : 2) + (software ? BYTES_PER_PAIR + Math.ceil(4 / this.keysPerThread) : 0);
     this.stats = this.device.createBuffer({ size: 4 * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC, label: 'radix stats' });
@@ -73,7 +100,15 @@ export class RadixSorter extends GpuSorter {
   /** The kernels' WGSL (kernels/radix.wgsl with its constants). */
   source(): string {
     const text = readFileSync(assetUrl('gpu/kernels/radix.wgsl'), 'utf8');
-    const values: Record<string, number> = { WG, KPT: this.keysPerThread, TILE: this.radixTile, SMEM: Math.max(2 * this.radixTile, 8 * WG), STATS_GROUPS };
+    const values: Record<string, string | number> = {
+      WG,
+      KPT: this.keysPerThread,
+      TILE: this.radixTile,
+      SMEM: Math.max(2 * this.radixTile, 8 * WG),
+      STATS_GROUPS,
+      ENABLE: this.subgroups ? 'enable subgroups;' : '',
+      STATS_REDUCE: this.subgroups ? STATS_REDUCE_SUBGROUPS : STATS_REDUCE_WORKGROUP,
+    };
     const filled = text.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(values[k]));
     return this.options.transformKernel ? this.options.transformKernel(filled) : filled;
   }
@@ -81,7 +116,8 @@ export class RadixSorter extends GpuSorter {
   override async compile(): Promise<void> {
     if (this.pipelinesR) return;
     const shared = !this.options.transformKernel;
-    const cached = shared ? cache.get(this.device)?.get(this.keysPerThread) : undefined;
+    const variant = `${this.keysPerThread}-${this.subgroups ? 'subgroups' : 'workgroup'}`;
+    const cached = shared ? cache.get(this.device)?.get(variant) : undefined;
     if (cached) {
       this.layoutR = cached.layout;
       this.pipelinesR = cached.pipelines;
@@ -111,7 +147,7 @@ export class RadixSorter extends GpuSorter {
     if (shared) {
       let perDevice = cache.get(this.device);
       if (!perDevice) cache.set(this.device, (perDevice = new Map()));
-      perDevice.set(this.keysPerThread, { layout, pipelines });
+      perDevice.set(variant, { layout, pipelines });
     }
   }
 

@@ -152,6 +152,51 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
     return { out, digitPasses: timing.digitPasses };
   }
 
+  it('uses subgroup operations exactly where the adapter has them, and sorts the same with the shared-memory fallback', async () => {
+    expect(sorter.subgroups).toBe(ctx.hasSubgroups);
+    expect(sorter.source().includes('enable subgroups;')).toBe(ctx.hasSubgroups);
+    const fallback = new RadixSorter(await openCtx(), { subgroups: false, profile: true });
+    await fallback.compile();
+    try {
+      expect(fallback.subgroups).toBe(false);
+      expect(fallback.source()).not.toMatch(/subgroup/);
+      for (const dist of DISTRIBUTIONS) {
+        for (const n of [1, 4097, 30_001]) {
+          const pairs = makePairs(dist, n, n);
+          let out = new Uint32Array(0);
+          const timing = await fallback.sortBlock(pairs.slice(), n, (sorted) => {
+            out = sorted.slice();
+          });
+          expect(pairsDiffer(out, jsSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
+          // The stats the passes were chosen from: as the keys say.
+          if (ctx.hasTimestamps && n > 1) expect(timing.digitPasses, `${dist} n=${n}`).toBe(expectedPasses(pairs, n));
+        }
+      }
+    } finally {
+      fallback.dispose();
+    }
+  });
+
+  /** Digit passes a block needs, from its keys (the naive way). */
+  function expectedPasses(pairs: Uint32Array, n: number): number {
+    let ascending = true;
+    for (let i = 1; i < n; i++) if (pairs[2 * i + 1]! < pairs[2 * i - 1]!) ascending = false;
+    let passes = 0;
+    for (let w = 0; w < 2; w++) {
+      if (w === 1 && ascending) continue;
+      for (let byte = 0; byte < 4; byte++) {
+        const first = (pairs[w]! >>> (8 * byte)) & 0xff;
+        for (let i = 1; i < n; i++) {
+          if (((pairs[2 * i + w]! >>> (8 * byte)) & 0xff) !== first) {
+            passes++;
+            break;
+          }
+        }
+      }
+    }
+    return passes;
+  }
+
   it('adds document bases on the GPU first (a block filled batch by batch)', async () => {
     for (const n of [1, 3001, 70_000]) {
       const pairs = makePairs('zipf', n, n);

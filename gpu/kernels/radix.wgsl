@@ -1,3 +1,4 @@
+{{ENABLE}}
 // LSD radix sort of (termID, docID) pairs as 64-bit keys, 8 bits per digit, reduce-then-scan
 // (Merrill and Grimshaw, "Revisiting sorting for GPGPU stream architectures"): each digit pass
 // is an upsweep (per-tile digit counts), a scan of the counts, and a downsweep (stable rank in
@@ -108,11 +109,7 @@ fn stats_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invo
     andD &= k.y;
     if (i > 0u && k.y < keysA[i - 1u].y) { descents = 1u; }
   }
-  atomicOr(&red[0], orT);
-  atomicAnd(&red[1], andT);
-  atomicOr(&red[2], orD);
-  atomicAnd(&red[3], andD);
-  atomicOr(&red[4], descents);
+{{STATS_REDUCE}}
   workgroupBarrier();
   if (lid == 0u) {
     atomicOr(&stats[0], atomicLoad(&red[0]));

@@ -28,6 +28,10 @@
 #                 fresh process, with the plain and the fused tile kernels (--fuse). SWEEP=1 adds the
 #                 sweep: 2^16..2^26 and the largest block (--max), zipf, uniform, few-terms and sorted,
 #                 with the CPU radix sorter on the same data. -> sort.md, sort-sweep.md
+#   sorters       the sorters side by side, in one process: `bench-sort --sorters bsn,radix,cpu` at
+#                 SIZES (default 16,20,24) over every distribution, --reps 5, table and JSON; then the
+#                 radix sort alone at 2^24 zipf and uniform (--sorters radix) in a fresh process.
+#                 -> sorters.md, sorters.json, sorters-radix.md
 #   table         Table 2: `bench --sizes 5 --repeat $REPEAT` (default 3) of /tmp/crawl: Indexcpu, Indexgpu
 #                 and Indexgpu+ against parse alone at five doubling sizes, medians of alternating rounds.
 #                 -> bench/ (bench.json, bench.csv, bench.svg, bench.md), bench.log
@@ -156,6 +160,17 @@ cmd_sort() {
     $cli bench-sort --sizes 16..26 --max --reps 5 --dist zipf,uniform,few-terms,sorted > "$OUT/sort-sweep.md" 2>&1
     log "sweep rc=$?"
   fi
+}
+
+cmd_sorters() {
+  local cli="node $DIST/src/cli.js" sizes=${SIZES:-16,20,24}
+  log "bench-sort --sorters bsn,radix,cpu --sizes $sizes (every distribution)"
+  $cli bench-sort --sorters bsn,radix,cpu --sizes "$sizes" --reps 5 > "$OUT/sorters.md" 2>&1
+  log "rc=$?"
+  $cli bench-sort --sorters bsn,radix,cpu --sizes "$sizes" --reps 5 --json > "$OUT/sorters.json" 2>> "$details/sorters-json.stderr"
+  log "json rc=$?"
+  $cli bench-sort --sorters radix --sizes 24 --dist zipf,uniform --reps 5 > "$OUT/sorters-radix.md" 2>&1
+  tail -4 "$OUT/sorters-radix.md" | tee -a "$OUT/log.txt"
 }
 
 cmd_table() {
@@ -422,7 +437,7 @@ if (rate.fixed && rate.mail) console.log(`growing (mail) / fixed MB/s: ${(rate.m
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab)
+  info|sort|sorters|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

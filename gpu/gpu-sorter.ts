@@ -72,8 +72,8 @@ export class GpuSorter implements PairSorter {
   readonly maxSteps: number;
   readonly fuse: boolean;
   protected readonly device: GPUDevice;
-  private readonly layout: GPUBindGroupLayout;
-  private readonly pipelineLayout: GPUPipelineLayout;
+  protected readonly layout: GPUBindGroupLayout;
+  protected readonly pipelineLayout: GPUPipelineLayout;
   private readonly pipelines: Map<string, GPUComputePipeline>;
   protected readonly paramAlign: number;
   protected paramBuffer?: GPUBuffer;

@@ -8,6 +8,7 @@ import { RadixSorter } from './radix-sorter.js';
 
 export { GpuSorter, type GpuSorterOptions, type GpuSortTiming } from './gpu-sorter.js';
 export { RadixSorter } from './radix-sorter.js';
+export { OddEvenSorter } from './oddeven-sorter.js';
 export { openGpu, closeGpu, gpuInfo, isSoftwareAdapter, type GpuContext } from './device.js';
 export { planSort, passCount, stepCount } from './bitonic-plan.js';
 

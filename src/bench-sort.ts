@@ -1,7 +1,7 @@
 /**
  * `gpuindex bench-sort`: the block sorters side by side on the same blocks, per distribution and
- * size: the K-model bitonic network (bsn), the GPU radix sort (radix) and the CPU radix sorter
- * (cpu). For each GPU sorter: kernel time, round trip, GPU memory; medians (and min / max) over
+ * size: the K-model bitonic network (bsn), the GPU radix sort (radix), Batcher's odd-even merge
+ * sort (oddeven) and the CPU radix sorter (cpu). For each GPU sorter: kernel time, round trip, GPU memory; medians (and min / max) over
  * repetitions after a warm-up that lasts until that sorter's times are steady (bench-warmup.ts).
  * The sorters take turns at each size, so each sees the same machine state. Not a test: timings
  * are reported, never asserted.
@@ -10,11 +10,12 @@ import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs, type Distribution } from '../gpu/distributions.js';
 import { GpuSorter, type GpuSortTiming } from '../gpu/gpu-sorter.js';
+import { OddEvenSorter } from '../gpu/oddeven-sorter.js';
 import { RadixSorter } from '../gpu/radix-sorter.js';
 import { DEFAULT_WARMUP, median, spreadOf, warmUntilSteady, type Spread, type Warmup, type WarmupRule } from './bench-warmup.js';
 
 /** The sorters bench-sort can compare. */
-export const BENCH_SORTERS = ['bsn', 'radix', 'cpu'] as const;
+export const BENCH_SORTERS = ['bsn', 'radix', 'oddeven', 'cpu'] as const;
 export type BenchSorterName = (typeof BENCH_SORTERS)[number];
 
 export interface BenchSortOptions {
@@ -94,14 +95,18 @@ function checkSorted(sorted: Uint32Array, n: number, what: string): void {
   }
 }
 
+type GpuSorterName = Exclude<BenchSorterName, 'cpu'>;
+
 interface GpuContender {
-  name: 'bsn' | 'radix';
+  name: GpuSorterName;
   sorter: GpuSorter;
   profiler: GpuSorter;
 }
 
-function makeGpuSorter(ctx: GpuContext, name: 'bsn' | 'radix', o: BenchSortOptions, profile: boolean): GpuSorter {
-  return name === 'radix' ? new RadixSorter(ctx, { profile }) : new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse, profile });
+function makeGpuSorter(ctx: GpuContext, name: GpuSorterName, o: BenchSortOptions, profile: boolean): GpuSorter {
+  if (name === 'radix') return new RadixSorter(ctx, { profile });
+  if (name === 'oddeven') return new OddEvenSorter(ctx, { tile: o.tile, profile });
+  return new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse, profile });
 }
 
 /** One GPU sorter at one size: warm-up, timed repetitions, zero-copy repetitions, one profiled sort. */

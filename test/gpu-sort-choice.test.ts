@@ -88,6 +88,14 @@ function build(out: string, ...args: string[]) {
   return { code: r.status, summary: r.status === 0 ? JSON.parse(r.stdout) : undefined, stderr: r.stderr };
 }
 
+describe('gpuindex bench --gpu-sort', () => {
+  it('refuses an unknown algorithm in one line, before any build', () => {
+    const r = spawnSync(process.execPath, [cli, 'bench', 'corpus-samples', '--gpu-sort', 'quick'], { encoding: 'utf8' });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toBe('gpuindex: --gpu-sort must be bsn, radix or auto, got "quick"\n');
+  });
+});
+
 describe.runIf(hasGpu())('gpuindex build --gpu-sort', () => {
   it('bsn, radix and auto build the same index byte for byte; auto takes radix when the plan gives it the same block', () => {
     const files: Record<string, Record<string, string>> = {};

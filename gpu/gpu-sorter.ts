@@ -235,16 +235,16 @@ export class GpuSorter implements PairSorter {
    */
   async reserve(pairs: number): Promise<string | undefined> {
     this.device.pushErrorScope('out-of-memory');
+    let thrown: unknown;
     try {
       this.ensureCapacity(Math.max(pairs, 1) * BYTES_PER_PAIR);
-    } finally {
-      const err = await this.device.popErrorScope();
-      if (err) {
-        this.destroyBlockBuffers();
-        return err.message.replace(/\s*\n\s*/g, ' ').trim();
-      }
+    } catch (err) {
+      thrown = err; // a mapped-at-creation buffer that cannot be allocated throws a RangeError
     }
-    return undefined;
+    const err = await this.device.popErrorScope();
+    if (!err && thrown === undefined) return undefined;
+    this.destroyBlockBuffers();
+    return (err?.message ?? (thrown as Error)?.message ?? String(thrown)).replace(/\s*\n\s*/g, ' ').trim();
   }
 
   /** The dispatches (pass, grid, uniforms) that sort n pairs on this sorter's kernels. */

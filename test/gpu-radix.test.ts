@@ -197,6 +197,31 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
     return passes;
   }
 
+  it('reserves its buffers for a planned block, or says why the device could not (and holds none then)', async () => {
+    // A device out of memory, as a mapped-at-creation buffer that cannot be allocated reports it.
+    class OutOfMemory extends RadixSorter {
+      failing = true;
+      protected override ensureCapacity(bytes: number): void {
+        if (this.failing) throw new RangeError('Failed to allocate the buffer (test)');
+        super.ensureCapacity(bytes);
+      }
+    }
+    const s = new OutOfMemory(await openCtx());
+    await s.compile();
+    try {
+      const idle = s.gpuBytes;
+      expect(await s.reserve(1 << 20)).toBe('Failed to allocate the buffer (test)');
+      expect(s.gpuBytes).toBe(idle);
+      s.failing = false;
+      expect(await s.reserve(1 << 16)).toBeUndefined();
+      expect(s.gpuBytes - idle).toBe(s.gpuBytesFor(1 << 16));
+      const pairs = makePairs('zipf', 1 << 16, 2);
+      expect(pairsDiffer(await radixSort(s, pairs, 1 << 16), jsSorted(pairs, 1 << 16))).toBeUndefined();
+    } finally {
+      s.dispose();
+    }
+  });
+
   it('adds document bases on the GPU first (a block filled batch by batch)', async () => {
     for (const n of [1, 3001, 70_000]) {
       const pairs = makePairs('zipf', n, n);

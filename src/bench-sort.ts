@@ -86,6 +86,8 @@ export interface BenchSortReport {
 }
 
 const r2 = (x: number): number => Math.round(x * 100) / 100;
+/** Mpairs/s: whole numbers, two decimals below 100 (a software adapter's rates). */
+const mpairsPerS = (n: number, ms: number): number => (n / ms / 1e3 >= 100 ? Math.round(n / ms / 1e3) : r2(n / ms / 1e3));
 
 /** Checks that a GPU sorter's output is in (termID, docID) order. */
 function checkSorted(sorted: Uint32Array, n: number, what: string): void {
@@ -143,8 +145,8 @@ async function benchGpu(c: GpuContender, block: Uint32Array, n: number, dist: Di
     readbackMs: r2(median(timings.map((t) => t.readbackMs ?? NaN))),
     totalMs: r2(totalMs),
     zeroCopyTotalMs: r2(median(zeroCopy)),
-    kernelMpairsPerS: Math.round(n / kernelMs / 1e3),
-    totalMpairsPerS: Math.round(n / totalMs / 1e3),
+    kernelMpairsPerS: mpairsPerS(n, kernelMs),
+    totalMpairsPerS: mpairsPerS(n, totalMs),
     passes: timings[0]?.passes ?? 0,
     digitPasses: prof?.digitPasses,
     gpuBytes,
@@ -168,7 +170,7 @@ function benchCpu(block: Uint32Array, n: number, dist: Distribution, reps: numbe
   }
   const ms = median(times);
   const spread = spreadOf(times);
-  return { sorter: 'cpu', n, distribution: dist, kernelMs: r2(ms), totalMs: r2(ms), kernelMpairsPerS: Math.round(n / ms / 1e3), totalMpairsPerS: Math.round(n / ms / 1e3), gpuBytes: 0, extraGpuBytes: 0, kernelMsSpread: spread, totalMsSpread: spread };
+  return { sorter: 'cpu', n, distribution: dist, kernelMs: r2(ms), totalMs: r2(ms), kernelMpairsPerS: mpairsPerS(n, ms), totalMpairsPerS: mpairsPerS(n, ms), gpuBytes: 0, extraGpuBytes: 0, kernelMsSpread: spread, totalMsSpread: spread };
 }
 
 export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {

@@ -28,8 +28,13 @@
 #                 fresh process, with the plain and the fused tile kernels (--fuse). SWEEP=1 adds the
 #                 sweep: 2^16..2^26 and the largest block (--max), zipf, uniform, few-terms and sorted,
 #                 with the CPU radix sorter on the same data. -> sort.md, sort-sweep.md
+#   sorters       the sorters side by side, in one process: `bench-sort --sorters bsn,radix,oddeven,cpu` at
+#                 SIZES (default 16,20,24) over every distribution, --reps 5, table and JSON; then the
+#                 radix sort alone at 2^24 zipf and uniform (--sorters radix) in a fresh process.
+#                 -> sorters.md, sorters.json, sorters-radix.md
 #   table         Table 2: `bench --sizes 5 --repeat $REPEAT` (default 3) of /tmp/crawl: Indexcpu, Indexgpu
-#                 and Indexgpu+ against parse alone at five doubling sizes, medians of alternating rounds.
+#                 and Indexgpu+ against parse alone at five doubling sizes, medians of alternating rounds;
+#                 GPU_SORT=radix (or auto) sorts the GPU pipelines' blocks with it (bench --gpu-sort).
 #                 -> bench/ (bench.json, bench.csv, bench.svg, bench.md), bench.log
 #   builds        single builds of /tmp/crawl: gpu+ (first GPU start), gpu+ with GPUINDEX_CREDITS=2 and 16,
 #                 gpu+ with --merge-threads 1, gpu+ again, cpu, gpu; postings.bin sha256 of each; verify.
@@ -165,10 +170,21 @@ cmd_sort() {
   fi
 }
 
+cmd_sorters() {
+  local cli="node $DIST/src/cli.js" sizes=${SIZES:-16,20,24}
+  log "bench-sort --sorters bsn,radix,oddeven,cpu --sizes $sizes (every distribution)"
+  $cli bench-sort --sorters bsn,radix,oddeven,cpu --sizes "$sizes" --reps 5 > "$OUT/sorters.md" 2>&1
+  log "rc=$?"
+  $cli bench-sort --sorters bsn,radix,oddeven,cpu --sizes "$sizes" --reps 5 --json > "$OUT/sorters.json" 2>> "$details/sorters-json.stderr"
+  log "json rc=$?"
+  $cli bench-sort --sorters radix --sizes 24 --dist zipf,uniform --reps 5 > "$OUT/sorters-radix.md" 2>&1
+  tail -4 "$OUT/sorters-radix.md" | tee -a "$OUT/log.txt"
+}
+
 cmd_table() {
   gen_crawl
-  log "bench --sizes 5 --repeat ${REPEAT:-3}"
-  node "$DIST/src/cli.js" bench $crawl --sizes 5 --repeat "${REPEAT:-3}" "${big[@]}" -o "$OUT/bench" > "$OUT/bench.log" 2>&1
+  log "bench --sizes 5 --repeat ${REPEAT:-3} --gpu-sort ${GPU_SORT:-bsn}"
+  node "$DIST/src/cli.js" bench $crawl --sizes 5 --repeat "${REPEAT:-3}" --gpu-sort "${GPU_SORT:-bsn}" "${big[@]}" -o "$OUT/bench" > "$OUT/bench.log" 2>&1
   log "bench rc=$?"
   tail -12 "$OUT/bench.log" | tee -a "$OUT/log.txt"
 }
@@ -468,7 +484,7 @@ for (const [k, runs] of Object.entries(by)) {
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons)
+  info|sort|sorters|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

@@ -27,6 +27,8 @@ export interface GpuSorterOptions {
    * measured on the H100 as v3).
    */
   fuse?: boolean;
+  /** Radix sort: use subgroup operations where the adapter has them (default true; false: the shared-memory fallback everywhere). */
+  subgroups?: boolean;
   /** Time every dispatch separately (benchmarks): fills SortTiming.byKind. */
   profile?: boolean;
   /** A readback not done after this many ms is a fault. Default 60 s + 1 s per 2^20 pairs. */
@@ -39,31 +41,44 @@ export interface GpuSorterOptions {
 }
 
 export interface GpuSortTiming extends SortTiming {
+  /** Dispatches of the sort (the network's passes; the radix sort's kernels, skipped ones too). */
   passes: number;
   /** Kernel milliseconds per pass kind (profile mode only). */
-  byKind?: Record<SortPass['kind'], number>;
+  byKind?: Record<string, number>;
+  /** Radix sort, profile mode: the digit passes that ran (the others were skipped). */
+  digitPasses?: number;
 }
 
-const PARAM_BYTES = 16;
+/** One dispatch of a sort: its pipeline, grid, uniforms (4 words) and kind (for profiles). */
+export interface SortDispatch {
+  pipeline: GPUComputePipeline;
+  groups: [number, number];
+  params: ArrayLike<number>;
+  kind: string;
+}
+
+export const PARAM_BYTES = 16;
 /** Layouts and compiled pipelines per device, shared by every sorter on it (later builds reuse them). */
 const deviceCache = new WeakMap<GPUDevice, { layout: GPUBindGroupLayout; pipelineLayout: GPUPipelineLayout; pipelines: Map<string, GPUComputePipeline> }>();
 const GLOBAL_GROUP = 256;
-const BYTES_PER_PAIR = 8;
+export const BYTES_PER_PAIR = 8;
 
 export class GpuSorter implements PairSorter {
   readonly kind = 'gpu' as const;
+  /** The sorting algorithm: the K-model bitonic network here; subclasses name theirs. */
+  readonly algorithm: string = 'bsn';
   readonly tile: number;
   readonly tileThreads: number;
   readonly maxSteps: number;
   readonly fuse: boolean;
-  private readonly device: GPUDevice;
-  private readonly layout: GPUBindGroupLayout;
-  private readonly pipelineLayout: GPUPipelineLayout;
+  protected readonly device: GPUDevice;
+  protected readonly layout: GPUBindGroupLayout;
+  protected readonly pipelineLayout: GPUPipelineLayout;
   private readonly pipelines: Map<string, GPUComputePipeline>;
-  private readonly paramAlign: number;
-  private paramBuffer?: GPUBuffer;
+  protected readonly paramAlign: number;
+  protected paramBuffer?: GPUBuffer;
   private paramSlots = 0;
-  private data?: GPUBuffer;
+  protected data?: GPUBuffer;
   private upload?: GPUBuffer;
   private readback?: GPUBuffer;
   private capacity = 0; // bytes of data/upload/readback
@@ -78,7 +93,7 @@ export class GpuSorter implements PairSorter {
   private broken?: string;
   private disposed = false;
   /** Made by compile(), or by the first block that comes with document bases. */
-  private docBasePass?: DocBasePass;
+  protected docBasePass?: DocBasePass;
 
   /**
    * Host memory per pair of block capacity: the MAP_WRITE staging and MAP_READ readback buffers
@@ -86,7 +101,7 @@ export class GpuSorter implements PairSorter {
    */
   readonly hostBytesPerPair: number;
 
-  constructor(readonly ctx: GpuContext, private readonly options: GpuSorterOptions = {}) {
+  constructor(readonly ctx: GpuContext, protected readonly options: GpuSorterOptions = {}) {
     this.device = ctx.device;
     this.hostBytesPerPair = BYTES_PER_PAIR * (isSoftwareAdapter(ctx.adapterInfo) ? 3 : 2);
     const l = ctx.limits;
@@ -125,6 +140,14 @@ export class GpuSorter implements PairSorter {
   /** GPU memory held now: block buffer, staging, readback, parameters, queries. */
   get gpuBytes(): number {
     return 3 * this.capacity + (this.paramBuffer?.size ?? 0) + (this.queryResolve?.size ?? 0) + (this.queryRead?.size ?? 0) + (this.docBasePass?.gpuBytes ?? 0);
+  }
+
+  /**
+   * GPU bytes the block-sized buffers take for a block of n pairs (block, staging, readback;
+   * the smallest allocation is 2^13 pairs): what the memory of two sorters is compared by.
+   */
+  gpuBytesFor(n: number): number {
+    return 3 * Math.min(this.maxPairs * BYTES_PER_PAIR, Math.max(n * BYTES_PER_PAIR, 1 << 16));
   }
 
   plan(n: number): SortPass[] {
@@ -176,7 +199,7 @@ export class GpuSorter implements PairSorter {
     created.forEach((r, i) => this.pipelines.set(missing[i]!.key, (r as PromiseFulfilledResult<GPUComputePipeline>).value));
   }
 
-  private ensureCapacity(bytes: number): void {
+  protected ensureCapacity(bytes: number): void {
     if (bytes <= this.capacity) return;
     this.destroyBlockBuffers();
     const size = Math.min(this.maxPairs * BYTES_PER_PAIR, Math.max(bytes, 1 << 16));
@@ -204,6 +227,24 @@ export class GpuSorter implements PairSorter {
     this.querySet = this.device.createQuerySet({ type: 'timestamp', count: this.querySlots });
     this.queryResolve = this.device.createBuffer({ size: 8 * this.querySlots, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
     this.queryRead = this.device.createBuffer({ size: 8 * this.querySlots, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  /**
+   * Allocates the buffers for blocks of `pairs` now and says whether the device could: the
+   * reason it could not (out of memory), or undefined. The buffers stay for the sorts.
+   */
+  async reserve(pairs: number): Promise<string | undefined> {
+    this.device.pushErrorScope('out-of-memory');
+    let thrown: unknown;
+    try {
+      this.ensureCapacity(Math.max(pairs, 1) * BYTES_PER_PAIR);
+    } catch (err) {
+      thrown = err; // a mapped-at-creation buffer that cannot be allocated throws a RangeError
+    }
+    const err = await this.device.popErrorScope();
+    if (!err && thrown === undefined) return undefined;
+    this.destroyBlockBuffers();
+    return (err?.message ?? (thrown as Error)?.message ?? String(thrown)).replace(/\s*\n\s*/g, ' ').trim();
   }
 
   /** The dispatches (pass, grid, uniforms) that sort n pairs on this sorter's kernels. */
@@ -250,10 +291,10 @@ export class GpuSorter implements PairSorter {
     }
     if (!(this.stagingView && pairs.buffer === this.stagingView.buffer)) this.ensureCapacity(bytes);
     else if (count * BYTES_PER_PAIR > this.stagingView.byteLength) throw new RangeError(`the staging block holds ${this.stagingView.length / 2} pairs, not ${count}`);
-    const passes = this.plan(count);
     const profile = this.options.profile === true && this.ctx.hasTimestamps;
-    this.ensureParams(Math.max(1, passes.length));
-    this.ensureQueries(profile ? 2 * passes.length : 2);
+    const plan = this.sortDispatches(count);
+    this.ensureParams(Math.max(1, plan.length));
+    this.ensureQueries(profile ? 2 * plan.length : 2);
 
     // Upload: copy into the reused MAP_WRITE staging buffer (mapped since the last sort finished),
     // unless the producer wrote the block there already (stagingBlock()).
@@ -268,20 +309,14 @@ export class GpuSorter implements PairSorter {
     const tUploaded = performance.now();
 
     // Parameters of every pass in one small write.
-    const params = new Uint32Array((passes.length * this.paramAlign) / 4);
-    const dispatches = this.dispatchPlan(count).map((d, slot) => {
+    const params = new Uint32Array((Math.max(1, plan.length) * this.paramAlign) / 4);
+    const dispatches = plan.map((d, slot) => {
       params.set(d.params, (slot * this.paramAlign) / 4);
-      return { pipeline: this.pipeline(d.pass), groups: d.groups, slot, kind: d.pass.kind };
+      return { ...d, slot };
     });
     this.device.queue.writeBuffer(this.paramBuffer!, 0, params);
 
-    const bindGroup = this.device.createBindGroup({
-      layout: this.layout,
-      entries: [
-        { binding: 0, resource: { buffer: this.data!, offset: 0, size: bytes } },
-        { binding: 1, resource: { buffer: this.paramBuffer!, offset: 0, size: PARAM_BYTES } },
-      ],
-    });
+    const bindGroup = this.sortBindGroup(count);
     const enc = this.device.createCommandEncoder();
     enc.copyBufferToBuffer(this.upload!, 0, this.data!, 0, bytes);
     if ((docBases && docBases.length > 0) || termKeys) (this.docBasePass ??= new DocBasePass(this.device)).encode(enc, this.data!, count, docBases, termKeys);
@@ -304,6 +339,7 @@ export class GpuSorter implements PairSorter {
       enc.copyBufferToBuffer(this.queryResolve!, 0, this.queryRead!, 0, 8 * queries);
     }
     enc.copyBufferToBuffer(this.data!, 0, this.readback!, 0, bytes);
+    this.encodeAfterSort(enc, profile);
     this.device.queue.submit([enc.finish()]);
     const tSubmitted = performance.now();
     // A pending map keeps dawn.node busy-polling the device (map-delay.ts): the readback is
@@ -321,16 +357,17 @@ export class GpuSorter implements PairSorter {
       await this.queryRead!.mapAsync(GPUMapMode.READ, 0, 8 * queries);
       const ts = new BigUint64Array(this.queryRead!.getMappedRange(0, 8 * queries));
       if (profile) {
-        byKind = { 'local-sort': 0, global: 0, 'local-merge': 0 };
+        byKind = {};
         kernelMs = 0;
         dispatches.forEach((d, i) => {
           const ms = Number(ts[2 * i + 1]! - ts[2 * i]!) / 1e6;
-          byKind![d.kind] += ms;
+          byKind![d.kind] = (byKind![d.kind] ?? 0) + ms;
           kernelMs! += ms;
         });
       } else kernelMs = Number(ts[1]! - ts[0]!) / 1e6;
       this.queryRead!.unmap();
     }
+    const extra = await this.readAfterSort(profile);
     try {
       await consume(new Uint32Array(this.readback!.getMappedRange(0, bytes)));
     } finally {
@@ -342,9 +379,34 @@ export class GpuSorter implements PairSorter {
       uploadMs: tUploaded - t0,
       kernelMs,
       readbackMs: kernelMs !== undefined ? Math.max(0, gpuWallMs - kernelMs) : gpuWallMs,
-      passes: passes.length,
+      passes: dispatches.length,
       byKind,
+      ...extra,
     };
+  }
+
+  /** The dispatches that sort `count` pairs of the block buffer (here: the network's passes). */
+  protected sortDispatches(count: number): SortDispatch[] {
+    return this.dispatchPlan(count).map((d) => ({ pipeline: this.pipeline(d.pass), groups: d.groups, params: d.params, kind: d.pass.kind }));
+  }
+
+  /** The bind group of every dispatch (its uniforms at a dynamic offset); called after the parameter buffer is sized. */
+  protected sortBindGroup(count: number): GPUBindGroup {
+    return this.device.createBindGroup({
+      layout: this.layout,
+      entries: [
+        { binding: 0, resource: { buffer: this.data!, offset: 0, size: Math.max(count, 1) * BYTES_PER_PAIR } },
+        { binding: 1, resource: { buffer: this.paramBuffer!, offset: 0, size: PARAM_BYTES } },
+      ],
+    });
+  }
+
+  /** Commands after the readback copy, in the same submission (none here). */
+  protected encodeAfterSort(_enc: GPUCommandEncoder, _profile: boolean): void {}
+
+  /** Timing fields read once the readback is mapped (none here). */
+  protected async readAfterSort(_profile: boolean): Promise<Partial<GpuSortTiming>> {
+    return {};
   }
 
   /**
@@ -390,7 +452,7 @@ export class GpuSorter implements PairSorter {
     this.uploadReady = undefined;
   }
 
-  private destroyBlockBuffers(): void {
+  protected destroyBlockBuffers(): void {
     for (const b of [this.data, this.upload, this.readback]) b?.destroy();
     this.data = this.upload = this.readback = undefined;
     this.capacity = 0;

@@ -4,8 +4,11 @@
  */
 import { closeGpu, openGpu } from './device.js';
 import { GpuSorter, type GpuSorterOptions } from './gpu-sorter.js';
+import { RadixSorter } from './radix-sorter.js';
 
 export { GpuSorter, type GpuSorterOptions, type GpuSortTiming } from './gpu-sorter.js';
+export { RadixSorter } from './radix-sorter.js';
+export { OddEvenSorter } from './oddeven-sorter.js';
 export { openGpu, closeGpu, gpuInfo, isSoftwareAdapter, type GpuContext } from './device.js';
 export { planSort, passCount, stepCount } from './bitonic-plan.js';
 
@@ -15,12 +18,12 @@ export { planSort, passCount, stepCount } from './bitonic-plan.js';
  * here, not in the background while the build goes on: the memory plan measures the process
  * after this, and compiling them adds to it (85 MiB of RSS on lavapipe).
  */
-export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean } = {}): Promise<GpuSorter | string> {
+export async function openGpuSorter(options: GpuSorterOptions & { allowSoftware?: boolean; algorithm?: 'bsn' | 'radix' } = {}): Promise<GpuSorter | string> {
   const ctx = await openGpu({ rejectSoftware: !options.allowSoftware });
   if (typeof ctx === 'string') return ctx;
   let sorter: GpuSorter | undefined;
   try {
-    sorter = new GpuSorter(ctx, options);
+    sorter = options.algorithm === 'radix' ? new RadixSorter(ctx, options) : new GpuSorter(ctx, options);
     await sorter.compile();
     return sorter;
   } catch (err) {

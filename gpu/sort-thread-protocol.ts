@@ -8,8 +8,16 @@ import type { GpuSorterOptions, GpuSortTiming } from './gpu-sorter.js';
 /** GpuSorterOptions that can cross threads (no functions: transformKernel stays in-process). */
 export type ThreadSorterOptions = Omit<GpuSorterOptions, 'transformKernel'>;
 
+/** The GPU sorting algorithm a build asks for (src/shared/options.ts GpuSortChoice). */
+export type GpuAlgorithmChoice = 'bsn' | 'radix' | 'auto';
+
 export type SortThreadRequest =
-  | { type: 'open'; id: number; allowSoftware: boolean; options: ThreadSorterOptions }
+  | { type: 'open'; id: number; allowSoftware: boolean; options: ThreadSorterOptions; algorithm?: GpuAlgorithmChoice }
+  /**
+   * 'auto' opened both sorters: keep `algorithm` (radix only if its buffers for blocks of
+   * `blockPairs` can be allocated on the device; else bsn) and close the other.
+   */
+  | { type: 'choose'; id: number; algorithm: 'bsn' | 'radix'; blockPairs: number }
   | {
       type: 'sort';
       id: number;
@@ -33,10 +41,15 @@ export type SortThreadRequest =
 export interface OpenedSorter {
   maxPairs: number;
   hostBytesPerPair: number;
+  /** The algorithm open ('auto': both, until a 'choose'). */
+  algorithm: GpuAlgorithmChoice;
+  /** 'auto': each algorithm's host bytes per pair, for the memory plan to weigh. */
+  hostBytesPerPairOf?: { bsn: number; radix: number };
 }
 
 export type SortThreadReply =
   | { type: 'opened'; id: number; sorter: OpenedSorter }
+  | { type: 'chosen'; id: number; algorithm: 'bsn' | 'radix'; hostBytesPerPair: number; reason?: string }
   | { type: 'refused'; id: number; reason: string }
   | {
       type: 'sorted';

@@ -20,6 +20,8 @@ const port = parentPort;
 untrackedFds();
 
 let sorter: GpuSorter | undefined;
+/** With 'auto': the network's sorter beside the radix sorter until the build chooses. */
+let spare: GpuSorter | undefined;
 
 /** Wall clock in ms that the main thread can compare with its own (performance.now() differs per thread). */
 const epochNow = (): number => performance.timeOrigin + performance.now();
@@ -29,11 +31,41 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
   switch (req.type) {
     case 'open': {
       sorter?.dispose();
-      sorter = undefined;
-      const opened = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware });
+      spare?.dispose();
+      sorter = spare = undefined;
+      const algorithm = req.algorithm ?? 'bsn';
+      const opened = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: algorithm === 'bsn' ? 'bsn' : 'radix' });
       if (typeof opened === 'string') return { type: 'refused', id, reason: opened };
       sorter = opened;
-      return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair } };
+      if (algorithm !== 'auto') return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair, algorithm } };
+      const network = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: 'bsn' });
+      if (typeof network === 'string') {
+        opened.dispose();
+        sorter = undefined;
+        return { type: 'refused', id, reason: network };
+      }
+      spare = network;
+      const hostBytesPerPairOf = { bsn: network.hostBytesPerPair, radix: opened.hostBytesPerPair };
+      // Until the build chooses, the larger of the two (what the plan must not underestimate).
+      return { type: 'opened', id, sorter: { maxPairs: Math.min(opened.maxPairs, network.maxPairs), hostBytesPerPair: Math.max(hostBytesPerPairOf.bsn, hostBytesPerPairOf.radix), algorithm, hostBytesPerPairOf } };
+    }
+    case 'choose': {
+      if (!sorter) return { type: 'failed', id, during: 'sort', message: 'the GPU sorter is closed' };
+      let reason: string | undefined;
+      if (spare && req.algorithm === 'radix') {
+        // The radix sorter's buffers for the planned block, now: a device that cannot hold them takes the network.
+        reason = await sorter.reserve(req.blockPairs);
+        if (reason !== undefined) {
+          sorter.dispose();
+          sorter = spare;
+        } else spare.dispose();
+      } else if (spare) {
+        sorter.dispose();
+        sorter = spare;
+      }
+      spare = undefined;
+      const algorithm = sorter.algorithm === 'radix' ? 'radix' : 'bsn';
+      return { type: 'chosen', id, algorithm, hostBytesPerPair: sorter.hostBytesPerPair, ...(reason !== undefined ? { reason: `the radix sort's buffers for ${req.blockPairs} pairs do not fit the GPU (${reason})` } : {}) };
     }
     case 'sort': {
       if (!sorter) return { type: 'failed', id, during: 'sort', message: 'the GPU sorter is closed' };
@@ -71,7 +103,8 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
       return { type: 'done', id };
     case 'close':
       sorter?.dispose();
-      sorter = undefined;
+      spare?.dispose();
+      sorter = spare = undefined;
       return { type: 'done', id };
     case 'lose-device':
       sorter?.ctx.device.destroy();

@@ -22,7 +22,7 @@ import { labelNewThreads } from '../runtime/cpu-time.js';
 import { RunWriteError, type DocBases, type PairSorter, type RunRequest, type RunWritten, type SortedConsumer, type TermKeys } from '../src/shared/types.js';
 import { workerScript } from '../runtime/worker-script.js';
 import type { GpuSortTiming } from './gpu-sorter.js';
-import type { OpenedSorter, SortThreadReply, SortThreadRequest, ThreadSorterOptions } from './sort-thread-protocol.js';
+import type { GpuAlgorithmChoice, OpenedSorter, SortThreadReply, SortThreadRequest, ThreadSorterOptions } from './sort-thread-protocol.js';
 
 /** A request without its id (SortThread.request numbers it). */
 type Request = SortThreadRequest extends infer R ? (R extends SortThreadRequest ? Omit<R, 'id'> : never) : never;
@@ -98,12 +98,12 @@ const fromEpoch = (epochMs: number | undefined): number | undefined => (epochMs 
  * Opens GpuSort on the GPU thread (device, kernels compiled); returns the sorter or why there is
  * none. `allowSoftware`: a software adapter counts as a GPU (an explicit --sorter gpu, tests).
  */
-export async function openGpuSortThread(options: ThreadSorterOptions & { allowSoftware?: boolean } = {}): Promise<GpuSortThread | string> {
-  const { allowSoftware = false, ...sorterOptions } = options;
+export async function openGpuSortThread(options: ThreadSorterOptions & { allowSoftware?: boolean; algorithm?: GpuAlgorithmChoice } = {}): Promise<GpuSortThread | string> {
+  const { allowSoftware = false, algorithm = 'bsn', ...sorterOptions } = options;
   const thread = sortThread();
   let reply: SortThreadReply;
   try {
-    reply = await thread.request({ type: 'open', allowSoftware, options: sorterOptions });
+    reply = await thread.request({ type: 'open', allowSoftware, options: sorterOptions, algorithm });
   } catch (err) {
     return (err as Error).message;
   }
@@ -122,12 +122,32 @@ export class GpuSortThread implements PairSorter {
   readonly kind = 'gpu' as const;
   readonly sharedBlocks = true;
   readonly maxPairs: number;
-  readonly hostBytesPerPair: number;
+  /** The open algorithm's (with 'auto', until choose(): the larger of the two). */
+  hostBytesPerPair: number;
+  /** The GPU sorting algorithm: 'auto' until choose() settles it. */
+  algorithm: GpuAlgorithmChoice;
+  /** 'auto': each algorithm's host bytes per pair (for the memory plan to weigh). */
+  readonly hostBytesPerPairOf?: { bsn: number; radix: number };
   private disposed = false;
 
   constructor(private readonly thread: SortThread, opened: OpenedSorter) {
     this.maxPairs = opened.maxPairs;
     this.hostBytesPerPair = opened.hostBytesPerPair;
+    this.algorithm = opened.algorithm;
+    this.hostBytesPerPairOf = opened.hostBytesPerPairOf;
+  }
+
+  /**
+   * 'auto': keeps `algorithm` and closes the other. Radix stays only if the device can allocate
+   * its buffers for blocks of `blockPairs` now; otherwise the network, and the reason.
+   */
+  async choose(algorithm: 'bsn' | 'radix', blockPairs: number): Promise<{ algorithm: 'bsn' | 'radix'; reason?: string }> {
+    const reply = await this.thread.request({ type: 'choose', algorithm, blockPairs });
+    if (reply.type === 'failed') throw new Error(reply.message);
+    if (reply.type !== 'chosen') throw new Error(`unexpected reply ${reply.type} from the GPU thread`);
+    this.algorithm = reply.algorithm;
+    this.hostBytesPerPair = reply.hostBytesPerPair;
+    return { algorithm: reply.algorithm, reason: reply.reason };
   }
 
   private async sort(pairs: Uint32Array, count: number, docBases: DocBases | undefined, termKeys: TermKeys | undefined, run: RunRequest | undefined, copyBack: boolean): Promise<RunWritten> {

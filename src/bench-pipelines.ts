@@ -15,7 +15,7 @@ import { runWorkerPipeline } from '../indexer/pipeline/worker-pipeline.js';
 import { buildIndex, defaultWorkers, planParseTasks, type BuildSummary } from './build.js';
 import { listCorpusFiles } from '../indexer/corpus/index.js';
 import { UserError } from './shared/errors.js';
-import type { PipelineChoice } from './shared/options.js';
+import type { GpuSortChoice, PipelineChoice } from './shared/options.js';
 import { createTokenizer } from '../indexer/analysis/tokenizer.js';
 import type { DocBases, PairSorter, SortedConsumer, SortTiming } from './shared/types.js';
 import { chooseSorter } from '../indexer/sort/sorters.js';
@@ -86,6 +86,8 @@ export interface BenchOptions {
   workers?: number;
   memory?: string;
   blockSize?: number;
+  /** The GPU sorter's algorithm in the GPU pipelines (BuildOptions.gpuSort). Default 'bsn'. */
+  gpuSort?: GpuSortChoice;
   scratch?: string;
   /**
    * Builds of each cell, in alternating rounds (parse alone, then each pipeline, per round; even
@@ -126,11 +128,11 @@ export function median(values: readonly number[]): number {
   return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
-async function parseOnly(root: string, files: string[], workers: number, blockSize: number, variant: ParseAloneVariant = 'parse'): Promise<ParseAloneTimes> {
+async function parseOnly(root: string, files: string[], workers: number, blockSize: number, variant: ParseAloneVariant = 'parse', gpuSort: GpuSortChoice = 'bsn'): Promise<ParseAloneTimes> {
   const scratch = mkdtempSync(join(root, '..', '.gpuindex-bench-runs-'));
   let sorter: PairSorter = new DiscardSorter();
   if (variant === 'parse+write') sorter = new WriteUnsortedSorter();
-  if (variant === 'parse+gpusort') sorter = new SortWithoutWriteSorter((await chooseSorter('gpu')).sorter);
+  if (variant === 'parse+gpusort') sorter = new SortWithoutWriteSorter((await chooseSorter('gpu', gpuSort === 'auto' ? 'bsn' : gpuSort)).sorter);
   try {
     const tasks = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);
     const clock = new StageClock();
@@ -194,13 +196,13 @@ export async function benchPipelines(o: BenchOptions): Promise<BenchRow[]> {
       const row: BenchRow = { files: count, bytes, documents: 0, pairs: 0, terms: 0, parseOnlyMs: 0, runs: {}, samples };
       for (let round = 1; round <= repeat; round++) {
         const parseAlone = variants.map((variant) => async () => {
-          const alone = await parseOnly(subset, subsetFiles, workers, blockSize, variant);
+          const alone = await parseOnly(subset, subsetFiles, workers, blockSize, variant, o.gpuSort);
           if (variant === 'parse') samples.parseOnlyMs.push(roundMs(alone.ms));
           log(`${count} files${repeat > 1 ? `, round ${round}` : ''}: ${variant === 'parse' ? 'parse alone' : variant} ${roundMs(alone.ms)} ms${cpuNote(alone.cpu)}; ${alone.closing}`);
         });
         const builds = pipelines.map((p) => async () => {
           const out = join(scratch, `index-${count}-${p.replace('+', 'plus')}`);
-          const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize });
+          const s: BuildSummary = await buildIndex({ input: subset, output: out, force: true, pipeline: p as PipelineChoice, workers, memory: o.memory, blockSize: o.blockSize, gpuSort: o.gpuSort });
           row.documents = s.documents;
           row.pairs = s.pairs;
           row.terms = s.terms;

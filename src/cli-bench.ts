@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from './shared/errors.js';
-import type { PipelineChoice } from './shared/options.js';
+import { GPU_SORT_CHOICES, type GpuSortChoice, type PipelineChoice } from './shared/options.js';
 
 interface BenchCliOptions {
   sizes: number;
@@ -19,6 +19,7 @@ interface BenchCliOptions {
   workersSweep: boolean;
   memory?: string;
   blockSize?: number;
+  gpuSort: string;
   repeat: number;
   out?: string;
   json: boolean;
@@ -40,6 +41,7 @@ export function registerBenchCommands(program: Command): void {
     .option('--workers-sweep', 'sweep 1, 2, 4, ... and cores - 1 parse workers over the whole crawl', false)
     .option('--memory <size>', 'memory budget per build (default: as build)')
     .option('--block-size <pairs>', 'pairs per block', (v) => Number(v))
+    .option('--gpu-sort <kind>', 'the GPU pipelines\' sorting algorithm: bsn | radix | auto (as build --gpu-sort)', 'bsn')
     .option('--repeat <n>', 'builds of each cell in alternating rounds; the table shows medians', (v) => Number(v), 1)
     .option('--size <bytes>', 'without a crawl: the generated crawl\'s size (default 1GB)')
     .option('--vocabulary <law>', 'without a crawl: fixed | mail | html-docs (gen-corpus --vocabulary; default mail)')
@@ -52,6 +54,7 @@ export function registerBenchCommands(program: Command): void {
       const log = (l: string) => process.stderr.write(`${l}\n`);
       const sweep = o.workersSweep || (o.workers?.includes(',') ?? false);
       const pipelines = (o.pipelines ?? (sweep ? 'auto' : 'cpu,gpu,gpu+')).split(',').map((p) => p.trim());
+      if (!(GPU_SORT_CHOICES as readonly string[]).includes(o.gpuSort)) throw new UserError(`--gpu-sort must be bsn, radix or auto, got "${o.gpuSort}"`);
       for (const p of pipelines) if (!['cpu', 'gpu', 'gpu+', ...(sweep ? ['auto'] : [])].includes(p)) throw new UserError(`--pipelines: unknown pipeline "${p}"`);
       const { parseWorkerList, doublingWorkers } = await import('./bench-workers.js');
       const workerList = o.workers !== undefined ? parseWorkerList(o.workers) : undefined;
@@ -71,7 +74,7 @@ export function registerBenchCommands(program: Command): void {
           return;
         }
         const { benchPipelines, benchTable, writeBenchOutputs } = await import('./bench-pipelines.js');
-        const rows = await benchPipelines({ crawl: root, sizes: o.sizes, pipelines: pipelines as ('cpu' | 'gpu' | 'gpu+')[], workers: workerList?.[0], memory: o.memory, blockSize: o.blockSize, repeat: o.repeat, log });
+        const rows = await benchPipelines({ crawl: root, sizes: o.sizes, pipelines: pipelines as ('cpu' | 'gpu' | 'gpu+')[], workers: workerList?.[0], memory: o.memory, blockSize: o.blockSize, gpuSort: o.gpuSort as GpuSortChoice, repeat: o.repeat, log });
         if (o.out) for (const f of writeBenchOutputs(rows, o.out)) log(`wrote ${f}`);
         process.stdout.write(o.json ? JSON.stringify(rows, null, 2) + '\n' : benchTable(rows) + '\n');
       } finally {

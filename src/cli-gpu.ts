@@ -22,7 +22,8 @@ export function registerGpuCommands(program: Command): void {
 
   program
     .command('bench-sort')
-    .description('GpuSort vs the CPU radix sorter on the same blocks (medians, min and max after a warm-up until the GPU times are steady)')
+    .description('the block sorters side by side on the same blocks: kernel time, round trip and GPU memory (medians, min and max after a warm-up until each GPU sorter\'s times are steady)')
+    .option('--sorters <list>', 'sorters, taking turns at each size: bsn (the K-model bitonic network), radix (GPU LSD radix sort), oddeven (Batcher\'s odd-even merge sort), cpu (CPU radix sort)', 'bsn,cpu')
     .option('--sizes <from..to>', 'log2 sizes, e.g. 16..26 or 16,20,24', '16..26')
     .option('--dist <list>', 'distributions: uniform,gaussian,zipf,all-equal,sorted,reverse,few-terms', 'zipf,uniform,gaussian,all-equal,sorted,reverse,few-terms')
     .option('--reps <n>', 'timed repetitions after the warm-up', (v) => Number(v), 5)
@@ -33,8 +34,11 @@ export function registerGpuCommands(program: Command): void {
     .option('--warm-min-ms <ms>', 'shortest warm-up before each size', (v) => Number(v), 300)
     .option('--warm-max-ms <ms>', 'longest warm-up before each size (it ends earlier once the last 3 sorts are within 5 % of each other)', (v) => Number(v), 10000)
     .option('--json', 'print the report as JSON', false)
-    .action(async (o: { sizes: string; dist: string; reps: number; warmMinMs: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
-      const { benchSort, BENCH_HEADER, DISTRIBUTIONS } = await import('./bench-sort.js');
+    .action(async (o: { sorters: string; sizes: string; dist: string; reps: number; warmMinMs: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
+      const { benchSort, BENCH_HEADER, BENCH_SORTERS, DISTRIBUTIONS } = await import('./bench-sort.js');
+      const sorters = o.sorters.split(',').map((s) => s.trim());
+      for (const s of sorters) if (!(BENCH_SORTERS as readonly string[]).includes(s)) throw new UserError(`--sorters: unknown sorter "${s}" (${BENCH_SORTERS.join(', ')})`);
+      if (new Set(sorters).size !== sorters.length) throw new UserError(`--sorters: "${o.sorters}" names a sorter twice`);
       const m = /^(\d+)\.\.(\d+)$/.exec(o.sizes);
       const sizes = m ? Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i) : o.sizes.split(',').map(Number);
       if (sizes.some((s) => !Number.isInteger(s) || s < 0 || s > 31)) throw new UserError(`--sizes: cannot read "${o.sizes}"`);
@@ -45,6 +49,7 @@ export function registerGpuCommands(program: Command): void {
       if (!o.json) process.stdout.write(BENCH_HEADER + '\n');
       const report = await benchSort({
         sizes,
+        sorters: sorters as never,
         distributions: dists as never,
         reps: o.reps,
         maxSteps: o.maxSteps,
@@ -60,7 +65,7 @@ export function registerGpuCommands(program: Command): void {
       if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
       else {
         const w = report.warmup;
-        process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, tile ${report.tile}, steps per global pass ${report.maxSteps}, ${report.fuse ? 'fused' : 'plain'} tile kernels\n`);
+        process.stdout.write(`adapter ${JSON.stringify(report.adapter)}, network: tile ${report.tile}, steps per global pass ${report.maxSteps}, ${report.fuse ? 'fused' : 'plain'} tile kernels${report.radixTile ? `; radix: 8-bit digits, tile ${report.radixTile}` : ''}\n`);
         process.stdout.write(`warm-up before each size: until the last ${w.window} sorts are within ${w.tolerance * 100} % of each other and ${w.minMs} ms have passed, at most ${w.maxRounds} sorts or ${w.maxMs} ms; min–max over ${o.reps} timed repetitions\n`);
       }
     });

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import type { BuildSummary } from './build.js';
 import { AbortError, UserError } from './shared/errors.js';
-import type { BuildOptions, PipelineChoice, SorterChoice } from './shared/options.js';
+import type { BuildOptions, GpuSortChoice, PipelineChoice, SorterChoice } from './shared/options.js';
 import { progressLine } from './progress.js';
 import type { IndexReader } from './reader.js';
 import { VERSION } from './version.js';
@@ -66,7 +66,7 @@ function printSummary(s: BuildSummary): void {
   const secs = s.timings.totalMs / 1000;
   const lines = [
     `indexed ${formatCount(s.documents)} documents (${mb.toFixed(1)} MB) into ${s.output}`,
-    `  ${formatCount(s.terms)} terms, ${formatCount(s.postings)} postings, ${formatCount(s.pairs)} pairs in ${s.blocks} block(s) of ${formatCount(s.blockSize)}; pipeline ${s.pipeline}, ${s.workers} worker(s)`,
+    `  ${formatCount(s.terms)} terms, ${formatCount(s.postings)} postings, ${formatCount(s.pairs)} pairs in ${s.blocks} block(s) of ${formatCount(s.blockSize)}; pipeline ${s.pipeline}${s.gpuSort ? ` (${s.gpuSort})` : ''}, ${s.workers} worker(s)`,
     `  ${secs.toFixed(2)} s (${(s.documents / Math.max(secs, 1e-6)).toFixed(0)} docs/s, ${(mb / Math.max(secs, 1e-6)).toFixed(1)} MB/s): ${phases(s)}`,
     `  index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     `  memory: working set ${mib(s.memory.workingSetBytes)} MiB of --memory ${mib(s.memory.budgetBytes)} MiB (peak RSS less ${mib(s.memory.dictionaryBytes)} MiB of dictionary and document table; baseline ${mib(s.memory.baselineBytes)} MiB)`,
@@ -89,6 +89,7 @@ program
   .option('--block-size <pairs>', 'pairs per block (default: derived from --memory)', intOption('--block-size'))
   .option('--pipeline <kind>', 'schedule: auto | cpu (Indexcpu) | gpu (Indexgpu) | gpu+ (Indexgpu+, overlapped)', 'auto')
   .option('--sorter <kind>', 'block sorter: auto | gpu | cpu', 'auto')
+  .option('--gpu-sort <kind>', 'GPU sorting algorithm: bsn (bitonic network, in place) | radix (LSD radix sort, a second block buffer on the GPU) | auto (radix when that fits the GPU and the memory plan)', 'bsn')
   .option('--workers <n>', 'parse worker threads (default: cores - 1)', intOption('--workers'))
   .option('--merge-threads <n>', 'merge threads, each taking a range of terms (default: one per parse worker on crawls of 4Mi pairs or more)', intOption('--merge-threads'))
   .option('--stem <kind>', 'stemmer: porter | none', 'porter')
@@ -126,6 +127,7 @@ program
         memoryScope: 'process',
         blockSize: o.blockSize as number | undefined,
         sorter: o.sorter as SorterChoice,
+        gpuSort: o.gpuSort as GpuSortChoice,
         pipeline: o.pipeline as PipelineChoice,
         workers: o.workers as number | undefined,
         stem: o.stem as 'porter' | 'none',

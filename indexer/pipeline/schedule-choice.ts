@@ -7,7 +7,7 @@
  * --sorter alone picks the pipeline (cpu -> cpu, gpu -> gpu+); contradicting flags are refused.
  */
 import { UserError } from '../../src/shared/errors.js';
-import type { PipelineChoice, SorterChoice } from '../../src/shared/options.js';
+import { GPU_SORT_CHOICES, type GpuSortChoice, type PipelineChoice, type SorterChoice } from '../../src/shared/options.js';
 import type { PairSorter } from '../../src/shared/types.js';
 import { chooseSorter } from '../sort/sorters.js';
 import type { Schedule } from './worker-pipeline.js';
@@ -19,14 +19,15 @@ export interface ResolvedPipeline {
   notice?: string;
 }
 
-export async function resolvePipeline(pipeline: PipelineChoice = 'auto', sorter: SorterChoice = 'auto'): Promise<ResolvedPipeline> {
+export async function resolvePipeline(pipeline: PipelineChoice = 'auto', sorter: SorterChoice = 'auto', gpuSort: GpuSortChoice = 'bsn'): Promise<ResolvedPipeline> {
   if (!['auto', 'cpu', 'gpu', 'gpu+'].includes(pipeline)) throw new UserError(`--pipeline must be auto, cpu, gpu or gpu+, got "${pipeline}"`);
   if (!['auto', 'cpu', 'gpu'].includes(sorter)) throw new UserError(`--sorter must be auto, cpu or gpu, got "${sorter}"`);
+  if (!GPU_SORT_CHOICES.includes(gpuSort)) throw new UserError(`--gpu-sort must be bsn, radix or auto, got "${gpuSort}"`);
   if (pipeline === 'cpu' && sorter === 'gpu') throw new UserError('--pipeline cpu sorts on the CPU; it cannot be combined with --sorter gpu');
   if ((pipeline === 'gpu' || pipeline === 'gpu+') && sorter === 'cpu') throw new UserError(`--pipeline ${pipeline} sorts on the GPU; it cannot be combined with --sorter cpu`);
   if (pipeline === 'cpu' || sorter === 'cpu') return { name: 'cpu', schedule: 'sequential', ...(await chooseSorter('cpu')) };
   const wantGpu = pipeline === 'gpu' || pipeline === 'gpu+' || sorter === 'gpu';
-  const chosen = await chooseSorter(wantGpu ? 'gpu' : 'auto');
+  const chosen = await chooseSorter(wantGpu ? 'gpu' : 'auto', gpuSort);
   if (chosen.sorter.kind === 'cpu') return { name: 'cpu', schedule: 'sequential', ...chosen };
   const name = pipeline === 'gpu' ? 'gpu' : 'gpu+';
   return { name, schedule: name === 'gpu' ? 'sequential' : 'overlapped', ...chosen };

@@ -1,5 +1,5 @@
 /** The plan stage: the sorter and schedule, the memory plan, the crawl's listing and its parse tasks. */
-import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan } from '../../indexer/plan/memory-plan.js';
+import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan, type MemoryPlanRequest } from '../../indexer/plan/memory-plan.js';
 import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/schedule-choice.js';
 import { planPieceTasks, planTasks, rangeBytesFor, tailCutFor, WORKER_LEXICONS_TAIL_RANGE_BYTES, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
 import { shardPieces, type Shard } from '../../indexer/parse/shards.js';
@@ -7,6 +7,7 @@ import { listCorpusFiles, type CorpusListing } from '../../indexer/corpus/index.
 import { spareWorkerBytes, spareWorkersLoaded } from '../../indexer/parse/parse-worker-spares.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { defaultWorkers, type BuildContext, type BuildState } from './context.js';
+import type { GpuSortThread } from '../../gpu/sort-thread.js';
 
 
 /** The sorter and schedule, the memory plan, and the crawl's listing. */
@@ -22,7 +23,7 @@ export interface BuildPlan {
 }
 
 export async function planBuild(c: BuildContext, state: BuildState): Promise<BuildPlan> {
-  const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter);
+  const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
   state.sorter = pipeline.sorter;
   if (pipeline.notice) c.notice(pipeline.notice);
   // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no worker yet).
@@ -32,20 +33,42 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   listed?.catch(() => {});
   await spareWorkersLoaded();
   const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
-  const memory = planMemory({
+  const request = (sorterBytesPerPair: number): MemoryPlanRequest => ({
     budgetBytes: c.memoryBytes,
     baselineBytes,
     workers: c.root ? c.workers : 0,
     workersExplicit: c.options.workers !== undefined,
     hostBlocks: c.root && pipeline.schedule === 'overlapped' ? 2 : 1,
-    sorterBytesPerPair: pipeline.sorter.hostBytesPerPair ?? 0,
+    sorterBytesPerPair,
     sharedBlocks: pipeline.sorter.sharedBlocks,
     maxBlockPairs: pipeline.sorter.maxPairs,
     blockSize: c.explicitBlockSize,
     credits: creditsFromEnv(),
   });
+  await chooseGpuAlgorithm(pipeline, (bytes) => planMemory(request(bytes)), c.notice);
+  const memory = planMemory(request(pipeline.sorter.hostBytesPerPair ?? 0));
   if (memory.workersLowered) c.notice(memory.workersLowered);
   return { pipeline, memory, baselineBytes, blockSize: memory.blockPairs, workers: c.root ? memory.workers : 0, listing: await listed };
+}
+
+/**
+ * --gpu-sort auto: the radix sort when the memory plan gives it as large a block (and as many
+ * workers) as the network and the device can allocate its buffers for that block; else the
+ * network (with a notice when the device refused). Identical runs either way.
+ */
+async function chooseGpuAlgorithm(pipeline: ResolvedPipeline, plan: (sorterBytesPerPair: number) => MemoryPlan, notice: (line: string) => void): Promise<void> {
+  const sorter = pipeline.sorter as Partial<GpuSortThread>;
+  if (sorter.algorithm !== 'auto' || !sorter.hostBytesPerPairOf || !sorter.choose) return;
+  const network = plan(sorter.hostBytesPerPairOf.bsn);
+  let radix: MemoryPlan | undefined;
+  try {
+    radix = plan(sorter.hostBytesPerPairOf.radix);
+  } catch {
+    radix = undefined; // the budget holds the network's buffers only
+  }
+  const fits = radix !== undefined && radix.blockPairs >= network.blockPairs && radix.workers >= network.workers;
+  const chosen = await sorter.choose(fits ? 'radix' : 'bsn', fits ? radix!.blockPairs : network.blockPairs);
+  if (chosen.reason) notice(`--gpu-sort auto: ${chosen.reason}; sorting with the bitonic network`);
 }
 
 /**

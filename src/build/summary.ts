@@ -56,6 +56,8 @@ export interface BuildSummary {
   /** Indexcpu ('cpu'), Indexgpu ('gpu') or Indexgpu+ ('gpu+'). */
   pipeline: 'cpu' | 'gpu' | 'gpu+';
   sorter: 'cpu' | 'gpu';
+  /** The GPU sorter's algorithm (--gpu-sort; 'auto' resolved), when the blocks were sorted on the GPU. */
+  gpuSort?: 'bsn' | 'radix';
   workers: number;
   /** Source bytes read (raw document text as stored in the crawl). */
   bytesRead: number;
@@ -168,6 +170,11 @@ export const roundCpu = (c: PhaseCpuMs): PhaseCpuMs => ({
 });
 
 
+/** The GPU sorter's algorithm as the build ran it (the in-process GpuSorter and the GPU thread both name theirs). */
+function gpuAlgorithmOf(plan: BuildPlan): 'bsn' | 'radix' {
+  return (plan.pipeline.sorter as { algorithm?: string }).algorithm === 'radix' ? 'radix' : 'bsn';
+}
+
 export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, parsed: Parsed, merged: Merged, t0: number): BuildSummary {
   const { result, dictionary, documents, startedAt, parseSortMs } = parsed;
   const { counters, sorterKind } = result;
@@ -187,6 +194,7 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
     blockSize: plan.blockSize,
     pipeline: sorterKind === 'cpu' && plan.pipeline.name !== 'cpu' ? 'cpu' : plan.pipeline.name,
     sorter: sorterKind,
+    ...(sorterKind === 'gpu' ? { gpuSort: gpuAlgorithmOf(plan) } : {}),
     workers: plan.workers,
     bytesRead: counters.bytes,
     indexBytes: written.postingsBytes + statOrZero(resolve(out.output, INDEX_DB)).size,

@@ -41,6 +41,13 @@ export interface InputDocument {
 
 export type SorterChoice = 'cpu' | 'gpu' | 'auto';
 /**
+ * The GPU sorting algorithm: 'bsn' the K-model bitonic network (in place), 'radix' the LSD radix
+ * sort (a second block-sized GPU buffer), 'auto' radix when that buffer fits the device and the
+ * memory plan gives it the same block as the network, else bsn. Every choice writes the same runs.
+ */
+export type GpuSortChoice = 'bsn' | 'radix' | 'auto';
+export const GPU_SORT_CHOICES: readonly GpuSortChoice[] = ['bsn', 'radix', 'auto'];
+/**
  * Indexcpu, Indexgpu, Indexgpu+ (Fig. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs
  * for large scale datasets: a thorough comparison"); 'auto' is gpu+ when a GPU adapter exists,
  * else cpu.
@@ -78,6 +85,8 @@ export interface BuildOptions extends TokenizerOptions {
   blockSize?: number;
   /** Block sorter: 'auto' uses the GPU when an adapter exists, else the CPU. Default 'auto'. */
   sorter?: SorterChoice;
+  /** The GPU sorter's algorithm (GpuSortChoice), when the blocks are sorted on the GPU. Default 'bsn'. */
+  gpuSort?: GpuSortChoice;
   /** Schedule: cpu (Indexcpu), gpu (Indexgpu), gpu+ (Indexgpu+, overlapped). Default 'auto'. */
   pipeline?: PipelineChoice;
   /** Parse worker threads (crawl input). Default: cores - 1, at least 1. */

@@ -14,6 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { openIndex } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
+import { exportCiff } from '../src/ciff/ciff.js';
+import { readCiff } from './helpers/ciff-reader.js';
 import { readIndexContent } from './helpers/index-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-fields-'));
@@ -76,7 +78,17 @@ describe('title weight', () => {
             const hits = (exhaustive: boolean) => reader.search(query, { k, exhaustive }).map((h) => ({ externalId: h.externalId, score: h.score }));
             expect(hits(false)).toEqual(expected);
             expect(hits(true)).toEqual(expected);
-            docs.forEach((d, i) => expect(reader.document(i)!.length).toBe(titleWeight * analyze(d.title).length + analyze(d.text).length));
+            const lengths = docs.map((d) => titleWeight * analyze(d.title).length + analyze(d.text).length);
+            docs.forEach((_, i) => expect(reader.document(i)!.length).toBe(lengths[i]));
+            // CIFF carries the weighted tfs and lengths: an engine reading it scores as this index does.
+            const ciffPath = `${output}.ciff`;
+            exportCiff(reader, ciffPath, 'test');
+            const ciff = readCiff(ciffPath);
+            expect(ciff.docs.map((d) => d.doclength)).toEqual(lengths);
+            for (const l of ciff.lists) {
+              const tfs = docs.map((d) => titleWeight * analyze(d.title).filter((t) => t === l.term).length + analyze(d.text).filter((t) => t === l.term).length);
+              expect(l.postings).toEqual(tfs.flatMap((tf, docid) => (tf > 0 ? [{ docid, tf }] : [])));
+            }
           } finally {
             reader.close();
           }

@@ -6,6 +6,7 @@
  * (tf, length) pairs, times the term's count in the query), computed once per query.
  */
 import type { Impacts } from '../../merge/impacts.js';
+import { unpack } from '../../merge/block-codec.js';
 
 /** Past every docID. */
 export const END = 2 ** 32;
@@ -38,6 +39,8 @@ export class BlockCursor {
   private readonly bounds: Float64Array;
   /** The largest block bound: the term's bound over this segment. */
   readonly maxBound: number;
+  /** The list is in merge/block-codec.ts's format (a measurement), not postings.bin's varints. */
+  private readonly packed: boolean;
 
   constructor(
     private readonly bytes: Uint8Array,
@@ -51,6 +54,7 @@ export class BlockCursor {
     /** Another cursor of the same list and query, whose bounds this one shares (fork()). */
     twin?: BlockCursor,
   ) {
+    this.packed = im.format === 'bp128';
     this.first = im.firstBlock[termId]!;
     this.end = im.firstBlock[termId + 1]!;
     if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: termID ${termId} has ${this.end - this.first} blocks for ${df} postings`);
@@ -121,6 +125,13 @@ export class BlockCursor {
     let p = im.gapsAt[b]!;
     let doc = b > this.first ? im.lastDoc[b - 1]! : 0;
     const docs = this.docs;
+    if (this.packed) {
+      unpack(bytes, p + 2, count, bytes[p]!, docs, true, doc, 0);
+      this.pos = 0;
+      this.tfsReady = false;
+      this.doc = docs[0]!;
+      return;
+    }
     for (let i = 0; i < count; i++) {
       let v = bytes[p++]!;
       if (v >= 0x80) {
@@ -143,6 +154,10 @@ export class BlockCursor {
 
   /** The tf at the current document. */
   tf(): number {
+    if (!this.tfsReady && this.packed) {
+      unpack(this.bytes, this.im.tfsAt[this.block]!, this.count, this.bytes[this.im.gapsAt[this.block]! + 1]!, this.tfs, false, 0, 1);
+      this.tfsReady = true;
+    }
     if (!this.tfsReady) {
       const bytes = this.bytes;
       let p = this.im.tfsAt[this.block]!;

@@ -16,7 +16,7 @@
  * Prints the load average before and after, tables, and one JSON line.
  */
 import { loadavg } from 'node:os';
-import { BlockCursor, END } from '../dist/src/query/cursor.js';
+import { blockBounds, BlockCursor, END } from '../dist/src/query/cursor.js';
 import { prunedTopK } from '../dist/src/query/evaluate.js';
 import { planQuery } from '../dist/src/query/plan.js';
 import { openIndex } from '../dist/src/index.js';
@@ -78,7 +78,7 @@ const impactsOf = (format) => (format === 'varint' ? impacts : packed.impacts);
 
 /** Every block of the long lists decoded (docIDs and tfs) through the cursor; returns ms and a checksum. */
 function decodeAll(format) {
-  const cursors = long.map((term) => new BlockCursor(listOf(format, term), f.df[term], impactsOf(format), term, () => 0, 0));
+  const cursors = long.map((term) => new BlockCursor(listOf(format, term), f.df[term], impactsOf(format), term, blockBounds(impactsOf(format), term, () => 0, 0)));
   const start = performance.now();
   let sum = 0;
   for (const c of cursors) {

@@ -322,7 +322,11 @@ export class IndexReader {
    * offset and length (which are a segment's own) are -1.
    */
   lexiconEntry(term: string): LexiconEntry | undefined {
-    if (this.segments.length === 1) return this.segments[0]!.entry(term);
+    if (this.segments.length === 1) {
+      const e = this.segments[0]!.entry(term);
+      // A copy: the segment keeps its entries between queries.
+      return e && { ...e };
+    }
     let df = 0;
     let cf = 0;
     for (const s of this.segments) {
@@ -541,7 +545,9 @@ export class IndexReader {
    */
   private listBytes(s: Segment, e: LexiconEntry): Uint8Array {
     if (e.length < CACHED_LIST_BYTES || this.lists.budget === 0) return s.files.readListBytes(e.offset, e.length, this.arena);
-    const key = `${s.files.dir}\0${e.termId}`;
+    // The folder and its index.sqlite's inode name the segment (a folder rebuilt in place has a
+    // new one); the list's place in postings.bin guards against an inode number used again.
+    const key = `${s.files.dir}\0${s.files.identity}\0${e.termId}\0${e.offset}\0${e.length}`;
     return this.lists.get(key) ?? this.lists.put(key, s.files.readListBytes(e.offset, e.length));
   }
 

@@ -83,6 +83,7 @@ export async function retrievalSanity(o) {
     const terms = [];
     const push = (t) => terms.push(t);
     db.exec('BEGIN');
+    const titleWeight = reader.settings.tokenizer?.titleWeight ?? 1;
     for await (const doc of o.documents) {
       const k = keyOf(doc.externalId, doc.path);
       const stored = docIdOf.get(k);
@@ -92,7 +93,8 @@ export async function retrievalSanity(o) {
       }
       if (ambiguous.has(k)) continue;
       terms.length = 0;
-      if (doc.title) reader.analyze(doc.title).forEach(push);
+      // The index's stream: the title's terms titleWeight times (BM25F's weight, folded in), then the text's.
+      if (doc.title) for (let c = 0; c < titleWeight; c++) reader.analyze(doc.title).forEach(push);
       reader.analyze(doc.text ?? '').forEach(push);
       if (terms.length !== stored.length) {
         lengthMismatches++;

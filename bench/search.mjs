@@ -21,11 +21,10 @@
  * machine inflates less. Prints tables and one JSON line.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { openIndex } from '../dist/src/index.js';
+import { generator, makeQueries, pct, sampleTexts } from './search-queries.mjs';
 
 const args = Object.fromEntries(
   process.argv
@@ -44,51 +43,8 @@ if (!args.crawl || !args.index || !args.fts5) {
 }
 const QUERIES = Number(args.queries ?? 500);
 const K = 10;
-let seed = Number(args.seed ?? 7);
-const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+const rnd = generator(Number(args.seed ?? 7));
 
-/** The first `bytes` of the crawl's first file, as documents' texts. */
-function sampleTexts(dir, bytes = 32 << 20) {
-  const file = join(dir, readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()[0]);
-  const fd = openSync(file, 'r');
-  const buf = Buffer.alloc(bytes);
-  const n = readSync(fd, buf, 0, bytes, 0);
-  closeSync(fd);
-  const lines = buf.toString('utf8', 0, n).split('\n');
-  lines.pop();
-  return lines.map((l) => JSON.parse(l).text);
-}
-
-/**
- * `tokens`: each word a random token of a random document (frequent words come often, as in a
- * query log); `types`: each word drawn uniformly from the sample's distinct words (mostly rare).
- */
-function makeQueries(reader, texts, sampling) {
-  const clean = (w) => w?.toLowerCase().replace(/[^a-z]/g, '');
-  let types;
-  if (sampling === 'types') types = [...new Set(texts.flatMap((t) => t.split(/\s+/).map(clean)))].filter((w) => w && reader.analyze(w).length === 1).sort();
-  const queries = [];
-  while (queries.length < QUERIES) {
-    const n = 1 + Math.floor(rnd() * 4);
-    const words = [];
-    while (words.length < n) {
-      let w;
-      if (types) w = types[Math.floor(rnd() * types.length)];
-      else {
-        const tokens = texts[Math.floor(rnd() * texts.length)].split(/\s+/).filter(Boolean);
-        w = clean(tokens[Math.floor(rnd() * tokens.length)]);
-      }
-      if (w && reader.analyze(w).length === 1 && !words.includes(w)) words.push(w);
-    }
-    queries.push(words);
-  }
-  return queries;
-}
-
-const pct = (t, p) => {
-  const s = [...t].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
-};
 const summary = (t) => ({ p50: pct(t, 0.5), p95: pct(t, 0.95), qps: t.length / (t.reduce((a, b) => a + b, 0) / 1000) });
 
 /** CPU milliseconds of this process since `from` (the engines in process run on this thread alone). */
@@ -186,7 +142,7 @@ const texts = sampleTexts(args.crawl);
 const reader = openIndex(args.index);
 const SAMPLING = args.sampling ?? 'tokens';
 if (SAMPLING !== 'tokens' && SAMPLING !== 'types') throw new Error('--sampling is tokens or types');
-const queries = makeQueries(reader, texts, SAMPLING);
+const queries = makeQueries(reader, texts, SAMPLING, QUERIES, rnd);
 const out = { queries: QUERIES, sampling: SAMPLING, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
 {
   const fts = fts5Engine(args.fts5);

@@ -50,6 +50,12 @@ export interface Impacts {
   firstPair: Uint32Array;
   pairTf: Uint32Array;
   pairLength: Uint32Array;
+  /**
+   * The format of the lists the offsets point into: absent for postings.bin's varints; 'bp128'
+   * for merge/block-codec.ts's blocks, which no index holds (bench/block-codec.mjs re-encodes
+   * an index's lists in memory to measure the codec against varint).
+   */
+  format?: 'bp128';
 }
 
 /** Typed arrays are written as they lie in memory: little-endian is what the file holds. */

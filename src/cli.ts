@@ -96,6 +96,7 @@ program
   .option('--stopwords <list>', 'stopwords: english | none | <file>', 'english')
   .option('--cjk <mode>', 'CJK segmentation: unigram | bigram', 'unigram')
   .option('--max-token-length <n>', 'drop tokens longer than n UTF-16 units, 1..65536 (default 255)', intOption('--max-token-length'))
+  .option('--title-weight <n>', 'a title term counts n times in tf and length (BM25F field weight), 1..64 (default 2)', intOption('--title-weight'))
   .option('--fields <spec>', 'JSON fields, e.g. "text=body,abstract;title=headline;id=docno"', parseFieldsSpec)
   .option('--resume', 'checkpoint each run, and reuse the completed runs of an interrupted build of the same crawl and settings', false)
   .option('--shard <i/N|auto>', 'index shard i of N of the crawl (contiguous, byte-balanced); auto: the Slurm array task or Kubernetes completion index; join the shards with `gpuindex join`')
@@ -134,6 +135,7 @@ program
         stopwords: o.stopwords as string,
         cjk: o.cjk as 'unigram' | 'bigram',
         maxTokenLength: o.maxTokenLength as number | undefined,
+        titleWeight: o.titleWeight as number | undefined,
         fields: o.fields as BuildOptions['fields'],
         resume: o.resume as boolean,
         shard: o.shard as string | undefined,

@@ -15,7 +15,9 @@ import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { computeImpacts, readImpacts, type Impacts } from '../merge/impacts.js';
-import { bm25 } from './query/cursor.js';
+import { bm25, type BlockBounds } from './query/cursor.js';
+import { ListCache } from './query/list-cache.js';
+import type Database from 'better-sqlite3';
 import { exhaustiveTopK, ExhaustiveScratch, prunable, prunedTopK, type SegmentInput } from './query/evaluate.js';
 import { planQuery, type IndexCapabilities, type QueryPlan } from './query/plan.js';
 
@@ -52,6 +54,24 @@ export interface TermContribution {
   score: number;
 }
 
+export interface ReaderOptions {
+  /**
+   * Bytes of postings lists kept in memory between queries (the long ones, of at least
+   * CACHED_LIST_BYTES, least recently used out first): a frequent term's list is then read once,
+   * not by every query holding it. Default 64 MiB; 0 keeps none.
+   */
+  listCacheBytes?: number;
+}
+
+/** The list cache's default budget. */
+export const DEFAULT_LIST_CACHE_BYTES = 64 << 20;
+/** Lists shorter than this are read for each query (a pread of a few KB costs about what a cache lookup does). */
+const CACHED_LIST_BYTES = 4096;
+/** A segment's lexicon entries and block bounds kept between queries, at most (past it they are dropped, all at once). */
+const KEPT_ENTRIES = 1 << 16;
+/** Hits' rows fetched by one statement, at most (SQLite's limit of parameters is 32,766). */
+const DOCS_A_CALL = 256;
+
 export interface SearchOptions {
   /** Number of hits. Default 10. */
   k?: number;
@@ -85,6 +105,9 @@ class Segment {
     if (earlier) {
       this.lengthsCache = earlier.lengthsCache;
       this.impactsCache = earlier.impactsCache;
+      this.entries = earlier.entries;
+      this.boundsCache = earlier.boundsCache;
+      this.docsIn = earlier.docsIn;
       if (earlier.deletesFile === deletesFile) {
         this.deleted = earlier.deleted;
         this.deletedCount = earlier.deletedCount;
@@ -110,12 +133,56 @@ class Segment {
     return this.files.stats.documents;
   }
 
+  /**
+   * Lexicon entries looked up so far (null: not in the segment), kept for the segment's life:
+   * a query log repeats its terms, and a lookup (SQLite, then the term's figures) cost more
+   * than the evaluation of a query of rare terms.
+   */
+  private entries = new Map<string, LexiconEntry | null>();
+
   entry(term: string): LexiconEntry | undefined {
+    const kept = this.entries.get(term);
+    if (kept !== undefined) return kept ?? undefined;
     const termId = this.termStmt.get(term) as number | undefined;
-    if (termId === undefined) return undefined;
-    const figures = this.files.termStats.get(termId);
-    if (!figures) throw new Error(`${this.files.dir}: index.sqlite has no figures for termID ${termId}`);
-    return { term, termId, ...figures };
+    let e: LexiconEntry | null = null;
+    if (termId !== undefined) {
+      const figures = this.files.termStats.get(termId);
+      if (!figures) throw new Error(`${this.files.dir}: index.sqlite has no figures for termID ${termId}`);
+      e = { term, termId, ...figures };
+    }
+    if (this.entries.size >= KEPT_ENTRIES) this.entries.clear();
+    this.entries.set(term, e);
+    return e ?? undefined;
+  }
+
+  /** Each list's block bounds under the parameters of the last query that used it (SegmentInput.bounds). */
+  private boundsCache = new Map<number, { idf: number; weight: number; k1: number; b: number; avg: number; value: BlockBounds }>();
+
+  bounds(termId: number, idf: number, weight: number, p: { k1: number; b: number; avg: number }, compute: () => BlockBounds): BlockBounds {
+    const kept = this.boundsCache.get(termId);
+    if (kept && kept.idf === idf && kept.weight === weight && kept.k1 === p.k1 && kept.b === p.b && kept.avg === p.avg) return kept.value;
+    const value = compute();
+    if (this.boundsCache.size >= KEPT_ENTRIES) this.boundsCache.clear();
+    this.boundsCache.set(termId, { idf, weight, k1: p.k1, b: p.b, avg: p.avg, value });
+    return value;
+  }
+
+  /** Statements fetching n documents' rows by docID (one call for a query's hits), by n. */
+  private docsIn = new Map<number, Database.Statement>();
+
+  /** The rows of these docIDs of the segment (its own), by docID; at most DOCS_A_CALL a statement. */
+  rows(docIds: readonly number[]): Map<number, StoredDocument> {
+    const out = new Map<number, StoredDocument>();
+    for (let from = 0; from < docIds.length; from += DOCS_A_CALL) {
+      const some = docIds.slice(from, from + DOCS_A_CALL);
+      let stmt = this.docsIn.get(some.length);
+      if (!stmt) {
+        stmt = this.files.db.prepare(`SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id IN (${some.map(() => '?').join(',')})`);
+        this.docsIn.set(some.length, stmt);
+      }
+      for (const row of stmt.all(...some) as StoredDocument[]) out.set(row.docId, row);
+    }
+    return out;
   }
 
   readList(e: LexiconEntry): { docIds: Uint32Array; tfs: Uint32Array } {
@@ -153,15 +220,22 @@ export class IndexReader {
   /** segments.json of a segmented index; undefined for one segment. */
   readonly manifest?: SegmentsManifest;
 
+  /** Long postings lists kept between queries (shared with the readers reopen() makes). */
+  private readonly lists: ListCache;
+
   /**
    * `manifest`: read these segments instead of the committed ones (a writer's refreshed state).
-   * `earlier`: a reader of the same index whose segments this one shares (reopen()).
+   * `earlier`: a reader of the same index whose segments and list cache this one shares (reopen()).
    */
   constructor(
     readonly path: string,
     manifest?: SegmentsManifest,
     earlier?: IndexReader,
+    options: ReaderOptions = {},
   ) {
+    const budget = options.listCacheBytes ?? DEFAULT_LIST_CACHE_BYTES;
+    if (!Number.isInteger(budget) || budget < 0) throw new UserError(`listCacheBytes must be a whole number of bytes, got ${budget}`);
+    this.lists = earlier?.lists ?? new ListCache(budget);
     try {
       this.manifest = manifest ?? readSegments(path);
       const entries = this.manifest ? this.manifest.segments : [{ name: '.', deletes: undefined }];
@@ -248,7 +322,11 @@ export class IndexReader {
    * offset and length (which are a segment's own) are -1.
    */
   lexiconEntry(term: string): LexiconEntry | undefined {
-    if (this.segments.length === 1) return this.segments[0]!.entry(term);
+    if (this.segments.length === 1) {
+      const e = this.segments[0]!.entry(term);
+      // A copy: the segment keeps its entries between queries.
+      return e && { ...e };
+    }
     let df = 0;
     let cf = 0;
     for (const s of this.segments) {
@@ -424,12 +502,13 @@ export class IndexReader {
         impacts: () => s.impacts(),
         list: (term) => {
           const e = at(term);
-          return e && { termId: e.termId, df: e.df, bytes: s.files.readListBytes(e.offset, e.length, this.arena) };
+          return e && { termId: e.termId, df: e.df, bytes: this.listBytes(s, e) };
         },
         decoded: (term) => {
           const e = at(term);
           return e && s.readList(e);
         },
+        bounds: (termId, idf, weight, p, compute) => s.bounds(termId, idf, weight, p, compute),
       };
     });
     const params = { k1, b, avg, idf };
@@ -438,11 +517,38 @@ export class IndexReader {
       options.exhaustive || !prunable(k1, b)
         ? exhaustiveTopK(inputs, plan, params, k, this.documentSpan(), (this.scratch ??= new ExhaustiveScratch()))
         : prunedTopK(inputs, plan, params, k);
-    return best.map(([docId, score]) => {
-      const hit: SearchHit = { ...(this.document(docId) as StoredDocument), score };
+    const rows = this.hitRows(best.map(([docId]) => docId));
+    return best.map(([docId, score], i) => {
+      const hit: SearchHit = { ...rows[i]!, score };
       if (options.explain) hit.explanation = this.explain(docId, plan, entries, params);
       return hit;
     });
+  }
+
+  /** The stored rows of the index's docIDs `docIds` (live documents), in their order: one statement a segment. */
+  private hitRows(docIds: readonly number[]): StoredDocument[] {
+    const bySegment = new Map<Segment, number[]>();
+    for (const d of docIds) {
+      const s = this.segmentOf(d)!;
+      const list = bySegment.get(s);
+      if (list) list.push(d - s.docBase);
+      else bySegment.set(s, [d - s.docBase]);
+    }
+    const found = new Map<number, StoredDocument>();
+    for (const [s, locals] of bySegment) for (const [local, row] of s.rows(locals)) found.set(s.docBase + local, { ...row, docId: s.docBase + local });
+    return docIds.map((d) => found.get(d)!);
+  }
+
+  /**
+   * A list's bytes for one query: kept in the list cache (ListCache) when the list is long
+   * enough that reading it costs more than a lookup, else read into the query's arena.
+   */
+  private listBytes(s: Segment, e: LexiconEntry): Uint8Array {
+    if (e.length < CACHED_LIST_BYTES || this.lists.budget === 0) return s.files.readListBytes(e.offset, e.length, this.arena);
+    // The folder and its index.sqlite's inode name the segment (a folder rebuilt in place has a
+    // new one); the list's place in postings.bin guards against an inode number used again.
+    const key = `${s.files.dir}\0${s.files.identity}\0${e.termId}\0${e.offset}\0${e.length}`;
+    return this.lists.get(key) ?? this.lists.put(key, s.files.readListBytes(e.offset, e.length));
   }
 
   private scratch?: ExhaustiveScratch;
@@ -503,6 +609,6 @@ function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
-export function openIndex(path: string): IndexReader {
-  return new IndexReader(path);
+export function openIndex(path: string, options: ReaderOptions = {}): IndexReader {
+  return new IndexReader(path, undefined, undefined, options);
 }

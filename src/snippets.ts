@@ -56,6 +56,12 @@ export function crawlBase(settings: Record<string, unknown>): string | undefined
   }
 }
 
+/** The index's title weight: absent from the settings of an index built before the option, which counted a title once. */
+function titleWeight(settings: Record<string, unknown>): number {
+  const w = (settings.tokenizer as { titleWeight?: unknown } | undefined)?.titleWeight;
+  return typeof w === 'number' ? w : 1;
+}
+
 /** Title and snippet of each hit, in the order given. */
 export async function hitTexts(index: SnippetIndex, hits: readonly SnippetHit[], query: string, options: SnippetOptions = {}): Promise<HitText[]> {
   const out: HitText[] = hits.map(() => ({ title: null, snippet: null }));
@@ -92,8 +98,8 @@ export async function hitTexts(index: SnippetIndex, hits: readonly SnippetHit[],
 }
 
 function textOf(index: SnippetIndex, doc: SourceDocument, length: number, queryTerms: ReadonlySet<string>, options: SnippetOptions): HitText {
-  // The document as indexed analyses to `length` terms, title then text (DocumentInverter).
-  const analysed = (doc.title ? index.analyze(doc.title).length : 0) + index.analyze(doc.text).length;
+  // The document as indexed analyses to `length` terms: the title's titleWeight times, then the text's (DocumentInverter).
+  const analysed = (doc.title ? titleWeight(index.settings) * index.analyze(doc.title).length : 0) + index.analyze(doc.text).length;
   if (analysed !== length) return { title: null, snippet: null };
   const title = doc.title.replace(/\s+/g, ' ').trim();
   return { title: title || null, snippet: snippet(index, doc.text, queryTerms, options) };

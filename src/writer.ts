@@ -25,7 +25,7 @@ import { readDeletes, writeDeletes } from '../merge/deletes.js';
 import { DEFAULT_MERGE_POLICY, pickMergeAround, type MergePolicy } from '../merge/merge-policy.js';
 import { workerScript } from '../runtime/worker-script.js';
 import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
-import { resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { resolveTokenizerOptions, withTitleWeightDefault } from '../indexer/analysis/tokenizer.js';
 import { closeGpu, openGpu } from '../gpu/index.js';
 import { buildIndex } from './build.js';
 import { IndexReader } from './reader.js';
@@ -33,7 +33,7 @@ import { UserError } from './shared/errors.js';
 import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice } from './shared/options.js';
 import { BigMap } from '../runtime/big-map.js';
 
-export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'sorter' | 'onWarning'> {
+export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'sorter' | 'onWarning'> {
   /**
    * What the writer may add to the process's memory (RSS), e.g. '512MiB' or bytes; default
    * '1GiB', at least 128 MiB. Split by writerMemory(): each flush's build half, the merges a
@@ -116,7 +116,7 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
       built.close();
     }
   } else {
-    manifest.settings = { tokenizer: resolveTokenizerOptions(options), fields: null };
+    manifest.settings = { tokenizer: resolveTokenizerOptions(withTitleWeightDefault(options)), fields: null };
   }
   writeSegments(dir, manifest);
   return manifest;
@@ -446,7 +446,7 @@ export class IndexWriter {
    * against the index's and it replaces none (a later replace() or delete() of such an id finds
    * the document only after the writer is reopened).
    */
-  addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength'> = {}): Promise<{ added: number; generation: number }> {
+  addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight'> = {}): Promise<{ added: number; generation: number }> {
     this.checkOpen();
     return this.serial(async () => {
       await this.flush();
@@ -472,7 +472,9 @@ export class IndexWriter {
   /** The index's analysis settings (tokenizer, JSON fields), which every segment is built with. */
   private analysis(): Partial<BuildOptions> {
     const fields = this.committed.settings?.fields as BuildOptions['fields'] | null | undefined;
-    return { ...(this.committed.settings?.tokenizer as Partial<BuildOptions> | undefined), ...(fields ? { fields } : {}) };
+    const tokenizer = this.committed.settings?.tokenizer as Partial<BuildOptions> | undefined;
+    // A saved analysis without a title weight was built with 1 (buildIndex would default it to 2).
+    return { ...tokenizer, titleWeight: tokenizer?.titleWeight ?? 1, ...(fields ? { fields } : {}) };
   }
 
   /** Writes each segment's delete set where it changed since the last refresh, as a new file of the segment. */

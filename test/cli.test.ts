@@ -56,7 +56,7 @@ describe('gpuindex CLI on corpus-samples', () => {
 
     const st = JSON.parse(gpuindex('stats', index, '--json').stdout);
     expect(st.stats.documents).toBe(summary.documents);
-    expect(st.settings.tokenizer).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+    expect(st.settings.tokenizer).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram', titleWeight: 2 });
 
     const p = JSON.parse(gpuindex('postings', index, 'whale', '--json').stdout);
     expect(p.term).toBe('whale');

@@ -131,7 +131,7 @@ describe('planQuery', () => {
   it('refuses a phrase without positions and a field without fields, in one line each', () => {
     expect(() => planQuery('ahab "white whale"', analyze, can)).toThrow(new QueryError('query: the phrase "white whale" (column 6) needs an index built with --positions; this index has no positions'));
     expect(() => planQuery('title:whale', analyze, can)).toThrow(
-      new QueryError("query: field 'title:' (column 1): this index does not store fields separately (each document's title and text are one field)"),
+      new QueryError("query: field 'title:' (column 1): this index does not store fields separately (a document's title is folded into its text, each title term counted titleWeight times)"),
     );
     expect(planQuery('"white whale"', analyze, { positions: true, fields: [] }).slots).toEqual([0, 1]);
   });

@@ -230,7 +230,7 @@ describe('maxTokenLength: a full build keeps a 10,000-character token', () => {
     const dir = await build('crawl');
     const reader = openIndex(dir);
     try {
-      expect(reader.settings.tokenizer).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram' });
+      expect(reader.settings.tokenizer).toEqual({ stem: 'porter', stopwords: 'english', cjk: 'unigram', titleWeight: 2 });
       expect(reader.lexiconEntry(LONG_ASCII)).toBeUndefined();
       expect(reader.lexiconEntry(LONG_ACCENT)).toBeUndefined();
       expect(reader.search(LONG_ASCII)).toEqual([]);

@@ -32,14 +32,14 @@ import { porterStem } from './porter-stemmer.js';
 import { ENGLISH_STOPWORDS } from './english-stopwords.js';
 
 export type { TokenizerOptions } from '../../src/shared/options.js';
-import type { TokenizerOptions } from '../../src/shared/options.js';
+import { DEFAULT_TITLE_WEIGHT, MAX_TITLE_WEIGHT, type TokenizerOptions } from '../../src/shared/options.js';
 
 /**
  * The options a tokenizer was made with, defaults filled in. `maxTokenLength` is present only
- * when it is not the default (255), so the settings saved in an index built with the default
- * analysis are the same as before the option existed.
+ * when it is not the default (255), and `titleWeight` only when it is not 1, so the settings
+ * saved in an index built with that analysis are the same as before the options existed.
  */
-export type ResolvedTokenizerOptions = Required<Omit<TokenizerOptions, 'maxTokenLength'>> & Pick<TokenizerOptions, 'maxTokenLength'>;
+export type ResolvedTokenizerOptions = Required<Omit<TokenizerOptions, 'maxTokenLength' | 'titleWeight'>> & Pick<TokenizerOptions, 'maxTokenLength' | 'titleWeight'>;
 
 export interface Tokenizer {
   /** Calls emit(term) for each term of text, in order; returns the number of terms emitted. */
@@ -98,7 +98,19 @@ export function resolveTokenizerOptions(o: TokenizerOptions = {}): ResolvedToken
   const maxTokenLength = o.maxTokenLength ?? MAX_TOKEN_LENGTH;
   if (typeof maxTokenLength !== 'number' || !Number.isInteger(maxTokenLength) || maxTokenLength < 1 || maxTokenLength > MAX_TOKEN_LENGTH_LIMIT)
     throw new UserError(`--max-token-length must be an integer from 1 to ${MAX_TOKEN_LENGTH_LIMIT}, got ${typeof maxTokenLength === 'string' ? JSON.stringify(maxTokenLength) : String(maxTokenLength)}`);
-  return maxTokenLength === MAX_TOKEN_LENGTH ? { stem, stopwords, cjk } : { stem, stopwords, cjk, maxTokenLength };
+  const titleWeight = o.titleWeight ?? 1;
+  if (typeof titleWeight !== 'number' || !Number.isInteger(titleWeight) || titleWeight < 1 || titleWeight > MAX_TITLE_WEIGHT)
+    throw new UserError(`--title-weight must be an integer from 1 to ${MAX_TITLE_WEIGHT}, got ${typeof titleWeight === 'string' ? JSON.stringify(titleWeight) : String(titleWeight)}`);
+  return { stem, stopwords, cjk, ...(maxTokenLength === MAX_TOKEN_LENGTH ? {} : { maxTokenLength }), ...(titleWeight === 1 ? {} : { titleWeight }) };
+}
+
+/**
+ * A new build's analysis options: the title weight defaults to DEFAULT_TITLE_WEIGHT. (Options
+ * read back from an index's settings are not passed through this: there an absent weight is 1,
+ * what the index was built with before the option existed.)
+ */
+export function withTitleWeightDefault<T extends TokenizerOptions>(o: T): T {
+  return o.titleWeight === undefined ? { ...o, titleWeight: DEFAULT_TITLE_WEIGHT } : o;
 }
 
 function readStopwordFile(path: string, given: string): string {

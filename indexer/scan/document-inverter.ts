@@ -95,7 +95,7 @@ const NON_ASCII = /[^\x00-\x7f]/g;
 const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
 
 /**
- * Turns a document into its TermIds (title first, then text) in a reusable buffer. The
+ * Turns a document into its TermIds (title first, titleWeight times over, then text) in a reusable buffer. The
  * analysis of each distinct raw token (stopword test, stemming, dictionary lookup) is cached
  * as one raw token -> TermId entry: pure-ASCII text goes through scanAscii's in-place table
  * (no string allocated for a token seen before), other text through the tokenizer and a Map
@@ -118,6 +118,8 @@ export class DocumentInverter {
 
   /** The id of a raw token not seen before (see RawTokenNumbering). */
   private readonly analyse: RawTokenNumbering;
+  /** Times each title term is emitted (the tokenizer's titleWeight): BM25F's field weight folded into tf and length. */
+  private readonly titleWeight: number;
 
   /**
    * `numbering`: how a raw token not seen before gets its id; a LocalTerms numbers them as a
@@ -132,6 +134,7 @@ export class DocumentInverter {
     private readonly islandsFromChars = ISLANDS_FROM_CHARS,
   ) {
     this.bigrams = tokenizer.options.cjk === 'bigram';
+    this.titleWeight = tokenizer.options.titleWeight ?? 1;
     const local = numbering instanceof LocalTerms ? numbering : undefined;
     this.analyse = local ? rawTokenIds(tokenizer, local) : (numbering as RawTokenNumbering);
     this.wasmTable = wasmScanEnabled() ? new WasmAsciiTable(PARSER_TABLE_SLOTS, local && { terms: local, stopwords: tokenizer.stopwords }) : undefined;
@@ -286,6 +289,22 @@ export class DocumentInverter {
     this.add(text, false);
   }
 
+  /**
+   * The title's TermIds (those emitted since `from`, the first piece of the document) emitted titleWeight − 1 more times, one
+   * copy after another: each title term then counts titleWeight times in its tf and in the
+   * document's length, the weighted tf and length of BM25F, through the pipeline unchanged.
+   */
+  weightTitle(from: number): void {
+    const n = this.length - from;
+    if (n === 0 || this.titleWeight === 1) return;
+    const need = this.length + n * (this.titleWeight - 1);
+    if (need > this.termIds.length) this.grow(need);
+    for (let c = 1; c < this.titleWeight; c++) {
+      this.termIds.copyWithin(this.length, from, from + n);
+      this.length += n;
+    }
+  }
+
   /** The TermIds of the pieces added since begin(): a view valid until the next document. */
   pieces(): Uint32Array {
     return this.termIds.subarray(0, this.length);
@@ -294,7 +313,10 @@ export class DocumentInverter {
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;
-    if (doc.title) this.add(doc.title);
+    if (doc.title) {
+      this.add(doc.title);
+      this.weightTitle(0);
+    }
     this.add(doc.text);
     return this.termIds.subarray(0, this.length);
   }

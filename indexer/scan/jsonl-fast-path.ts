@@ -81,7 +81,10 @@ export function jsonlFastPath(fields: ResolvedFields, inverter: DocumentInverter
     if (textSpans.length === 0) return undefined;
     // Title, then the text fields in order: the tokens of the text joined with '\n' (a
     // separator, so no token spans two fields), in the same order of first occurrence.
-    if (title >= 0 && spans[3 * title + 2]! > spans[3 * title + 1]!) addPiece(inverter, line, spans, title);
+    if (title >= 0 && spans[3 * title + 2]! > spans[3 * title + 1]!) {
+      addPiece(inverter, line, spans, title);
+      inverter.weightTitle(0);
+    }
     for (const k of textSpans) addPiece(inverter, line, spans, k);
     return { externalId, termIds: inverter.pieces() };
   };

@@ -10,7 +10,7 @@ import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { SkippedItem } from '../../indexer/corpus/index.js';
 import { AbortError, UserError } from '../shared/errors.js';
 import { parseMemory, resolveBlockSize, defaultMemoryBytes, type BuildOptions } from '../shared/options.js';
-import { createTokenizer, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
+import { createTokenizer, withTitleWeightDefault, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
 import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 
 /** What the failure path of buildIndex must release: the open sorter, the index database. */
@@ -44,7 +44,7 @@ export interface BuildContext {
 export function checkOptions(options: BuildOptions): BuildContext {
   if (!options || !options.output) throw new UserError('an output folder is required (-o <dir>)');
   if (options.input === undefined || options.input === null) throw new UserError('an input crawl or documents are required');
-  const tokenizer = createTokenizer(options);
+  const tokenizer = createTokenizer(withTitleWeightDefault(options));
   const memoryBytes = options.memory !== undefined ? parseMemory(options.memory) : defaultMemoryBytes();
   const hostBytes = options.memoryScope === 'process' ? 0 : process.memoryUsage.rss();
   checkMergeThreads(options.mergeThreads);

@@ -6,6 +6,7 @@
  * (tf, length) pairs, times the term's count in the query), computed once per query.
  */
 import type { Impacts } from '../../merge/impacts.js';
+import { unpack } from '../../merge/block-codec.js';
 
 /** Past every docID. */
 export const END = 2 ** 32;
@@ -19,6 +20,38 @@ const BOUND_SLACK = 1 + 1e-9;
 /** BM25's contribution of one term: the one expression every evaluation uses, so that their scores agree to the bit. */
 export function bm25(idf: number, tf: number, length: number, k1: number, b: number, avg: number): number {
   return (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / avg));
+}
+
+/** A list's block bounds for one query, indexed from the term's first block, and their largest. */
+export interface BlockBounds {
+  bounds: Float64Array;
+  max: number;
+}
+
+/**
+ * Each block's bound of termID `termId`'s list: the best contribution of its competitive (tf,
+ * length) pairs, times `weight` (the term's count among the query's scored occurrences; 0 for a
+ * term that only excludes: all bounds 0).
+ */
+export function blockBounds(im: Impacts, termId: number, contribution: (tf: number, length: number) => number, weight: number): BlockBounds {
+  const first = im.firstBlock[termId]!;
+  const end = im.firstBlock[termId + 1]!;
+  const bounds = new Float64Array(end - first);
+  let max = 0;
+  if (weight === 0) return { bounds, max };
+  for (let b = first; b < end; b++) {
+    // A negative idf (df above the live documents, after deletes) makes every contribution
+    // negative: 0 bounds them.
+    let best = 0;
+    for (let q = im.firstPair[b]!; q < im.firstPair[b + 1]!; q++) {
+      const c = contribution(im.pairTf[q]!, im.pairLength[q]!);
+      if (c > best) best = c;
+    }
+    const ub = weight * best * BOUND_SLACK;
+    bounds[b - first] = ub;
+    if (ub > max) max = ub;
+  }
+  return { bounds, max };
 }
 
 export class BlockCursor {
@@ -38,52 +71,33 @@ export class BlockCursor {
   private readonly bounds: Float64Array;
   /** The largest block bound: the term's bound over this segment. */
   readonly maxBound: number;
+  /** The list is in merge/block-codec.ts's format (a measurement), not postings.bin's varints. */
+  private readonly packed: boolean;
 
   constructor(
     private readonly bytes: Uint8Array,
     private readonly df: number,
     private readonly im: Impacts,
     private readonly termId: number,
-    /** The term's contribution as a function of tf and document length (idf, k1, b and the average length fixed). */
-    contribution: (tf: number, length: number) => number,
-    /** The term's count among the query's scored occurrences. */
-    weight: number,
-    /** Another cursor of the same list and query, whose bounds this one shares (fork()). */
-    twin?: BlockCursor,
+    /** The list's block bounds in this query (blockBounds()). */
+    bounds: BlockBounds,
   ) {
+    this.packed = im.format === 'bp128';
     this.first = im.firstBlock[termId]!;
     this.end = im.firstBlock[termId + 1]!;
     if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: termID ${termId} has ${this.end - this.first} blocks for ${df} postings`);
+    if (bounds.bounds.length !== this.end - this.first) throw new Error(`termID ${termId}: ${bounds.bounds.length} block bounds for ${this.end - this.first} blocks`);
     this.docs = new Uint32Array(im.blockSize);
     this.tfs = new Uint32Array(im.blockSize);
     this.block = this.shallowBlock = this.first;
-    if (twin) {
-      this.bounds = twin.bounds;
-      this.maxBound = twin.maxBound;
-      if (this.first < this.end) this.load(this.first);
-      return;
-    }
-    this.bounds = new Float64Array(this.end - this.first);
-    let max = 0;
-    for (let b = this.first; b < this.end; b++) {
-      // A negative idf (df above the live documents, after deletes) makes every contribution
-      // negative: 0 bounds them.
-      let best = 0;
-      for (let q = im.firstPair[b]!; q < im.firstPair[b + 1]!; q++) {
-        const c = contribution(im.pairTf[q]!, im.pairLength[q]!);
-        if (c > best) best = c;
-      }
-      const ub = weight * best * BOUND_SLACK;
-      this.bounds[b - this.first] = ub;
-      if (ub > max) max = ub;
-    }
-    this.maxBound = max;
+    this.bounds = bounds.bounds;
+    this.maxBound = bounds.max;
     if (this.first < this.end) this.load(this.first);
   }
 
   /** A cursor of the same list at its start, sharing the bounds. */
   fork(): BlockCursor {
-    return new BlockCursor(this.bytes, this.df, this.im, this.termId, () => 0, 0, this);
+    return new BlockCursor(this.bytes, this.df, this.im, this.termId, { bounds: this.bounds, max: this.maxBound });
   }
 
   /** The `n` blocks of the highest bounds (indexes into the impacts' arrays), in no order. */
@@ -121,6 +135,13 @@ export class BlockCursor {
     let p = im.gapsAt[b]!;
     let doc = b > this.first ? im.lastDoc[b - 1]! : 0;
     const docs = this.docs;
+    if (this.packed) {
+      unpack(bytes, p + 2, count, bytes[p]!, docs, true, doc, 0);
+      this.pos = 0;
+      this.tfsReady = false;
+      this.doc = docs[0]!;
+      return;
+    }
     for (let i = 0; i < count; i++) {
       let v = bytes[p++]!;
       if (v >= 0x80) {
@@ -143,6 +164,10 @@ export class BlockCursor {
 
   /** The tf at the current document. */
   tf(): number {
+    if (!this.tfsReady && this.packed) {
+      unpack(this.bytes, this.im.tfsAt[this.block]!, this.count, this.bytes[this.im.gapsAt[this.block]! + 1]!, this.tfs, false, 0, 1);
+      this.tfsReady = true;
+    }
     if (!this.tfsReady) {
       const bytes = this.bytes;
       let p = this.im.tfsAt[this.block]!;
@@ -164,6 +189,33 @@ export class BlockCursor {
       this.tfsReady = true;
     }
     return this.tfs[this.pos]!;
+  }
+
+  /** The current block's docIDs, decoded (valid up to blockCount; the block changes on the next move). */
+  blockDocIds(): Uint32Array {
+    return this.docs;
+  }
+
+  /** The current block's tfs, decoded now if they were not. */
+  blockTfs(): Uint32Array {
+    this.tf();
+    return this.tfs;
+  }
+
+  /** Postings in the current block. */
+  get blockCount(): number {
+    return this.count;
+  }
+
+  /** The current posting's place in its block. */
+  get position(): number {
+    return this.pos;
+  }
+
+  /** Moves to place `pos` of the current block (at or after the current one, before blockCount). */
+  moveTo(pos: number): void {
+    this.pos = pos;
+    this.doc = this.docs[pos]!;
   }
 
   next(): void {

@@ -13,7 +13,7 @@
  * agree to the bit. Segments are evaluated in order with one heap: docIDs grow across them.
  */
 import type { Impacts } from '../../merge/impacts.js';
-import { bm25, BlockCursor, END } from './cursor.js';
+import { blockBounds, bm25, BlockCursor, END, type BlockBounds } from './cursor.js';
 import type { QueryPlan } from './plan.js';
 import { TopK } from './top-k.js';
 
@@ -33,6 +33,11 @@ export interface SegmentInput {
   list(term: string): TermList | undefined;
   /** The term's list decoded. */
   decoded(term: string): { docIds: Uint32Array; tfs: Uint32Array } | undefined;
+  /**
+   * A list's block bounds under these parameters: `compute()`'s, or those kept from an earlier
+   * query with the same parameters (a segment's lists and impacts never change). Optional.
+   */
+  bounds?(termId: number, idf: number, weight: number, p: Bm25Params, compute: () => BlockBounds): BlockBounds;
 }
 
 export interface Bm25Params {
@@ -70,6 +75,19 @@ const SEED_BLOCKS = 2;
  */
 const justBelow = (x: number) => x - (Math.abs(x) * 1e-12 + 1e-300);
 
+/** DocIDs a span of the term-at-a-time window evaluation covers: its per-document arrays' length. */
+const SPAN = 1 << 14;
+/** Essential terms a span evaluates at most (a bit each in a document's mask); more take the document-at-a-time loop. */
+const MAX_SPAN_TERMS = 16;
+
+/** The span evaluation's arrays, made once: each document's mask of essential terms, their contributions, the documents touched. */
+class SpanScratch {
+  readonly mask = new Uint32Array(SPAN);
+  readonly contribution = new Float64Array(SPAN * MAX_SPAN_TERMS);
+  readonly touched = new Int32Array(SPAN);
+}
+let spanScratch: SpanScratch | undefined;
+
 export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
   const heap = new TopK(k);
   // Seeds: documents of the blocks with the highest bounds, scored fully before the pass in
@@ -96,9 +114,13 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       }
       const idf = p.idf[t]!;
       const contribution = (tf: number, len: number) => bm25(idf, tf, len, p.k1, p.b, p.avg);
-      if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, contribution, 0));
+      const bounds = (weight: number): BlockBounds => {
+        const compute = () => blockBounds(seg.impacts(), list.termId, contribution, weight);
+        return seg.bounds ? seg.bounds(list.termId, idf, weight, p, compute) : compute();
+      };
+      if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, bounds(0)));
       if (weights[t]! > 0) {
-        const cursor = new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, contribution, weights[t]!);
+        const cursor = new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, bounds(weights[t]!));
         scored.push({ t, cursor, weight: weights[t]!, bound: cursor.maxBound, df: list.df, wb: 0 });
       }
     }
@@ -197,6 +219,125 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         let nonEssential = 0;
         while (firstEssential < m && nonEssential + wb(order[firstEssential]!) <= theta) nonEssential += wb(order[firstEssential++]!);
         for (let i = firstEssential; i < m; i++) order[i]!.cursor.nextGEQ(start);
+        if (firstEssential === m - 1) {
+          // One essential term (a query of one term, or one whose other terms' bounds together
+          // are below the threshold: most windows once it has risen): its postings read
+          // straight from the cursor's decoded blocks, each document bounded by its exact
+          // contribution before any other term is looked up. The same documents are scored as
+          // by the loop below, with no per-document search for the smallest docID.
+          const e = order[m - 1]!;
+          const c = e.cursor;
+          const idf = p.idf[e.t]!;
+          while (c.doc <= end && nonEssential + e.wb > theta) {
+            const docs = c.blockDocIds();
+            const tfs = c.blockTfs();
+            const n = c.blockCount;
+            let i = c.position;
+            for (; i < n; i++) {
+              const d = docs[i]!;
+              if (d > end || nonEssential + e.wb <= theta) break;
+              if (deleted?.[d] || (excluded.length > 0 && isExcluded(d))) continue;
+              const ce = bm25(idf, tfs[i]!, lengths[d]!, p.k1, p.b, p.avg);
+              let bound = nonEssential + e.weight * ce;
+              if (bound <= theta) continue;
+              stamp++;
+              contrib[e.t] = ce;
+              seen[e.t] = stamp;
+              for (let j = firstEssential - 1; j >= 0 && bound > theta; j--) {
+                const o = order[j]!;
+                bound -= o.wb;
+                o.cursor.nextGEQ(d);
+                if (o.cursor.doc === d) bound += exact(o, d);
+              }
+              if (bound > theta) {
+                const score = canonical();
+                if (score > theta) {
+                  heap.push(docBase + d, score);
+                  theta = Math.max(heap.threshold, floor);
+                }
+              }
+            }
+            if (i < n) {
+              c.moveTo(i);
+              break;
+            }
+            c.nextBlock();
+          }
+          continue;
+        }
+        if (m - firstEssential <= MAX_SPAN_TERMS) {
+          // Several essential terms: the window in spans of SPAN docIDs, each term's postings in
+          // a span added up term at a time into per-document arrays (tight loops over the
+          // decoded blocks, no per-document search for the smallest docID), then the documents
+          // they brought visited in docID order as the loop below visits them: bounded by their
+          // essential contributions (summed in the same order), looked up in the non-essential
+          // terms, scored in the query's order.
+          const s = (spanScratch ??= new SpanScratch());
+          const essentials = m - firstEssential;
+          for (let from = start; from <= end; from += SPAN) {
+            const to = Math.min(end, from + SPAN - 1);
+            let touched = 0;
+            for (let k = 0; k < essentials; k++) {
+              const e = order[firstEssential + k]!;
+              const c = e.cursor;
+              const idf = p.idf[e.t]!;
+              const base = k * SPAN;
+              c.nextGEQ(from);
+              while (c.doc <= to) {
+                const docs = c.blockDocIds();
+                const tfs = c.blockTfs();
+                const n = c.blockCount;
+                let i = c.position;
+                for (; i < n; i++) {
+                  const d = docs[i]!;
+                  if (d > to) break;
+                  if (deleted?.[d]) continue;
+                  const off = d - from;
+                  if (s.mask[off] === 0) s.touched[touched++] = off;
+                  s.mask[off] |= 1 << k;
+                  s.contribution[base + off] = bm25(idf, tfs[i]!, lengths[d]!, p.k1, p.b, p.avg);
+                }
+                if (i < n) {
+                  c.moveTo(i);
+                  break;
+                }
+                c.nextBlock();
+              }
+            }
+            const offsets = s.touched.subarray(0, touched).sort();
+            for (let x = 0; x < touched; x++) {
+              const off = offsets[x]!;
+              const bits = s.mask[off]!;
+              s.mask[off] = 0;
+              const d = from + off;
+              let bound = nonEssential;
+              for (let k = 0; k < essentials; k++) if (bits & (1 << k)) bound += order[firstEssential + k]!.weight * s.contribution[k * SPAN + off]!;
+              if (bound <= theta || (excluded.length > 0 && isExcluded(d))) continue;
+              stamp++;
+              for (let k = 0; k < essentials; k++) {
+                if (bits & (1 << k)) {
+                  const t = order[firstEssential + k]!.t;
+                  contrib[t] = s.contribution[k * SPAN + off]!;
+                  seen[t] = stamp;
+                }
+              }
+              for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
+                const e = order[i]!;
+                bound -= wb(e);
+                e.cursor.nextGEQ(d);
+                if (e.cursor.doc === d) bound += exact(e, d);
+              }
+              if (bound > theta) {
+                const score = canonical();
+                if (score > theta) {
+                  heap.push(docBase + d, score);
+                  theta = Math.max(heap.threshold, floor);
+                }
+              }
+            }
+          }
+          continue;
+        }
         for (;;) {
           let d = END;
           for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc < d) d = order[i]!.cursor.doc;

@@ -39,7 +39,7 @@ export function planQuery(query: string, analyze: (text: string) => string[], ca
   const byTerm = new Map<string, number>();
   for (const clause of parseQuery(query)) {
     if (clause.field !== undefined && !can.fields.includes(clause.field))
-      throw new QueryError(`query: field '${clause.field}:' (column ${clause.column}): this index does not store fields separately (each document's title and text are one field)`);
+      throw new QueryError(`query: field '${clause.field}:' (column ${clause.column}): this index does not store fields separately (a document's title is folded into its text, each title term counted titleWeight times)`);
     const terms = analyze(clause.text);
     if (clause.kind === 'phrase' && terms.length > 1 && !can.positions)
       throw new QueryError(`query: the phrase "${clause.text}" (column ${clause.column}) needs an index built with --positions; this index has no positions`);

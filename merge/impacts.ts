@@ -20,7 +20,7 @@
  *   lastDoc[B], gapsAt[B], tfsAt[B], firstPair[B + 1] (firstPair[B] = P);
  *   pairTf[P], pairLength[P]: each block's pairs, by length ascending (and so tf ascending).
  */
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -450,6 +450,31 @@ export function writeImpactsFile(dir: string, impacts: Impacts): void {
   }
 }
 
+/** Bytes read a call: readFileSync refuses files past 2 GiB (a 100 M-term index's impacts.bin is 2.8 GB). */
+export const READ_CHUNK_BYTES = 1 << 30;
+
+/**
+ * A whole file read into a Uint32Array's memory (aligned for its views), in chunks of `chunk`
+ * bytes; `bytes` views the same memory, as long as the file.
+ */
+export function readWords(path: string, chunk = READ_CHUNK_BYTES): { bytes: Buffer; words: Uint32Array } {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const words = new Uint32Array(Math.ceil(size / 4));
+    const bytes = Buffer.from(words.buffer, 0, size);
+    let off = 0;
+    while (off < size) {
+      const n = readSync(fd, bytes, off, Math.min(chunk, size - off), off);
+      if (n === 0) throw new Error(`${path}: the file ended at ${off} of ${size} bytes`);
+      off += n;
+    }
+    return { bytes, words: words.subarray(0, size >>> 2) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * A segment's impacts.bin, or undefined where the segment has none (written before the file
  * existed). A file that does not fit the segment is a SegmentFormatError naming why.
@@ -458,12 +483,9 @@ export function readImpacts(dir: string, terms: number): Impacts | undefined {
   const path = join(dir, IMPACTS_FILE);
   if (!existsSync(path)) return undefined;
   checkEndianness();
-  const buf = readFileSync(path);
+  const { bytes: buf, words } = readWords(path);
   const bad = (why: string) => new SegmentFormatError(`${path}: ${why}; remove the file to search without it (its data is then computed when the index is opened)`);
   if (buf.length < HEADER_BYTES || !buf.subarray(0, 8).equals(IMPACTS_MAGIC)) throw bad('bad magic');
-  // A copy aligned for Uint32Array views (a Buffer may lie at any offset of a shared pool).
-  const words = new Uint32Array(buf.length >>> 2);
-  new Uint8Array(words.buffer).set(buf.subarray(0, words.length * 4));
   const [blockSize, fileTerms, blocks, pairs] = [words[2]!, words[3]!, words[4]!, words[5]!];
   if (blockSize !== IMPACT_BLOCK) throw bad(`block size ${blockSize}, this gpuindex reads ${IMPACT_BLOCK}`);
   if (fileTerms !== terms) throw bad(`${fileTerms} terms, the segment has ${terms}`);

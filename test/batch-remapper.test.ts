@@ -105,7 +105,7 @@ describe('BatchRemapper: workers send raw tokens, the main thread stems them onc
       const remapper = new BatchRemapper(new TermDictionary(), new DocumentTable(), [new SharedTermIds(newSharedTermIds())], createTokenizer({ stopwords: join(dir, 'stop.txt') }));
       const b = batch(['für'], 0, [0]);
       const state = remapper.begin(0, b);
-      expect(() => remapper.copy(state, 0, 1, new PairBlockBuilder(4))).toThrow('worker sent the stopword "für" as a term');
+      expect(() => remapper.copy(state, 0, 1, new PairBlockBuilder(4))).toThrow('a stopword reached the term dictionary: "für"');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -43,3 +43,18 @@ describe('impacts on threads', () => {
     }
   });
 });
+
+describe('files past readFileSync\'s 2 GiB', () => {
+  it('readWords reads a file in chunks into aligned words, whatever the chunk', async () => {
+    const { readWords } = await import('../merge/impacts.js');
+    const path = join(mkdtempSync(join(tmpdir(), 'gpuindex-words-')), 'words');
+    const data = Buffer.from(Array.from({ length: 4099 }, (_, i) => (i * 7) & 0xff));
+    writeFileSync(path, data);
+    for (const chunk of [1, 3, 4096, 1 << 20]) {
+      const { bytes, words } = readWords(path, chunk);
+      expect(bytes.equals(data)).toBe(true);
+      expect(words.length).toBe(1024);
+      expect(words[1]).toBe(data.readUInt32LE(4));
+    }
+  });
+});

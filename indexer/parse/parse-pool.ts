@@ -53,7 +53,8 @@ interface Bundle {
   consumed: number;
 }
 
-interface Arrival {
+/** A batch as the pool hands it out: its worker, and the bundle it came in. */
+export interface Arrival {
   batch: ParsedBatch;
   worker: number;
   buffered: boolean;

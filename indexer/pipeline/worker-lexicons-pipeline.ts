@@ -23,7 +23,7 @@ import { ParsePool } from '../parse/parse-pool.js';
 import { workerNicenessFromEnv } from '../parse/thread-priority.js';
 import { RunSink } from '../sort/run-sink.js';
 import { newCounters, type ParseCounters } from './in-process-pipeline.js';
-import { countBatch, countSkip, settleMeanwhile, type WorkerPipelineInput, type WorkerPipelineResult } from './worker-pipeline.js';
+import { batchesTimed, countBatch, countSkip, settleMeanwhile, type WorkerPipelineInput, type WorkerPipelineResult } from './worker-pipeline.js';
 
 /** The united lexicon of a build whose workers kept their own (WorkerPipelineResult.lexicon). */
 export interface UnitedLexicon {
@@ -139,19 +139,10 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     } else finished[w] = { terms: m.terms, order: m.order, documents: m.documents };
   };
 
-  let batchWaitMs = 0;
+  const waited = { ms: 0 };
   let sortWaitMs = 0;
   try {
-    const it = pool.batches(input.whileWaiting);
-    for (;;) {
-      const t0 = performance.now();
-      const next = await it.next();
-      batchWaitMs += performance.now() - t0;
-      if (next.done) {
-        clock.mark('last batch');
-        break;
-      }
-      const arrival = next.value;
+    for await (const arrival of batchesTimed(pool, clock, waited, input.whileWaiting)) {
       const { batch, worker } = arrival;
       const tBatch = performance.now();
       const emptyFile = numbering.take(batch);
@@ -201,7 +192,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     sorterKind: sink.sorterKind,
     workerTimes: pool.times,
     sortWaitMs,
-    batchWaitMs,
+    batchWaitMs: waited.ms,
     workerTerms: finished.map((f) => f?.terms.ends.length ?? 0),
     workerScanBytes: pool.scanTableBytes,
     lexicon: { termCount: union.count, termTexts: union.texts, runLexicons: { lexicons, owners } },

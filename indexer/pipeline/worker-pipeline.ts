@@ -24,7 +24,7 @@ import { PairBlockBuilder } from '../fill/block.js';
 import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
 import { LineNumbering, type LineState, type ParseTask } from '../parse/jsonl-ranges.js';
-import { ParsePool, type WorkerTimes } from '../parse/parse-pool.js';
+import { ParsePool, type Arrival, type WorkerTimes } from '../parse/parse-pool.js';
 import type { ParseCounters, PipelineResult } from './in-process-pipeline.js';
 import type { ParsedBatch } from '../parse/parse-messages.js';
 import { countNotIndexed, MAX_LISTED_SKIPS, newCounters, noteWarning } from './in-process-pipeline.js';
@@ -139,7 +139,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   /** Overlapped schedule: the last blocks are handed over early, shorter (tail-split.ts). */
   const tail = spare ? new TailSplit(counters.fileBytesTotal, tailMinPairsFromEnv()) : undefined;
   let sortWaitMs = 0;
-  let batchWaitMs = 0;
+  const waited = { ms: 0 };
 
   const afterSort = () => {
     counters.blocks = sink.blocks;
@@ -179,16 +179,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   };
 
   try {
-    const it = pool.batches(input.whileWaiting);
-    for (;;) {
-      const t0 = performance.now();
-      const next = await it.next();
-      batchWaitMs += performance.now() - t0;
-      if (next.done) {
-        clock.mark('last batch');
-        break;
-      }
-      const arrival = next.value;
+    for await (const arrival of batchesTimed(pool, clock, waited, input.whileWaiting)) {
       const { batch, worker } = arrival;
       const tBatch = performance.now();
       let flushMs = 0;
@@ -272,7 +263,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     sorterKind: sink.sorterKind,
     workerTimes: pool.times,
     sortWaitMs,
-    batchWaitMs,
+    batchWaitMs: waited.ms,
     workerTerms: remapper.localTermCounts(),
     workerScanBytes: pool.scanTableBytes,
     ...(blockPostings ? { blockPostings } : {}),
@@ -318,6 +309,24 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
   );
   written.catch(() => {}); // observed by the caller; no unhandled rejection meanwhile
   return { lexicon, written, closed };
+}
+
+/**
+ * The pool's batches in crawl order (ParsePool.batches), the time this thread waited for each
+ * added to `waited.ms`; marks 'last batch' when they end.
+ */
+export async function* batchesTimed(pool: ParsePool, clock: StageClock, waited: { ms: number }, idle?: () => boolean): AsyncGenerator<Arrival> {
+  const it = pool.batches(idle);
+  for (;;) {
+    const t0 = performance.now();
+    const next = await it.next();
+    waited.ms += performance.now() - t0;
+    if (next.done) {
+      clock.mark('last batch');
+      return;
+    }
+    yield next.value;
+  }
 }
 
 /** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */

@@ -23,9 +23,8 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
-import { workerScript } from '../runtime/worker-script.js';
+import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { varintBytes } from './varint.js';
 
 export const IMPACTS_FILE = 'impacts.bin';
@@ -402,8 +401,7 @@ export async function writeImpactsParallel(dir: string, threads: number, lengths
   } finally {
     segment.close();
   }
-  const shared = lengths && new Uint32Array(new SharedArrayBuffer(lengths.byteLength));
-  if (shared) shared.set(lengths!);
+  const shared = lengths && inSharedMemory(lengths);
   const parts = await Promise.all(ranges.map(([from, to]) => impactsOnThread({ dir, from, to, lengths: shared })));
   writeImpactsFile(dir, concatImpacts(parts));
 }
@@ -419,13 +417,7 @@ export interface ImpactsTask {
 }
 
 function impactsOnThread(task: ImpactsTask): Promise<Impacts> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(workerScript('merge/impacts-worker.js'), { workerData: task });
-    let result: Impacts | undefined;
-    worker.once('message', (m: Impacts) => (result = m));
-    worker.once('error', reject);
-    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`impacts thread exited with code ${code} before finishing`))));
-  });
+  return runOnThread<Impacts>('merge/impacts-worker.js', task, 'impacts thread');
 }
 
 /** Writes impacts.bin from impacts in hand (an ImpactsBuilder's, the merge's). */

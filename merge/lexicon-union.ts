@@ -6,8 +6,7 @@
  * (lexicon-union-worker.ts): a crawl of 2.5 M terms from 15 workers took 1.7 s on one thread,
  * in the parse's critical path.
  */
-import { Worker } from 'node:worker_threads';
-import { workerScript } from '../runtime/worker-script.js';
+import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { compareTerms } from './term-order.js';
 import { TermHeap, type TermCursor } from './term-heap.js';
 
@@ -123,10 +122,10 @@ const SAMPLES_PER_RANGE = 32;
 /** The union of `lists`, on up to `threads` threads once they hold `minTerms` terms in all. */
 export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, minTerms = PARALLEL_UNION_MIN_TERMS): Promise<LexiconUnion> {
   const total = lists.reduce((a, l) => a + l.ends.length, 0);
-  const shareable = (a: Uint32Array) => (threads > 1 ? new Uint32Array(new SharedArrayBuffer(4 * a.length)) : a);
-  const finals = lists.map((l) => shareable(new Uint32Array(l.ends.length)));
   // At least a quarter of minTerms a range: a thread costs more than a small range saves.
   const parts = threads > 1 && total >= minTerms ? Math.min(threads, Math.max(1, Math.ceil(total / Math.max(1, minTerms / 4)))) : 1;
+  // The range threads write their ranks straight into the finals.
+  const finals = lists.map((l) => new Uint32Array(parts > 1 ? new SharedArrayBuffer(4 * l.ends.length) : new ArrayBuffer(4 * l.ends.length)));
   const cuts = parts > 1 ? rangeCuts(lists, parts) : [];
   // Range r is [cuts[r - 1], cuts[r]) of every list (from 0, to the end).
   const bounds = (r: number) => ({
@@ -183,21 +182,9 @@ function rangeCuts(lists: readonly ByteLexicon[], parts: number): number[][] {
 }
 
 function shareLexicon(l: ByteLexicon): ByteLexicon {
-  const share = <T extends Uint8Array | Uint32Array>(a: T, make: (b: SharedArrayBuffer) => T): T => {
-    if (a.buffer instanceof SharedArrayBuffer) return a;
-    const out = make(new SharedArrayBuffer(a.byteLength));
-    out.set(a as never);
-    return out;
-  };
-  return { bytes: share(l.bytes, (b) => new Uint8Array(b)), ends: share(l.ends, (b) => new Uint32Array(b)) };
+  return { bytes: inSharedMemory(l.bytes), ends: inSharedMemory(l.ends) };
 }
 
 function runRange(task: UnionRangeTask): Promise<UnionRangeResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(workerScript('merge/lexicon-union-worker.js'), { workerData: task });
-    let result: UnionRangeResult | undefined;
-    worker.once('message', (m: UnionRangeResult) => (result = m));
-    worker.once('error', reject);
-    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`lexicon union thread exited with code ${code} before finishing`))));
-  });
+  return runOnThread<UnionRangeResult>('merge/lexicon-union-worker.js', task, 'lexicon union thread');
 }

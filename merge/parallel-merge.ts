@@ -7,11 +7,10 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
-import { workerScript } from '../runtime/worker-script.js';
+import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
 import { concatImpacts, type Impacts } from './impacts.js';
 import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
@@ -50,18 +49,12 @@ export interface ParallelMergeCounters extends MergeCounters {
 }
 
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(workerScript('merge/merge-worker.js'), { workerData: task });
-    let result: RangeMergeResult | undefined;
-    worker.once('message', (m: RangeMergeResult) => (result = m));
-    worker.once('error', reject);
-    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`merge thread exited with code ${code} before finishing`))));
-  });
+  return runOnThread<RangeMergeResult>('merge/merge-worker.js', task, 'merge thread');
 }
 
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
   const lexicons = input.lexicons && sharedLexicons(input.lexicons);
-  const lengths = input.lengths && shared(input.lengths);
+  const lengths = input.lengths && inSharedMemory(input.lengths);
   const starts = splitTermRanges(input.runPaths, input.threads, lexicons);
   // Each run's key at every boundary, in one walk of the term order per run.
   const keys = runKeysAt(input.runPaths, starts, lexicons);
@@ -106,12 +99,4 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     for (const t of tasks) rmSync(t.partPath, { force: true });
   }
   return counters;
-}
-
-/** A copy of `a` in a SharedArrayBuffer: every merge thread reads the same lengths. */
-function shared(a: Uint32Array): Uint32Array {
-  if (a.buffer instanceof SharedArrayBuffer) return a;
-  const out = new Uint32Array(new SharedArrayBuffer(a.byteLength));
-  out.set(a);
-  return out;
 }

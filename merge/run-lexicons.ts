@@ -8,6 +8,7 @@
  * Both maps only ever increase, so a run sorted by (key, document number) stays sorted by
  * (termID, docID) once mapped, and the merge needs no sort.
  */
+import { inSharedMemory } from '../runtime/worker-script.js';
 
 /** One lexicon runs are keyed by. */
 export interface RunLexicon {
@@ -40,14 +41,8 @@ export function mayInterleave(l: RunLexicons | undefined): boolean {
 
 /** The same lexicons with every array in a SharedArrayBuffer: every merge thread reads them without a copy. */
 export function sharedLexicons(l: RunLexicons): RunLexicons {
-  const share = (a: Uint32Array | undefined): Uint32Array | undefined => {
-    if (!a || a.buffer instanceof SharedArrayBuffer) return a;
-    const out = new Uint32Array(new SharedArrayBuffer(a.byteLength));
-    out.set(a);
-    return out;
-  };
   return {
-    lexicons: l.lexicons.map((x) => ({ order: share(x.order)!, ...(x.finals ? { finals: share(x.finals) } : {}), ...(x.docIds ? { docIds: share(x.docIds) } : {}) })),
+    lexicons: l.lexicons.map((x) => ({ order: inSharedMemory(x.order), ...(x.finals ? { finals: inSharedMemory(x.finals) } : {}), ...(x.docIds ? { docIds: inSharedMemory(x.docIds) } : {}) })),
     ...(l.owners ? { owners: [...l.owners] } : {}),
   };
 }

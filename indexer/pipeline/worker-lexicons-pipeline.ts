@@ -11,7 +11,6 @@
  */
 import { AbortError } from '../../src/shared/errors.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
-import { releaseBuffers } from '../../runtime/release-buffers.js';
 import { grown } from '../../runtime/grown.js';
 import { availableParallelism } from 'node:os';
 import { uniteLexicons, type ByteLexicon } from '../../merge/lexicon-union.js';
@@ -166,12 +165,11 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     await pool.close();
     clock.mark('workers closed');
     await sink.release();
-    await releaseBuffers([]);
     clock.mark('released');
   }
   for (const t of pool.times) clock.add('parseWorkers', t.busyMs);
   counters.blocks = workerRuns.length + sink.blocks;
-  counters.runBytes = counters.runBytes + sink.runBytes;
+  counters.runBytes += sink.runBytes;
 
   const tUnite = performance.now();
   const union = await uniteLexicons(

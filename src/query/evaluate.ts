@@ -219,6 +219,26 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         let nonEssential = 0;
         while (firstEssential < m && nonEssential + wb(order[firstEssential]!) <= theta) nonEssential += wb(order[firstEssential++]!);
         for (let i = firstEssential; i < m; i++) order[i]!.cursor.nextGEQ(start);
+        /**
+         * Document d, bounded by `bound` (its essential terms' contributions and the other terms'
+         * window bounds): the non-essential terms' exact contributions replace their bounds while
+         * it can still beat theta, and it is kept if its canonical score does.
+         */
+        const complete = (d: number, bound: number): void => {
+          for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
+            const e = order[i]!;
+            bound -= wb(e);
+            e.cursor.nextGEQ(d);
+            if (e.cursor.doc === d) bound += exact(e, d);
+          }
+          if (bound > theta) {
+            const score = canonical();
+            if (score > theta) {
+              heap.push(docBase + d, score);
+              theta = Math.max(heap.threshold, floor);
+            }
+          }
+        };
         if (firstEssential === m - 1) {
           // One essential term (a query of one term, or one whose other terms' bounds together
           // are below the threshold: most windows once it has risen): its postings read
@@ -243,19 +263,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
               stamp++;
               contrib[e.t] = ce;
               seen[e.t] = stamp;
-              for (let j = firstEssential - 1; j >= 0 && bound > theta; j--) {
-                const o = order[j]!;
-                bound -= o.wb;
-                o.cursor.nextGEQ(d);
-                if (o.cursor.doc === d) bound += exact(o, d);
-              }
-              if (bound > theta) {
-                const score = canonical();
-                if (score > theta) {
-                  heap.push(docBase + d, score);
-                  theta = Math.max(heap.threshold, floor);
-                }
-              }
+              complete(d, bound);
             }
             if (i < n) {
               c.moveTo(i);
@@ -321,19 +329,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
                   seen[t] = stamp;
                 }
               }
-              for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
-                const e = order[i]!;
-                bound -= wb(e);
-                e.cursor.nextGEQ(d);
-                if (e.cursor.doc === d) bound += exact(e, d);
-              }
-              if (bound > theta) {
-                const score = canonical();
-                if (score > theta) {
-                  heap.push(docBase + d, score);
-                  theta = Math.max(heap.threshold, floor);
-                }
-              }
+              complete(d, bound);
             }
           }
           continue;
@@ -353,19 +349,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             stamp++;
             let bound = nonEssential;
             for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += exact(order[i]!, d);
-            for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
-              const e = order[i]!;
-              bound -= wb(e);
-              e.cursor.nextGEQ(d);
-              if (e.cursor.doc === d) bound += exact(e, d);
-            }
-            if (bound > theta) {
-              const score = canonical();
-              if (score > theta) {
-                heap.push(docBase + d, score);
-                theta = Math.max(heap.threshold, floor);
-              }
-            }
+            complete(d, bound);
           }
           for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) order[i]!.cursor.next();
         }

@@ -199,3 +199,27 @@ describe('the merge of workers\' runs', () => {
     );
   });
 });
+
+describe('a failure after the last batch', () => {
+  it('a worker that cannot write its last run fails the wait for the lexicons, with the reason, instead of leaving it pending', async () => {
+    const { ParsePool } = await import('../indexer/parse/parse-pool.js');
+    const { createTokenizer } = await import('../indexer/analysis/tokenizer.js');
+    const dir = fresh('one-file');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.jsonl'), JSON.stringify({ id: 'a', text: 'whale sea ship' }) + '\n');
+    // A block far larger than the crawl: the only run is the last one, written after every batch.
+    const ownLexicon = { worker: 0, runDir: join(dir, 'missing-run-folder'), blockPairs: 1 << 16, blocks: 1, sortHere: true };
+    const pool = new ParsePool([{ path: 'a.jsonl', bytes: 40 }], 1, { root: dir, corpus: {}, tokenizer: createTokenizer({}).options, batchPairs: 1024, credits: 8, ownLexicon }, 1 << 20);
+    try {
+      let batches = 0;
+      for await (const arrival of pool.batches()) {
+        batches++;
+        pool.consumed(arrival);
+      }
+      expect(batches).toBe(1);
+      await expect(pool.lexiconsSent).rejects.toThrow(/missing-run-folder/);
+    } finally {
+      await pool.close();
+    }
+  });
+});

@@ -148,6 +148,8 @@ export class ParsePool {
       this.workers.push(worker);
     }
     this.own = init.ownLexicon !== undefined;
+    // Observed by the pipeline when it waits for it; without workers' lexicons, by no one.
+    this.lexiconsSent.catch(() => {});
     this.lexiconsLeft = count;
     this.ahead = tasksAheadFromEnv();
     for (let w = 0; w < count; w++) this.dispatch(w);
@@ -162,13 +164,15 @@ export class ParsePool {
   private lexiconsLeft: number;
   /** ownLexicon: receives each worker's runs, blocks for the GPU thread and lexicon. */
   onOwnMessage?: (worker: number, m: OwnLexiconMessage) => void;
+  // Declared before lexiconsSent, whose initializer sets them: a field declared after it would
+  // be initialized (to undefined) after it.
   private allLexicons?: () => void;
+  private lexiconsFailed?: (err: Error) => void;
   /** ownLexicon: settles once every worker has sent its lexicon (rejects if the pool fails first). */
   readonly lexiconsSent: Promise<void> = new Promise<void>((resolve, reject) => {
     this.allLexicons = resolve;
     this.lexiconsFailed = reject;
   });
-  private lexiconsFailed?: (err: Error) => void;
 
   /**
    * A worker with nothing left to parse: terminated at once, or with its own lexicon told to

@@ -34,11 +34,6 @@ export function lexiconOfRun(l: RunLexicons, run: number): RunLexicon {
   return lexicon;
 }
 
-/** Whether runs of these lexicons may hold interleaved docIDs for a term (see mergeRuns). */
-export function mayInterleave(l: RunLexicons | undefined): boolean {
-  return l !== undefined && l.lexicons.some((x) => x.docIds !== undefined);
-}
-
 /** The same lexicons with every array in a SharedArrayBuffer: every merge thread reads them without a copy. */
 export function sharedLexicons(l: RunLexicons): RunLexicons {
   return {

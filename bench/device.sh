@@ -32,6 +32,8 @@
 #                 SIZES (default 16,20,24) over every distribution, --reps 5, table and JSON; then the
 #                 radix sort alone at 2^24 zipf and uniform (--sorters radix) in a fresh process.
 #                 -> sorters.md, sorters.json, sorters-radix.md
+#   cub           the CUB reference on the same card: bench/cub-sort.py (the image's python3, CuPy and PyTorch)
+#                 at SIZES (default 20,24), zipf, uniform, sorted and few-terms. -> cub.md
 #   table         Table 2: `bench --sizes 5 --repeat $REPEAT` (default 3) of /tmp/crawl: Indexcpu, Indexgpu
 #                 and Indexgpu+ against parse alone at five doubling sizes, medians of alternating rounds;
 #                 GPU_SORT=radix (or auto) sorts the GPU pipelines' blocks with it (bench --gpu-sort).
@@ -179,6 +181,13 @@ cmd_sorters() {
   log "json rc=$?"
   $cli bench-sort --sorters radix --sizes 24 --dist zipf,uniform --reps 5 > "$OUT/sorters-radix.md" 2>&1
   tail -4 "$OUT/sorters-radix.md" | tee -a "$OUT/log.txt"
+}
+
+cmd_cub() {
+  log "cub-sort --sizes ${SIZES:-20,24}"
+  python3 bench/cub-sort.py --sizes "${SIZES:-20,24}" > "$OUT/cub.md" 2>&1
+  log "rc=$?"
+  tail -10 "$OUT/cub.md" | tee -a "$OUT/log.txt"
 }
 
 cmd_table() {
@@ -484,7 +493,7 @@ for (const [k, runs] of Object.entries(by)) {
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|sorters|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons)
+  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

@@ -8,8 +8,10 @@
  * O(n log n) in all, against the network's O(n log² n).
  *
  * Passes for a block of n pairs, N = n padded to a power of two, tiles of T pairs, subtrees of
- * 2^s nodes finished in workgroup memory: one tile sort; for each level j = log2 T + 1 .. log2 N,
- * j - s global stages and one local one; one traversal (adaptivePlan()).
+ * 2^s nodes finished in workgroup memory: the bitonic network's tile sort (kernels/local.wgsl,
+ * every tile ascending), one pass that makes the tiles bitonic trees (odd tiles reversed); for
+ * each level j = log2 T + 1 .. log2 N, j - s global stages and one workgroup pass; one in-order
+ * traversal that writes the block back (adaptivePlan()). A block of one tile: the tile sort only.
  *
  * Memory: beside everything GpuSorter holds (block buffer, staging, readback), the bitonic
  * trees: 12 bytes a node for its value and id, 8 bytes per odd node for its children, 8 bytes
@@ -24,29 +26,37 @@ import { assetUrl } from '../runtime/assets.js';
 import { DocBasePass } from './doc-base-pass.js';
 import { log2, nextPow2 } from './bitonic-plan.js';
 import { isSoftwareAdapter, type GpuContext } from './device.js';
+import { localKernelSource } from './kernel-source.js';
 import { BYTES_PER_PAIR, GpuSorter, PARAM_BYTES, type GpuSorterOptions, type SortDispatch } from './gpu-sorter.js';
 
 /** Invocations per workgroup of the global stages and the traversal. */
 const GROUP = 256;
 /** The largest subtree (log2 of its nodes) a workgroup finishes: 2^(9-1) = 256 invocations at its last stage. */
 const MAX_LOCAL_LOG = 9;
+/**
+ * Invocations of the workgroup pass: its stages have 1, 2, 4, ... 2^(s-1) instances, so more
+ * invocations would mostly wait at the barriers; each takes several instances in the last stages,
+ * whose walks are the shortest.
+ */
+const LOCAL_THREADS = 64;
 /** Levels of the subtree one traversal invocation writes (15 nodes, then its successor). */
 const TRAV_H = 4;
 /** Bytes a tree node takes: value and id (12), children (8 per odd node: 4 a node). */
 const NODE_BYTES = 16;
 
-const ENTRY_POINTS = ['ab_local_sort', 'ab_merge_stage', 'ab_merge_local', 'ab_traverse'] as const;
-type EntryPoint = (typeof ENTRY_POINTS)[number];
+/** Kernels of adaptive.wgsl, and the bitonic network's tile sort (kernels/local.wgsl). */
+const ENTRY_POINTS = ['ab_nodes', 'ab_merge_stage', 'ab_merge_local', 'ab_traverse'] as const;
+type EntryPoint = (typeof ENTRY_POINTS)[number] | 'local_sort';
 
 const cache = new WeakMap<GPUDevice, Map<string, { layout: GPUBindGroupLayout; pipelines: Record<EntryPoint, GPUComputePipeline> }>>();
 
 /** One dispatch of the plan: which kernel, the merge level and stage, and how many invocations work. */
 export interface AdaptiveStep {
-  kind: 'local-sort' | 'merge-stage' | 'merge-local' | 'traverse';
+  kind: 'local-sort' | 'nodes' | 'merge-stage' | 'merge-local' | 'traverse';
   /** Merge level (log2 of the runs it makes); stage within it (merge-stage: its k; merge-local: the first it runs). */
   level: number;
   stage: number;
-  /** Tiles (local-sort), La/Ua instances (merge-stage), subtrees (merge-local), traversal invocations. */
+  /** Tiles (local-sort), nodes (nodes), La/Ua instances (merge-stage), subtrees (merge-local), traversal invocations. */
   units: number;
 }
 
@@ -56,8 +66,9 @@ export function adaptivePlan(n: number, tile: number, localLog: number): Adaptiv
   const N = nextPow2(n);
   const L = log2(N);
   const t = log2(tile);
-  const out: AdaptiveStep[] = [{ kind: 'local-sort', level: t, stage: 0, units: Math.max(1, N / tile) }];
+  const out: AdaptiveStep[] = [{ kind: 'local-sort', level: t, stage: 0, units: Math.ceil(n / tile) }];
   if (N <= tile) return out;
+  out.push({ kind: 'nodes', level: t, stage: 0, units: N });
   for (let j = t + 1; j <= L; j++) {
     const firstLocal = Math.max(0, j - localLog);
     for (let k = 0; k < firstLocal; k++) out.push({ kind: 'merge-stage', level: j, stage: k, units: N / 2 ** (j - k) });
@@ -111,18 +122,14 @@ export class AdaptiveSorter extends GpuSorter {
     return Math.min(super.maxPairs, 2 ** Math.floor(Math.log2(limit / 12)));
   }
 
-  private get sortThreads(): number {
-    return Math.min(this.tile / 2, 256, this.ctx.limits.maxComputeInvocationsPerWorkgroup, this.ctx.limits.maxComputeWorkgroupSizeX);
-  }
-
   /** The kernels' WGSL (kernels/adaptive.wgsl with its constants). */
   source(): string {
     const values: Record<string, number> = {
       TILE: this.tile,
       LOG_TILE: log2(this.tile),
-      SORT_THREADS: this.sortThreads,
       LOCAL_LOG: this.localLog,
-      LOCAL_THREADS: 2 ** (this.localLog - 1),
+      LOCAL_THREADS: Math.min(LOCAL_THREADS, 2 ** (this.localLog - 1)),
+      LOCAL_SLOTS: 2 ** (this.localLog - 1),
       GROUP,
       TRAV_H,
     };
@@ -133,7 +140,7 @@ export class AdaptiveSorter extends GpuSorter {
   override async compile(): Promise<void> {
     if (this.pipelinesA) return;
     const shared = !this.options.transformKernel;
-    const key = `${this.tile}-${this.sortThreads}-${this.localLog}`;
+    const key = `${this.tile}-${this.tileThreads}-${this.localLog}-${LOCAL_THREADS}`;
     const cached = shared ? cache.get(this.device)?.get(key) : undefined;
     this.docBasePass ??= new DocBasePass(this.device);
     if (cached) {
@@ -148,8 +155,12 @@ export class AdaptiveSorter extends GpuSorter {
     });
     const pipelineLayout = this.device.createPipelineLayout({ bindGroupLayouts: [layout] });
     const module = this.device.createShaderModule({ code: this.source(), label: 'adaptive' });
+    // The network's tile sort, with this layout (it binds only the block and the uniforms, as 0 and 1 here).
+    const network = localKernelSource(this.tile, this.tileThreads);
+    const tileModule = this.device.createShaderModule({ code: this.options.transformKernel ? this.options.transformKernel(network) : network, label: 'adaptive tile sort' });
+    const entries: [GPUShaderModule, EntryPoint][] = [[tileModule, 'local_sort'], ...ENTRY_POINTS.map((e): [GPUShaderModule, EntryPoint] => [module, e])];
     const created = await Promise.allSettled(
-      ENTRY_POINTS.map((entryPoint) => this.device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module, entryPoint }, label: `adaptive ${entryPoint}` })),
+      entries.map(([m, entryPoint]) => this.device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module: m, entryPoint }, label: `adaptive ${entryPoint}` })),
     );
     const err = await this.device.popErrorScope();
     const failed = created.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -157,7 +168,7 @@ export class AdaptiveSorter extends GpuSorter {
       const reason = err?.message ?? (failed?.reason as Error | undefined)?.message ?? String(failed?.reason);
       throw new Error(`GPU kernel compilation failed: ${reason.replace(/\s*\n\s*/g, ' ').trim()}`);
     }
-    const pipelines = Object.fromEntries(ENTRY_POINTS.map((e, i) => [e, (created[i] as PromiseFulfilledResult<GPUComputePipeline>).value])) as Record<EntryPoint, GPUComputePipeline>;
+    const pipelines = Object.fromEntries(entries.map(([, e], i) => [e, (created[i] as PromiseFulfilledResult<GPUComputePipeline>).value])) as Record<EntryPoint, GPUComputePipeline>;
     this.layoutA = layout;
     this.pipelinesA = pipelines;
     if (shared) {
@@ -211,9 +222,14 @@ export class AdaptiveSorter extends GpuSorter {
     const p = this.pipelinesA;
     const logN = log2(nextPow2(Math.max(count, 1)));
     return this.adaptiveSteps(count).map((s) => {
-      const perUnit = s.kind === 'merge-stage' || s.kind === 'traverse'; // one invocation per unit, GROUP a workgroup
+      if (s.kind === 'local-sort') {
+        // the network's Params: n, working invocations, logS (unused), workgroups along x
+        const tiles = this.grid(s.units);
+        return { pipeline: p.local_sort, groups: tiles, params: [count, s.units * this.tileThreads, 0, tiles[0]], kind: s.kind };
+      }
+      const perUnit = s.kind !== 'merge-local'; // one invocation per unit, GROUP a workgroup; merge-local: a workgroup per subtree
       const groups = this.grid(perUnit ? Math.ceil(s.units / GROUP) : s.units);
-      const pipeline = s.kind === 'local-sort' ? p.ab_local_sort : s.kind === 'merge-stage' ? p.ab_merge_stage : s.kind === 'merge-local' ? p.ab_merge_local : p.ab_traverse;
+      const pipeline = s.kind === 'nodes' ? p.ab_nodes : s.kind === 'merge-stage' ? p.ab_merge_stage : s.kind === 'merge-local' ? p.ab_merge_local : p.ab_traverse;
       return { pipeline, groups, params: [count, logN | (s.level << 8) | (s.stage << 16), s.units, groups[0]], kind: s.kind };
     });
   }

@@ -8,20 +8,26 @@ import { hasGpu } from './helpers/gpu-available.js';
 import { cpuSorted, gpuSorted, pairsDiffer } from './helpers/gpu.js';
 
 describe('the adaptive bitonic sort plan', () => {
-  it('sorts the tiles, then per level j: j - s global stages and one workgroup pass, then traverses', () => {
+  it('sorts the tiles, makes them trees, then per level j: j - s global stages and one workgroup pass, then traverses', () => {
     expect(adaptivePlan(0, 64, 6)).toEqual([]);
     expect(adaptivePlan(1, 64, 6)).toEqual([]);
     expect(adaptivePlan(64, 64, 6)).toEqual([{ kind: 'local-sort', level: 6, stage: 0, units: 1 }]);
+    // the tile sort covers the pairs only: tiles of padding are made by the node pass
+    expect(adaptivePlan(2 ** 16 + 1, 2048, 9).slice(0, 2)).toEqual([
+      { kind: 'local-sort', level: 11, stage: 0, units: 33 },
+      { kind: 'nodes', level: 11, stage: 0, units: 2 ** 17 },
+    ]);
     // 65 pairs: padded to 128, two tiles, one level (7) with one global stage (7 - 6)
     expect(adaptivePlan(65, 64, 6)).toEqual([
       { kind: 'local-sort', level: 6, stage: 0, units: 2 },
+      { kind: 'nodes', level: 6, stage: 0, units: 128 },
       { kind: 'merge-stage', level: 7, stage: 0, units: 1 },
       { kind: 'merge-local', level: 7, stage: 1, units: 2 },
       { kind: 'traverse', level: 7, stage: 0, units: 8 },
     ]);
     // 2^20 pairs, tiles of 4096, subtrees of 2^9: levels 13 .. 20, (j - 9) + 1 dispatches each
     const plan = adaptivePlan(2 ** 20, 4096, 9);
-    expect(plan).toHaveLength(1 + [13, 14, 15, 16, 17, 18, 19, 20].reduce((s, j) => s + j - 9 + 1, 0) + 1);
+    expect(plan).toHaveLength(2 + [13, 14, 15, 16, 17, 18, 19, 20].reduce((s, j) => s + j - 9 + 1, 0) + 1);
     // stage k of level j: one La/Ua instance per 2^(j-k) nodes
     for (const s of plan.filter((d) => d.kind === 'merge-stage')) expect(s.units).toBe(2 ** 20 / 2 ** (s.level - s.stage));
     expect(plan.filter((d) => d.kind === 'merge-local').every((s) => s.units === 2 ** 11)).toBe(true);
@@ -89,7 +95,7 @@ describe.runIf(hasGpu())('the adaptive bitonic sort on the available adapter', (
         const n = list.length;
         expect(pairsDiffer(await gpuSorted(sorter, pairs, n), cpuSorted(pairs, n))).toBeUndefined();
       }),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.nat(0xffffffff), fc.nat(0xffffffff)), { maxLength: 200 }), async (list) => {
@@ -127,7 +133,7 @@ describe.runIf(hasGpu())('the adaptive bitonic sort on the available adapter', (
     const sorter = await compiled(64, true);
     const n = 5000;
     const timing = await sorter.sortBlock(makePairs('uniform', n, 1), n, () => {});
-    if (ctx.hasTimestamps) expect(Object.keys(timing.byKind ?? {}).sort()).toEqual(['local-sort', 'merge-local', 'merge-stage', 'traverse']);
+    if (ctx.hasTimestamps) expect(Object.keys(timing.byKind ?? {}).sort()).toEqual(['local-sort', 'merge-local', 'merge-stage', 'nodes', 'traverse']);
     expect(timing.passes).toBe(adaptivePlan(n, 64, 6).length);
   });
 

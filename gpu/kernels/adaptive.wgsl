@@ -1,7 +1,8 @@
 // Adaptive bitonic sort (Bilardi and Nicolau, "Adaptive bitonic sorting: an optimal parallel
 // algorithm for shared-memory machines"), in the stream form of Greß and Zachmann, "GPU-ABiSort":
-// the block, padded to N = 2^L pairs with +infinity, is sorted in tiles of TILE pairs (ab_local_sort,
-// tiles alternately ascending and descending), then each merge level j = log2(TILE)+1 .. L turns
+// the block, padded to N = 2^L pairs with +infinity, is sorted in tiles of TILE pairs (the bitonic
+// network's local_sort, then ab_nodes: tiles alternately ascending and descending, as bitonic
+// trees), then each merge level j = log2(TILE)+1 .. L turns
 // every two sorted runs of 2^(j-1) into one of 2^j by the adaptive bitonic merge on bitonic trees,
 // and an in-order traversal (ab_traverse) writes the sorted block back.
 //
@@ -43,15 +44,10 @@ struct AbParams {
 const SENTINEL = vec2<u32>(0xffffffffu, 0xffffffffu);
 const TILE: u32 = {{TILE}}u;
 const LOG_TILE: u32 = {{LOG_TILE}}u;
-const SORT_THREADS: u32 = {{SORT_THREADS}}u;
 const LOCAL_LOG: u32 = {{LOCAL_LOG}}u;
-const LOCAL_THREADS: u32 = {{LOCAL_THREADS}}u; // 2^(LOCAL_LOG - 1): the instances of a subtree's last stage
+const LOCAL_THREADS: u32 = {{LOCAL_THREADS}}u; // invocations of ab_merge_local (its last stage has 2^(LOCAL_LOG - 1) instances)
 const GROUP: u32 = {{GROUP}}u;
 const TRAV_H: u32 = {{TRAV_H}}u; // levels of the subtree one traversal invocation writes
-
-fn lessPair(a: vec2<u32>, b: vec2<u32>) -> bool {
-  return a.x < b.x || (a.x == b.x && a.y < b.y);
-}
 
 fn load(i: u32) -> vec2<u32> {
   if (i < params.n) { return data[i]; }
@@ -116,50 +112,21 @@ fn blockTree(m: u32, j: u32) -> vec2<u32> {
   return vec2<u32>(b + (1u << (j - 1u)) - 1u, b + (1u << j) - 1u);
 }
 
-var<workgroup> tile: array<vec2<u32>, TILE>;
-
-// Sorts a tile in workgroup memory (bitonic sort, one barrier a step): ascending for even tiles
-// and descending for odd ones, so that two neighbours form a bitonic sequence. A block of one
-// tile is written back sorted; otherwise the tile becomes its nodes (values, ids, implicit children).
-@compute @workgroup_size(SORT_THREADS)
-fn ab_local_sort(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let t = wid.y * params.groupsX + wid.x;
-  let base = t * TILE;
-  let single = (params.logs & 0xffu) <= LOG_TILE;
-  let desc = !single && (t & 1u) == 1u;
-  for (var i = lid; i < TILE; i += SORT_THREADS) { tile[i] = load(base + i); }
-  workgroupBarrier();
-  for (var k = 2u; k <= TILE; k <<= 1u) {
-    for (var j = k >> 1u; j > 0u; j >>= 1u) {
-      for (var c = lid; c < TILE / 2u; c += SORT_THREADS) {
-        let lo = 2u * c - (c & (j - 1u));
-        let hi = lo + j;
-        let up = ((lo & k) == 0u) != desc;
-        let a = tile[lo];
-        let b = tile[hi];
-        if (select(lessPair(a, b), lessPair(b, a), up)) {
-          tile[lo] = b;
-          tile[hi] = a;
-        }
-      }
-      workgroupBarrier();
-    }
-  }
-  if (single) {
-    for (var i = lid; i < TILE; i += SORT_THREADS) {
-      if (base + i < params.n) { data[base + i] = tile[i]; }
-    }
-    return;
-  }
-  for (var i = lid; i < TILE; i += SORT_THREADS) {
-    let node = base + i;
-    let v = tile[i];
-    // ids follow the tile's order, so (pair, id) is sorted the same way
-    setNode(node, vec3<u32>(v.x, v.y, select(node, base + TILE - 1u - i, desc)));
-    if ((node & 1u) == 1u) {
-      let half = 1u << (countTrailingZeros(~node) - 1u);
-      kids[node >> 1u] = vec2<u32>(node - half, node + half);
-    }
+// After the network's tile sort (local_sort, every tile ascending): node i takes its tile's
+// pair i, odd tiles reversed (descending), so that two neighbouring tiles form a bitonic
+// sequence; its id is the pair's index in the sorted tile order (so (pair, id) is ordered the
+// same way); odd nodes take their implicit children.
+@compute @workgroup_size(GROUP)
+fn ab_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let node = (wid.y * params.groupsX + wid.x) * GROUP + lid;
+  if (node >= params.count) { return; }
+  let t = node >> LOG_TILE;
+  let src = select(node, (t << LOG_TILE) + TILE - 1u - (node & (TILE - 1u)), (t & 1u) == 1u);
+  let v = load(src);
+  setNode(node, vec3<u32>(v.x, v.y, src));
+  if ((node & 1u) == 1u) {
+    let half = 1u << (countTrailingZeros(~node) - 1u);
+    kids[node >> 1u] = vec2<u32>(node - half, node + half);
   }
 }
 
@@ -184,7 +151,7 @@ fn ab_merge_stage(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
   stream[slot + (1u << (spread - k - 1u))] = vec2<u32>(rk.y, re.y);
 }
 
-var<workgroup> inst: array<vec2<u32>, LOCAL_THREADS>;
+var<workgroup> inst: array<vec2<u32>, {{LOCAL_SLOTS}}>; // 2^(LOCAL_LOG - 1)
 
 // The last LOCAL_LOG stages of level j on one subtree of 2^LOCAL_LOG nodes per workgroup; the
 // instances' pairs stay in workgroup memory, the tree in storage (storageBarrier between stages).
@@ -201,8 +168,8 @@ fn ab_merge_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
   workgroupBarrier();
   for (var kk = 0u; kk < LOCAL_LOG; kk++) {
     let logSize = LOCAL_LOG - kk;
-    if (lid < (1u << kk)) {
-      let slot = lid << (logSize - 1u);
+    for (var c = lid; c < (1u << kk); c += LOCAL_THREADS) {
+      let slot = c << (logSize - 1u);
       let re = inst[slot];
       laua(re.x, re.y, logSize, desc);
       if (logSize > 1u) {

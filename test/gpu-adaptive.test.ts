@@ -129,6 +129,16 @@ describe.runIf(hasGpu())('the adaptive bitonic sort on the available adapter', (
     }
   });
 
+  it('sorts with 2-D grids (at most 3 workgroups along x; the last row has workgroups past the work)', async () => {
+    const narrow: GpuContext = { ...ctx, limits: { ...ctx.limits, maxComputeWorkgroupsPerDimension: 3 } };
+    const sorter = new AdaptiveSorter(narrow, { tile: 16 });
+    await sorter.compile();
+    for (const n of [5000, 2 ** 13]) {
+      const pairs = makePairs('uniform', n, n);
+      expect(pairsDiffer(await gpuSorted(sorter, pairs, n), cpuSorted(pairs, n)), `n=${n}`).toBeUndefined();
+    }
+  });
+
   it('times each kind of dispatch in profile mode', async () => {
     const sorter = await compiled(64, true);
     const n = 5000;

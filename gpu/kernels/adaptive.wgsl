@@ -28,7 +28,7 @@
 struct AbParams {
   n: u32,       // pairs in the block; ranks >= n are padding, never stored
   logs: u32,    // bits 0..7: L = log2 N; bits 8..15: the merge level j; bits 16..23: the stage k
-  count: u32,   // invocations that work (ab_merge_stage, ab_traverse)
+  count: u32,   // units that work: nodes, La/Ua instances, subtrees (ab_merge_local: workgroups), traversal invocations
   groupsX: u32, // workgroups along x (2-D dispatch when there are more than the x limit)
 }
 
@@ -158,6 +158,7 @@ var<workgroup> inst: array<vec2<u32>, {{LOCAL_SLOTS}}>; // 2^(LOCAL_LOG - 1)
 @compute @workgroup_size(LOCAL_THREADS)
 fn ab_merge_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let w = wid.y * params.groupsX + wid.x;
+  if (w >= params.count) { return; } // a 2-D grid's last row runs past the subtrees (uniform: the whole workgroup)
   let j = (params.logs >> 8u) & 0xffu;
   let k0 = j - LOCAL_LOG;
   let m = w >> k0;

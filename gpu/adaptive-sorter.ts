@@ -8,7 +8,7 @@
  * O(n log n) in all, against the network's O(n log² n).
  *
  * Passes for a block of n pairs, N = n padded to a power of two, tiles of T pairs, subtrees of
- * 2^s nodes finished in workgroup memory: the bitonic network's tile sort (kernels/local.wgsl,
+ * 2^s nodes finished by one workgroup each: the bitonic network's tile sort (kernels/local.wgsl,
  * every tile ascending), one pass that makes the tiles bitonic trees (odd tiles reversed); for
  * each level j = log2 T + 1 .. log2 N, j - s global stages and one workgroup pass; one in-order
  * traversal that writes the block back (adaptivePlan()). A block of one tile: the tile sort only.
@@ -31,7 +31,7 @@ import { BYTES_PER_PAIR, GpuSorter, PARAM_BYTES, type GpuSorterOptions, type Sor
 
 /** Invocations per workgroup of the global stages and the traversal. */
 const GROUP = 256;
-/** The largest subtree (log2 of its nodes) a workgroup finishes: 2^(9-1) = 256 invocations at its last stage. */
+/** The largest subtree (log2 of its nodes) one workgroup finishes: 2^(9-1) = 256 instances in its last stage. */
 const MAX_LOCAL_LOG = 9;
 /**
  * Invocations of the workgroup pass: its stages have 1, 2, 4, ... 2^(s-1) instances, so more

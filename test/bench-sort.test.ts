@@ -1,5 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { AdaptiveSorter } from '../gpu/adaptive-sorter.js';
+import { closeGpu, openGpu } from '../gpu/device.js';
+import { GpuSorter } from '../gpu/gpu-sorter.js';
+import { benchSort } from '../src/bench-sort.js';
 import { isSteady, spreadOf, warmUntilSteady, type WarmupRule } from '../src/bench-warmup.js';
 import { hasGpu } from './helpers/gpu-available.js';
 
@@ -95,6 +99,20 @@ describe.runIf(hasGpu())('gpuindex bench-sort on the available adapter', () => {
       expect(Number(cells[3])).toBeLessThanOrEqual(max!);
       expect(cells.at(-1)).toMatch(cells[0] === 'cpu' ? /^–$/ : /^\d+ sorts, \d+ ms, (steady|not steady)$/);
     }
+  });
+
+  it('skips a sorter at sizes above its largest block, in one line (the adaptive sort above 2^k nodes of 12 bytes a binding)', async () => {
+    const ctx = await openGpu();
+    if (typeof ctx === 'string') throw new Error(ctx);
+    const adaptiveMax = new AdaptiveSorter(ctx).maxPairs;
+    const networkMax = new GpuSorter(ctx).maxPairs;
+    closeGpu();
+    const logN = Math.log2(adaptiveMax) + 1;
+    if (2 ** logN > networkMax) return; // no size the network takes and the adaptive sort does not
+    const lines: string[] = [];
+    const report = await benchSort({ sizes: [logN], distributions: ['sorted'], sorters: ['adaptive'], reps: 1, log: (line) => lines.push(line) });
+    expect(report.rows).toEqual([]);
+    expect(lines).toEqual([`adaptive: ${2 ** logN} pairs exceed its largest block (${adaptiveMax}); skipped`]);
   });
 
   it('refuses a sorter it does not know, in one line', () => {

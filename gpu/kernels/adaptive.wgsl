@@ -2,9 +2,9 @@
 // algorithm for shared-memory machines"), in the stream form of Greß and Zachmann, "GPU-ABiSort":
 // the block, padded to N = 2^L pairs with +infinity, is sorted in tiles of TILE pairs (the bitonic
 // network's local_sort, then ab_nodes: tiles alternately ascending and descending, as bitonic
-// trees), then each merge level j = log2(TILE)+1 .. L turns
-// every two sorted runs of 2^(j-1) into one of 2^j by the adaptive bitonic merge on bitonic trees,
-// and an in-order traversal (ab_traverse) writes the sorted block back.
+// trees), then each merge level j = log2(TILE)+1 .. L turns every two sorted runs of 2^(j-1)
+// into one of 2^j by the adaptive bitonic merge on bitonic trees, and an in-order traversal
+// (ab_traverse) writes the sorted block back.
 //
 // A bitonic tree of 2^j nodes holds a sequence in in-order (2^j - 1 nodes) plus an extra node
 // for its last element. Nodes never move: the merge swaps node values and child pointers. Node

@@ -28,7 +28,7 @@
 #                 fresh process, with the plain and the fused tile kernels (--fuse). SWEEP=1 adds the
 #                 sweep: 2^16..2^26 and the largest block (--max), zipf, uniform, few-terms and sorted,
 #                 with the CPU radix sorter on the same data. -> sort.md, sort-sweep.md
-#   sorters       the sorters side by side, in one process: `bench-sort --sorters bsn,radix,oddeven,cpu` at
+#   sorters       the sorters side by side, in one process: `bench-sort --sorters bsn,radix,adaptive,oddeven,cpu` at
 #                 SIZES (default 16,20,24) over every distribution, --reps 5, table and JSON; then the
 #                 radix sort alone at 2^24 zipf and uniform (--sorters radix) in a fresh process.
 #                 -> sorters.md, sorters.json, sorters-radix.md
@@ -174,10 +174,10 @@ cmd_sort() {
 
 cmd_sorters() {
   local cli="node $DIST/src/cli.js" sizes=${SIZES:-16,20,24}
-  log "bench-sort --sorters bsn,radix,oddeven,cpu --sizes $sizes (every distribution)"
-  $cli bench-sort --sorters bsn,radix,oddeven,cpu --sizes "$sizes" --reps 5 > "$OUT/sorters.md" 2>&1
+  log "bench-sort --sorters bsn,radix,adaptive,oddeven,cpu --sizes $sizes (every distribution)"
+  $cli bench-sort --sorters bsn,radix,adaptive,oddeven,cpu --sizes "$sizes" --reps 5 > "$OUT/sorters.md" 2>&1
   log "rc=$?"
-  $cli bench-sort --sorters bsn,radix,oddeven,cpu --sizes "$sizes" --reps 5 --json > "$OUT/sorters.json" 2>> "$details/sorters-json.stderr"
+  $cli bench-sort --sorters bsn,radix,adaptive,oddeven,cpu --sizes "$sizes" --reps 5 --json > "$OUT/sorters.json" 2>> "$details/sorters-json.stderr"
   log "json rc=$?"
   $cli bench-sort --sorters radix --sizes 24 --dist zipf,uniform --reps 5 > "$OUT/sorters-radix.md" 2>&1
   tail -4 "$OUT/sorters-radix.md" | tee -a "$OUT/log.txt"

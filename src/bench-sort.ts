@@ -1,7 +1,7 @@
 /**
  * `gpuindex bench-sort`: the block sorters side by side on the same blocks, per distribution and
- * size: the K-model bitonic network (bsn), the GPU radix sort (radix), Batcher's odd-even merge
- * sort (oddeven) and the CPU radix sorter (cpu). For each GPU sorter: kernel time, round trip, GPU memory; medians (and min / max) over
+ * size: the K-model bitonic network (bsn), the GPU radix sort (radix), the adaptive bitonic sort
+ * (adaptive), Batcher's odd-even merge sort (oddeven) and the CPU radix sorter (cpu). For each GPU sorter: kernel time, round trip, GPU memory; medians (and min / max) over
  * repetitions after a warm-up that lasts until that sorter's times are steady (bench-warmup.ts).
  * The sorters take turns at each size, so each sees the same machine state. Not a test: timings
  * are reported, never asserted.
@@ -9,13 +9,14 @@
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs, type Distribution } from '../gpu/distributions.js';
+import { AdaptiveSorter } from '../gpu/adaptive-sorter.js';
 import { GpuSorter, type GpuSortTiming } from '../gpu/gpu-sorter.js';
 import { OddEvenSorter } from '../gpu/oddeven-sorter.js';
 import { RadixSorter } from '../gpu/radix-sorter.js';
 import { DEFAULT_WARMUP, median, spreadOf, warmUntilSteady, type Spread, type Warmup, type WarmupRule } from './bench-warmup.js';
 
 /** The sorters bench-sort can compare. */
-export const BENCH_SORTERS = ['bsn', 'radix', 'oddeven', 'cpu'] as const;
+export const BENCH_SORTERS = ['bsn', 'radix', 'adaptive', 'oddeven', 'cpu'] as const;
 export type BenchSorterName = (typeof BENCH_SORTERS)[number];
 
 export interface BenchSortOptions {
@@ -59,9 +60,9 @@ export interface BenchSortRow {
   passes?: number;
   /** Radix: the digit passes that ran (the others skipped), from the profiled sort. */
   digitPasses?: number;
-  /** GPU bytes of the block-sized buffers for this block (block, staging, readback, and radix's second block and counts). */
+  /** GPU bytes of the block-sized buffers for this block (block, staging, readback, radix's second block and counts, the adaptive sort's trees). */
   gpuBytes: number;
-  /** Of gpuBytes, what the in-place network does not need (radix: the second block buffer and the tile counts). */
+  /** Of gpuBytes, what the in-place network does not need (radix: the second block buffer and the tile counts; adaptive: the bitonic trees). */
   extraGpuBytes: number;
   /** Kernel ms per dispatch kind, from one profiled sort (largest size and 2^24 only). */
   byKind?: Record<string, number>;
@@ -108,6 +109,7 @@ interface GpuContender {
 function makeGpuSorter(ctx: GpuContext, name: GpuSorterName, o: BenchSortOptions, profile: boolean): GpuSorter {
   if (name === 'radix') return new RadixSorter(ctx, { profile });
   if (name === 'oddeven') return new OddEvenSorter(ctx, { tile: o.tile, profile });
+  if (name === 'adaptive') return new AdaptiveSorter(ctx, { tile: o.tile, profile });
   return new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse, profile });
 }
 
@@ -204,6 +206,11 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
         const profileHere = n === 2 ** 24 || n === sizes[sizes.length - 1];
         for (const name of names) {
           const c = gpus.find((g) => g.name === name);
+          // The adaptive sort's trees (12 bytes a node, the block padded to 2^k) fit one binding for fewer pairs than the block.
+          if (c && n > c.sorter.maxPairs) {
+            log(`${name}: ${n} pairs exceed its largest block (${c.sorter.maxPairs}); skipped`);
+            continue;
+          }
           const row = c ? await benchGpu(c, block, n, dist, o, rule, profileHere, reference.gpuBytesFor(n)) : benchCpu(block, n, dist, o.cpuReps ?? (n >= 2 ** 22 ? 1 : 3));
           rows.push(row);
           log(formatRow(row));

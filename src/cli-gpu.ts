@@ -23,7 +23,7 @@ export function registerGpuCommands(program: Command): void {
   program
     .command('bench-sort')
     .description('the block sorters side by side on the same blocks: kernel time, round trip and GPU memory (medians, min and max after a warm-up until each GPU sorter\'s times are steady)')
-    .option('--sorters <list>', 'sorters, taking turns at each size: bsn (the K-model bitonic network), radix (GPU LSD radix sort), oddeven (Batcher\'s odd-even merge sort), cpu (CPU radix sort)', 'bsn,cpu')
+    .option('--sorters <list>', 'sorters, taking turns at each size: bsn (the K-model bitonic network), radix (GPU LSD radix sort), adaptive (adaptive bitonic sort), oddeven (Batcher\'s odd-even merge sort), cpu (CPU radix sort)', 'bsn,cpu')
     .option('--sizes <from..to>', 'log2 sizes, e.g. 16..26 or 16,20,24', '16..26')
     .option('--dist <list>', 'distributions: uniform,gaussian,zipf,all-equal,sorted,reverse,few-terms', 'zipf,uniform,gaussian,all-equal,sorted,reverse,few-terms')
     .option('--reps <n>', 'timed repetitions after the warm-up', (v) => Number(v), 5)

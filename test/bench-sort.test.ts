@@ -1,5 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { AdaptiveSorter } from '../gpu/adaptive-sorter.js';
+import { closeGpu, openGpu } from '../gpu/device.js';
+import { GpuSorter } from '../gpu/gpu-sorter.js';
+import { benchSort } from '../src/bench-sort.js';
 import { isSteady, spreadOf, warmUntilSteady, type WarmupRule } from '../src/bench-warmup.js';
 import { hasGpu } from './helpers/gpu-available.js';
 
@@ -50,14 +54,14 @@ describe('bench-sort warm-up', () => {
 
 describe.runIf(hasGpu())('gpuindex bench-sort on the available adapter', () => {
   it('gives each sorter a row per size and distribution, with the spread of its timed repetitions and its warm-up, in the JSON and the table', () => {
-    const args = ['bench-sort', '--sorters', 'bsn,radix,oddeven,cpu', '--sizes', '10,12', '--dist', 'zipf,uniform', '--reps', '3', '--warm-max-ms', '1500'];
+    const args = ['bench-sort', '--sorters', 'bsn,radix,adaptive,oddeven,cpu', '--sizes', '10,12', '--dist', 'zipf,uniform', '--reps', '3', '--warm-max-ms', '1500'];
     const json = spawnSync(process.execPath, [cli, ...args, '--json'], { encoding: 'utf8' });
     expect(json.status).toBe(0);
     const report = JSON.parse(json.stdout);
     expect(report.warmup).toEqual({ window: 3, tolerance: 0.05, minMs: 300, maxRounds: 500, maxMs: 1500 });
     // Sorters take turns at each size, in the order asked.
     expect(report.rows.map((r: { sorter: string; n: number; distribution: string }) => `${r.distribution} ${r.n} ${r.sorter}`)).toEqual(
-      ['zipf', 'uniform'].flatMap((d) => [1024, 4096].flatMap((n) => ['bsn', 'radix', 'oddeven', 'cpu'].map((s) => `${d} ${n} ${s}`))),
+      ['zipf', 'uniform'].flatMap((d) => [1024, 4096].flatMap((n) => ['bsn', 'radix', 'adaptive', 'oddeven', 'cpu'].map((s) => `${d} ${n} ${s}`))),
     );
     for (const r of report.rows) {
       for (const [spread, medianMs] of [[r.kernelMsSpread, r.kernelMs], [r.totalMsSpread, r.totalMs]]) {
@@ -73,9 +77,11 @@ describe.runIf(hasGpu())('gpuindex bench-sort on the available adapter', () => {
       expect(typeof r.warmup.steady).toBe('boolean');
       expect(r.warmup.rounds).toBeGreaterThanOrEqual(r.warmup.steady ? 3 : 1);
       expect(r.warmup.ms).toBeGreaterThanOrEqual(0);
-      // The networks sort in place; the radix sort holds a second block buffer (the smallest buffers hold 2^13 pairs) and its counts.
-      if (r.sorter !== 'radix') expect(r.extraGpuBytes).toBe(0);
-      else expect(r.extraGpuBytes).toBeGreaterThan(8 * 2 ** 13);
+      // The networks sort in place; the radix sort holds a second block buffer (the smallest buffers hold 2^13 pairs) and its counts;
+      // the adaptive sort its bitonic trees, 16 bytes a node and the instances' pointers.
+      if (r.sorter === 'radix') expect(r.extraGpuBytes).toBeGreaterThan(8 * 2 ** 13);
+      else if (r.sorter === 'adaptive') expect(r.extraGpuBytes).toBe(16 * 2 ** 13 + 8 * 2 ** 4);
+      else expect(r.extraGpuBytes).toBe(0);
     }
 
     const table = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
@@ -83,8 +89,8 @@ describe.runIf(hasGpu())('gpuindex bench-sort on the available adapter', () => {
     const lines = table.stdout.split('\n');
     expect(lines[0]).toContain('| sorter | pairs | distribution | kernel ms | kernel ms min–max |');
     expect(lines[0]).toContain('| total ms | total ms min–max |');
-    const rows = lines.filter((l) => /^\| (bsn|radix|oddeven|cpu) \| 2\^/.test(l));
-    expect(rows).toHaveLength(16);
+    const rows = lines.filter((l) => /^\| (bsn|radix|adaptive|oddeven|cpu) \| 2\^/.test(l));
+    expect(rows).toHaveLength(20);
     for (const row of rows) {
       const cells = row.split('|').slice(1, -1).map((c) => c.trim());
       expect(cells).toHaveLength(lines[0]!.split('|').length - 2);
@@ -95,9 +101,23 @@ describe.runIf(hasGpu())('gpuindex bench-sort on the available adapter', () => {
     }
   });
 
+  it('skips a sorter at sizes above its largest block, in one line (the adaptive sort above 2^k nodes of 12 bytes a binding)', async () => {
+    const ctx = await openGpu();
+    if (typeof ctx === 'string') throw new Error(ctx);
+    const adaptiveMax = new AdaptiveSorter(ctx).maxPairs;
+    const networkMax = new GpuSorter(ctx).maxPairs;
+    closeGpu();
+    const logN = Math.log2(adaptiveMax) + 1;
+    if (2 ** logN > networkMax) return; // no size the network takes and the adaptive sort does not
+    const lines: string[] = [];
+    const report = await benchSort({ sizes: [logN], distributions: ['sorted'], sorters: ['adaptive'], reps: 1, log: (line) => lines.push(line) });
+    expect(report.rows).toEqual([]);
+    expect(lines).toEqual([`adaptive: ${2 ** logN} pairs exceed its largest block (${adaptiveMax}); skipped`]);
+  });
+
   it('refuses a sorter it does not know, in one line', () => {
     const r = spawnSync(process.execPath, [cli, 'bench-sort', '--sorters', 'bsn,quick'], { encoding: 'utf8' });
     expect(r.status).not.toBe(0);
-    expect(r.stderr.trim()).toMatch(/--sorters: unknown sorter "quick" \(bsn, radix, oddeven, cpu\)$/);
+    expect(r.stderr.trim()).toMatch(/--sorters: unknown sorter "quick" \(bsn, radix, adaptive, oddeven, cpu\)$/);
   });
 });

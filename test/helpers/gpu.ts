@@ -18,6 +18,7 @@ import { radixSortPairs } from '../../indexer/sort/cpu-sorter.js';
 import { applyDocBases } from '../../indexer/fill/doc-bases.js';
 import { RunCursor } from '../../merge/runs.js';
 import { globalKernelSource, localKernelSource } from '../../gpu/kernel-source.js';
+import type { PairSorter } from '../../src/shared/types.js';
 
 interface Pair {
   readonly x: number;
@@ -160,6 +161,21 @@ export function cpuSorted(pairs: Uint32Array, count: number, docBases?: Uint32Ar
   const whole = pairs.slice(0, 2 * count);
   if (docBases) applyDocBases(whole, count, docBases);
   return radixSortPairs(whole, count, new Uint32Array(2 * count)).slice(0, 2 * count);
+}
+
+/**
+ * What `sorter` makes of the first `count` pairs (document bases applied on the GPU first), as
+ * a fresh array; throws if the sorter wrote into the caller's block (GPU sorters never may).
+ */
+export async function gpuSorted(sorter: Pick<PairSorter, 'sortBlock'>, pairs: Uint32Array, count: number, docBases?: Uint32Array): Promise<Uint32Array> {
+  let out = new Uint32Array(0);
+  const input = pairs.slice();
+  await sorter.sortBlock(input, count, (sorted) => {
+    out = sorted.slice();
+  }, docBases);
+  const written = pairsDiffer(input, pairs);
+  if (written) throw new Error(`the sorter wrote into the host block: ${written}`);
+  return out;
 }
 
 /** Every pair of a run file, in file order. */

@@ -7,7 +7,7 @@
  * reason: the items are the same either way (test/corpus-readers.test.ts).
  */
 import { closeSync, constants, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { formatOf } from './formats.js';
 import { wholeDocument } from './read-file.js';
 import type { CorpusItem } from './types.js';
@@ -15,6 +15,19 @@ import type { CorpusItem } from './types.js';
 /** Files up to this size are read here (most pages of a documentation crawl are; a larger one costs one open more). */
 const SCRATCH_BYTES = 1 << 20;
 let scratch: Buffer | undefined;
+/** The crawl root the last path was made for, and it with a separator: a path is then one concatenation (path.join normalizes, ~1 µs a file). */
+let lastRoot: string | undefined;
+let rootPrefix = '';
+
+/** `root` joined with `relPath` (a listing's path: relative, '/'-separated, never `..`). */
+function fullPath(root: string, relPath: string): string {
+  if (root !== lastRoot) {
+    lastRoot = root;
+    const joined = join(root, '.');
+    rootPrefix = joined.endsWith(sep) ? joined : joined + sep;
+  }
+  return rootPrefix + relPath;
+}
 
 /** The file's one item, or undefined: read it with readCorpusFile. */
 export function readSmallFileSync(root: string, relPath: string): CorpusItem | undefined {
@@ -24,7 +37,7 @@ export function readSmallFileSync(root: string, relPath: string): CorpusItem | u
   let fd: number;
   try {
     // O_NONBLOCK: a FIFO put in a file's place since the walk must not hang the worker.
-    fd = openSync(join(root, relPath), constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = openSync(fullPath(root, relPath), constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }

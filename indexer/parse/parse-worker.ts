@@ -41,6 +41,8 @@ let lexicon: WorkerLexicon | undefined;
 let blocks: WorkerBlocks | undefined;
 /** The own block is full: seal it before the next document. */
 let blockFull = false;
+/** ASCII .txt files straight into the scanner (read-small-file.ts). */
+const asciiText = (bytes: Uint8Array): Uint32Array | undefined => inverter.invertAsciiBytes(bytes);
 /** ParseWorkerInit.smallFilesTogether. */
 let smallFilesTogether = false;
 /** The open batch of consecutive small files (smallFilesTogether), until its group ends or it fills. */
@@ -365,7 +367,7 @@ function takeItem(batch: OpenBatch, item: CorpusItem, renumbered: boolean): bool
  */
 async function parseTask(task: Task): Promise<void> {
   if (!smallFilesTogether || task.range) return parseFile(task, true);
-  const small = readSmallFileSync(init.root, task.path);
+  const small = readSmallFileSync(init.root, task.path, asciiText);
   if (small === undefined) {
     filesBatch?.close(true);
     filesBatch = undefined;
@@ -414,7 +416,7 @@ async function parseFile(task: Task, trySmall: boolean): Promise<void> {
   };
   // Small whole-document files and plain JSONL are read with synchronous calls (no promise a
   // file or a line); other files as a stream.
-  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path);
+  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path, asciiText);
   const plainJsonl = small ? undefined : readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
   if (small) {
     if (take(small)) await full();

@@ -12,13 +12,14 @@
  * Then builds each folder with each DIST (default: dist; e.g. `.cache/dist-base dist` for an
  * A/B), each --workers count, alternating DISTs within a round, and the JSONL file once a
  * round per DIST and worker count, `build --sorter cpu --json` into a temporary index. Prints
- * one line a build, then the median wall time (and process CPU time) of each (DIST, input, workers) and its postings.bin
- * sha256 (all DISTs must agree).
+ * one line a build (with the 1-minute load average after it: wall times compare only on a quiet
+ * machine, process CPU time less badly on a busy one), then the median wall time (and process
+ * CPU time) of each (DIST, input, workers) and its postings.bin sha256 (all DISTs must agree).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -142,7 +143,7 @@ try {
           if (!shas.has(shaKey)) shas.set(shaKey, new Set());
           shas.get(shaKey).add(r.sha);
           const s = r.summary;
-          console.log(`round ${round} ${key}: ${r.wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, postings ${r.sha}`);
+          console.log(`round ${round} ${key}: ${r.wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, postings ${r.sha}, load ${loadavg()[0].toFixed(1)}`);
         }
       }
     }

@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readCorpusFile, type CorpusItem } from '../indexer/corpus/index.js';
 import { readSmallFileSync } from '../indexer/corpus/read-small-file.js';
+import { createTokenizer } from '../indexer/analysis/tokenizer.js';
+import { DocumentInverter, LocalTerms } from '../indexer/scan/document-inverter.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gpuindex-small-file-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -56,5 +58,47 @@ describe('readSmallFileSync', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('inverts an ASCII .txt file from its bytes as the decoded document is inverted (same TermIds, same raw tokens numbered)', async () => {
+    // Two inverters numbering raw tokens alike: one fed bytes, one the decoded documents, file after file.
+    const viaBytes = new LocalTerms();
+    const viaText = new LocalTerms();
+    const tokenizer = createTokenizer({});
+    const bytesInverter = new DocumentInverter(tokenizer, viaBytes);
+    const textInverter = new DocumentInverter(tokenizer, viaText);
+    expect(bytesInverter.wasmScan).toBe(true);
+    let fromBytes = 0;
+    const ascii = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', '9', ' ', '\n', '.', "'", '-', '_', '\t', 'the', 'and', '\u0000'), maxLength: 200 });
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(ascii.map((t) => Buffer.from(t, 'latin1')), fc.uint8Array({ maxLength: 100 }).map((b) => Buffer.from(b))), fc.constantFrom('r.txt', 'r.md', 'r.html'), async (bytes, name) => {
+        writeFileSync(join(root, name), bytes);
+        let called = false;
+        const item = readSmallFileSync(root, name, (b) => {
+          called = true;
+          return bytesInverter.invertAsciiBytes(b);
+        });
+        const [reference] = await viaReader(name);
+        if (!called) {
+          // Not ASCII, a NUL, empty, or not a .txt: decoded as before.
+          expect(item === undefined || JSON.stringify(item) === JSON.stringify(reference)).toBe(true);
+          if (item?.kind === 'doc') bytesInverter.invert(item.doc);
+          if (reference?.kind === 'doc') textInverter.invert(reference.doc);
+          return;
+        }
+        fromBytes++;
+        expect(name).toBe('r.txt');
+        expect(item?.kind).toBe('doc');
+        expect(reference?.kind).toBe('doc');
+        if (item?.kind !== 'doc' || reference?.kind !== 'doc') return;
+        expect(item.doc.externalId).toBe(reference.doc.externalId);
+        expect(item.doc.bytes).toBe(reference.doc.bytes);
+        expect([...item.doc.termIds!]).toEqual([...textInverter.invert(reference.doc)]);
+        expect(viaBytes.count).toBe(viaText.count);
+      }),
+      { numRuns: 300 },
+    );
+    expect(fromBytes).toBeGreaterThan(30);
+    expect(viaBytes.takeUnsent()).toEqual(viaText.takeUnsent());
   });
 });

@@ -6,8 +6,9 @@
  * that cannot be opened or read, an empty one) is left to readCorpusFile, which words the
  * reason: the items are the same either way (test/corpus-readers.test.ts).
  */
+import { isAscii } from 'node:buffer';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { formatOf } from './formats.js';
 import { wholeDocument } from './read-file.js';
 import type { CorpusItem } from './types.js';
@@ -15,16 +16,40 @@ import type { CorpusItem } from './types.js';
 /** Files up to this size are read here (most pages of a documentation crawl are; a larger one costs one open more). */
 const SCRATCH_BYTES = 1 << 20;
 let scratch: Buffer | undefined;
+/** The crawl root the last path was made for, and it with a separator: a path is then one concatenation (path.join normalizes, ~1 µs a file). */
+let lastRoot: string | undefined;
+let rootPrefix = '';
 
-/** The file's one item, or undefined: read it with readCorpusFile. */
-export function readSmallFileSync(root: string, relPath: string): CorpusItem | undefined {
+/** `root` joined with `relPath` (a listing's path: relative, '/'-separated, never `..`). */
+function fullPath(root: string, relPath: string): string {
+  if (root !== lastRoot) {
+    lastRoot = root;
+    const joined = join(root, '.');
+    rootPrefix = joined.endsWith(sep) ? joined : joined + sep;
+  }
+  return rootPrefix + relPath;
+}
+
+/**
+ * Inverts the text of a document given as ASCII bytes (DocumentInverter.invertAsciiBytes): its
+ * TermIds, a view valid until the next call, or undefined where the text must be decoded.
+ */
+export type AsciiTextInverter = (bytes: Uint8Array) => Uint32Array | undefined;
+
+/**
+ * The file's one item, or undefined: read it with readCorpusFile. With `asciiText`, a .txt file
+ * of ASCII bytes without NUL is not decoded: its document comes inverted (SourceDocument.termIds,
+ * text ''). Such bytes decode to themselves (no BOM can be there, and a text file's encoding is
+ * UTF-8 without one), so the TermIds are the decoded text's.
+ */
+export function readSmallFileSync(root: string, relPath: string, asciiText?: AsciiTextInverter): CorpusItem | undefined {
   const fmt = formatOf(relPath);
   // Whole-document formats only: JSONL, JSON and WARC files hold many documents (their own readers).
   if (!fmt || fmt.gzip || !(fmt.format === 'html' || fmt.format === 'text' || fmt.format === 'markdown')) return undefined;
   let fd: number;
   try {
     // O_NONBLOCK: a FIFO put in a file's place since the walk must not hang the worker.
-    fd = openSync(join(root, relPath), constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = openSync(fullPath(root, relPath), constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
@@ -33,7 +58,12 @@ export function readSmallFileSync(root: string, relPath: string): CorpusItem | u
     const n = readSync(fd, buf, 0, buf.length, 0);
     // A read short of the buffer ends a regular file; 0 may be an empty file or something else.
     if (n === 0 || n === buf.length) return undefined;
-    return wholeDocument(buf.subarray(0, n), relPath, fmt.format);
+    const bytes = buf.subarray(0, n);
+    if (asciiText && fmt.format === 'text' && isAscii(bytes) && bytes.indexOf(0) < 0) {
+      const termIds = asciiText(bytes);
+      if (termIds) return { kind: 'doc', doc: { externalId: relPath, path: relPath, title: '', text: '', bytes: n, termIds } };
+    }
+    return wholeDocument(bytes, relPath, fmt.format);
   } catch {
     return undefined;
   } finally {

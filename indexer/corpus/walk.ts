@@ -36,12 +36,12 @@ const byCodeUnits = (a: Dirent, b: Dirent): number => (a.name < b.name ? -1 : a.
 const codeOf = (err: unknown): string => (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
 
 export async function listCorpusFiles(root: string): Promise<CorpusListing> {
-  const { base, entries } = await walkCorpus(root);
+  const { base, entries } = await walkCompact(root);
   const files: string[] = [];
   const skipped: SkippedItem[] = [];
   const unsupported: string[] = [];
   for (const e of entries) {
-    if ('file' in e) files.push(e.file);
+    if (typeof e === 'string') files.push(e);
     else if (e.skip.reason === UNSUPPORTED_TYPE) unsupported.push(e.skip.path);
     else skipped.push(e.skip);
   }
@@ -50,6 +50,35 @@ export async function listCorpusFiles(root: string): Promise<CorpusListing> {
 
 /** Throws CorpusError when the root itself is missing, unreadable or of the wrong kind. */
 export async function walkCorpus(root: string): Promise<{ base: string; entries: WalkEntry[] }> {
+  const { base, entries } = await walkCompact(root);
+  return { base, entries: entries.map((e) => (typeof e === 'string' ? { file: e } : e)) };
+}
+
+/**
+ * The walk's entries with a file as its path alone: 200,000 files made 200,000 more objects
+ * that lived through the walk, and the young generation's collections, which copy what
+ * survives, took about half of it.
+ */
+type CompactEntry = string | { skip: SkippedItem };
+
+/** Whether a file name has a supported extension (formatOf), cached by its extension as written. */
+const supportedByExtension = new Map<string, boolean>();
+const GZ = /\.gz$/i;
+function supported(name: string): boolean {
+  const dot = name.lastIndexOf('.');
+  // The extension with a '.gz' after it, if any: formatOf looks past it.
+  const from = dot > 0 && GZ.test(name) ? name.lastIndexOf('.', dot - 1) : dot;
+  if (from < 0) return formatOf(name) !== undefined;
+  const ext = name.slice(from);
+  let ok = supportedByExtension.get(ext);
+  if (ok === undefined) {
+    ok = formatOf(name) !== undefined;
+    if (supportedByExtension.size < 4096) supportedByExtension.set(ext, ok);
+  }
+  return ok;
+}
+
+async function walkCompact(root: string): Promise<{ base: string; entries: CompactEntry[] }> {
   let rootStat;
   try {
     rootStat = await stat(root);
@@ -60,12 +89,12 @@ export async function walkCorpus(root: string): Promise<{ base: string; entries:
   if (rootStat.isFile()) {
     const name = basename(root);
     if (!formatOf(name)) throw new CorpusError(`not a supported crawl file: ${root} (supported: ${SUPPORTED_EXTENSIONS})`);
-    return { base: dirname(root), entries: [{ file: name }] };
+    return { base: dirname(root), entries: [name] };
   }
   if (!rootStat.isDirectory()) throw new CorpusError(`crawl is not a folder or a regular file: ${root}`);
   const realRoot = await realpath(root);
 
-  const entries: (WalkEntry | { link: string })[] = [];
+  const entries: (CompactEntry | { link: string })[] = [];
   const skip = (path: string, reason: string): void => {
     entries.push({ skip: { path, reason } });
   };
@@ -83,7 +112,6 @@ export async function walkCorpus(root: string): Promise<{ base: string; entries:
     list.sort(byCodeUnits);
     for (const e of list) {
       const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
-      const full = join(dir, e.name);
       let kind: 'dir' | 'file' | 'link' | 'other';
       if (e.isDirectory()) kind = 'dir';
       else if (e.isFile()) kind = 'file';
@@ -92,16 +120,17 @@ export async function walkCorpus(root: string): Promise<{ base: string; entries:
       else {
         // the file system did not say (DT_UNKNOWN): ask
         try {
-          const s = await lstat(full);
+          const s = await lstat(join(dir, e.name));
           kind = s.isDirectory() ? 'dir' : s.isFile() ? 'file' : s.isSymbolicLink() ? 'link' : 'other';
         } catch (err) {
           skip(rel, `cannot read (${codeOf(err)})`);
           continue;
         }
       }
-      if (kind === 'dir') await walk(full, rel);
+      // A file needs no path joined here: the listing holds `rel` (200,000 joins: 0.2 s).
+      if (kind === 'dir') await walk(join(dir, e.name), rel);
       else if (kind === 'file') {
-        if (formatOf(e.name)) entries.push({ file: rel });
+        if (supported(e.name)) entries.push(rel);
         else skip(rel, UNSUPPORTED_TYPE);
       } else if (kind === 'link') {
         entries.push({ link: rel });
@@ -114,16 +143,16 @@ export async function walkCorpus(root: string): Promise<{ base: string; entries:
   if (links > 0) {
     // Second pass over the links, now that every file reached directly is known.
     const listed = new Map<string, string>(); // real path (relative) -> the path it is read as
-    for (const e of entries) if ('file' in e) listed.set(e.file, e.file);
+    for (const e of entries) if (typeof e === 'string') listed.set(e, e);
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
-      if ('link' in e) entries[i] = await resolveLink(e.link, join(root, e.link), realRoot, listed);
+      if (typeof e !== 'string' && 'link' in e) entries[i] = await resolveLink(e.link, join(root, e.link), realRoot, listed);
     }
   }
-  return { base: root, entries: entries as WalkEntry[] };
+  return { base: root, entries: entries as CompactEntry[] };
 }
 
-async function resolveLink(rel: string, full: string, realRoot: string, listed: Map<string, string>): Promise<WalkEntry> {
+async function resolveLink(rel: string, full: string, realRoot: string, listed: Map<string, string>): Promise<CompactEntry> {
   let target: string;
   try {
     target = await realpath(full);
@@ -150,5 +179,5 @@ async function resolveLink(rel: string, full: string, realRoot: string, listed: 
   }
   if (!formatOf(basename(rel))) return { skip: { path: rel, reason: UNSUPPORTED_TYPE } };
   listed.set(at, rel);
-  return { file: rel };
+  return rel;
 }

@@ -25,7 +25,8 @@ const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
 /** Appends batch b's documents to the table (in crawl order: their DocIds follow); returns the first one's. */
 export function addBatchDocuments(documents: DocumentTable, b: ParsedBatch): number {
   const base = documents.count;
-  for (let i = 0; i < b.externalIds.length; i++) documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
+  // A batch of small files (endSeq): each document is a file, its path its external id.
+  for (let i = 0; i < b.externalIds.length; i++) documents.add(b.externalIds[i]!, b.endSeq !== undefined ? b.externalIds[i]! : b.path, b.lengths[i]!);
   if (b.warc) for (let i = 0; i < b.externalIds.length; i++) documents.setWarc(base + i, b.warc[2 * i]!, b.warc[2 * i + 1]!);
   return base;
 }

@@ -47,6 +47,12 @@ export interface ParseWorkerInit {
    * runs ('run'), blocks for the GPU thread ('block') and at the end its lexicon ('lexicon').
    */
   ownLexicon?: WorkerBlocksConfig;
+  /**
+   * Consecutive small whole-document files of a group share a batch (ParsedBatch.endSeq) rather
+   * than making one each. Off with --resume: a resume point inside a batch must name the same
+   * batch on the next run, and these batches end where the groups (sized by the worker count) do.
+   */
+  smallFilesTogether?: boolean;
 }
 
 /**
@@ -97,6 +103,12 @@ export interface ParsedBatch {
   seq: number;
   part: number;
   last: boolean;
+  /**
+   * A batch of whole small files (ParseWorkerInit.smallFilesTogether): tasks seq..endSeq, each
+   * one document or one skip, every document's path being its external id (`path` is the first
+   * file's). Absent: the batch is part `part` of task `seq` alone.
+   */
+  endSeq?: number;
   /** The raw tokens of the worker's local term ids firstNewTerm, firstNewTerm + 1, ... (never stopwords; not yet stemmed). */
   firstNewTerm: number;
   newTerms: RawTokenBytes;
@@ -112,7 +124,7 @@ export interface ParsedBatch {
   /** Every pair's termID is the worker's local id, without UNRESOLVED_BIT (ParseWorkerInit.resolveIds false). */
   localIds?: true;
   externalIds: string[];
-  /** The crawl file every document of the batch comes from (a batch never spans files): one string, not one a document. */
+  /** The crawl file every document of the batch comes from (a batch spans files only with endSeq): one string, not one a document. */
   path: string;
   /**
    * Range tasks only (line numbers count from the range's first line): [document index, line]
@@ -148,6 +160,7 @@ export interface BundledBatch {
   seq: number;
   part: number;
   last: boolean;
+  endSeq?: number;
   pairCount: number;
   unresolvedCount: number;
   docs: number;

@@ -28,6 +28,14 @@ export function tasksAheadFromEnv(): number {
   return integerFromEnv('GPUINDEX_TASKS_AHEAD', 1, 8) ?? TASKS_AHEAD;
 }
 
+/**
+ * GPUINDEX_SMALL_FILES_TOGETHER=0: one batch a small file even where they could share one
+ * (ParseWorkerInit.smallFilesTogether); a benchmark and test knob, the index is the same.
+ */
+export function smallFilesTogetherFromEnv(): boolean {
+  return integerFromEnv('GPUINDEX_SMALL_FILES_TOGETHER', 0, 1) !== 0;
+}
+
 export interface WorkerTimes {
   busyMs: number;
   idleMs: number;
@@ -128,6 +136,7 @@ export class ParsePool {
     for (let i = firstFile; i < tasks.length; i++) this.bytesLeft += tasks[i]!.bytes;
     this.times = Array.from({ length: count }, () => ({ busyMs: 0, idleMs: 0, batches: 0 }));
     this.scanTableBytes = new Array<number>(count).fill(0);
+    const together = smallFilesTogetherFromEnv();
     for (let w = 0; w < count; w++) {
       const resourceLimits = init.maxYoungGenerationMb ? { maxYoungGenerationSizeMb: init.maxYoungGenerationMb } : undefined;
       const termIds = new SharedTermIds(newSharedTermIds(), count > 1);
@@ -135,7 +144,13 @@ export class ParsePool {
       // With one worker, the worker bounds the parse and this thread waits for its batches
       // (mail: ~190 of ~560 ms), so this thread maps every pair (ParsedBatch.localIds): the
       // worker's id lookups took it longer than the mapping takes here (mail, 2-core machine).
-      const workerData: ParseWorkerInit = { ...init, globalTermIds: termIds.buffer, resolveIds: count > 1 && !init.ownLexicon, ...(init.ownLexicon ? { ownLexicon: { ...init.ownLexicon, worker: w } } : {}) };
+      const workerData: ParseWorkerInit = {
+        ...init,
+        globalTermIds: termIds.buffer,
+        resolveIds: count > 1 && !init.ownLexicon,
+        smallFilesTogether: init.smallFilesTogether === true && together,
+        ...(init.ownLexicon ? { ownLexicon: { ...init.ownLexicon, worker: w } } : {}),
+      };
       // A worker started ahead of the build (the CLI's) gets its set-up as its first message.
       const spare = takeSpareWorker(init.maxYoungGenerationMb);
       const worker = spare ?? new Worker(workerScript('indexer/parse/parse-worker.js'), { workerData, resourceLimits });
@@ -342,6 +357,7 @@ export class ParsePool {
       if (h.lineIds) batch.lineIds = h.lineIds;
       if (h.warc) batch.warc = h.warc;
       if (h.notIndexed) batch.notIndexed = h.notIndexed;
+      if (h.endSeq !== undefined) batch.endSeq = h.endSeq;
       if (h.lines !== undefined) {
         batch.lines = h.lines;
         batch.items = h.items;
@@ -354,7 +370,7 @@ export class ParsePool {
     if (credited) this.credit(w);
     const held = this.groups[w]!;
     const tail = m.batches[m.batches.length - 1]!;
-    if (tail.last && held.length > 0 && held[0]!.end === tail.seq) {
+    if (tail.last && held.length > 0 && held[0]!.end === (tail.endSeq ?? tail.seq)) {
       held.shift();
       this.dispatch(w);
       if (held.length === 0 && !(w === 0 && this.keepFirstWorker)) this.retire(w);
@@ -410,7 +426,7 @@ export class ParsePool {
       if (this.failure) throw this.failure;
       this.arrived.delete(key);
       if (++got.bundle.taken === got.bundle.batches && got.buffered) this.bufferedBytes -= got.bundle.bytes;
-      this.expected = got.batch.last ? { seq: seq + 1, part: 0 } : { seq, part: part + 1 };
+      this.expected = got.batch.last ? { seq: (got.batch.endSeq ?? seq) + 1, part: 0 } : { seq, part: part + 1 };
       yield got;
     }
   }

@@ -41,6 +41,12 @@ let lexicon: WorkerLexicon | undefined;
 let blocks: WorkerBlocks | undefined;
 /** The own block is full: seal it before the next document. */
 let blockFull = false;
+/** ASCII .txt files straight into the scanner (read-small-file.ts). */
+const asciiText = (bytes: Uint8Array): Uint32Array | undefined => inverter.invertAsciiBytes(bytes);
+/** ParseWorkerInit.smallFilesTogether. */
+let smallFilesTogether = false;
+/** The open batch of consecutive small files (smallFilesTogether), until its group ends or it fills. */
+let filesBatch: OpenBatch | undefined;
 
 /**
  * Sets the worker up for its build: from workerData, or from the 'init' message when it was
@@ -56,6 +62,7 @@ function setUp(i: ParseWorkerInit): void {
   resolveIds = init.resolveIds !== false;
   BATCH_WORDS = batchArrayWords(init.batchPairs);
   credits = init.credits;
+  smallFilesTogether = init.smallFilesTogether === true;
   if (init.ownLexicon) {
     lexicon = new WorkerLexicon(tokenizer, localTerms);
     blocks = new WorkerBlocks(
@@ -152,6 +159,8 @@ class OpenBatch {
   warc?: string[];
   /** Records and payloads left out, by kind (WARC). */
   notIndexed?: Record<string, number>;
+  /** A batch of small files: the last task in it (ParsedBatch.endSeq). */
+  endSeq?: number;
 
   constructor(
     readonly seq: number,
@@ -241,6 +250,7 @@ class OpenBatch {
     if (this.lineIds.length > 0) h.lineIds = this.lineIds;
     if (this.warc) h.warc = this.warc;
     if (this.notIndexed) h.notIndexed = this.notIndexed;
+    if (this.endSeq !== undefined) h.endSeq = this.endSeq;
     if (this.lines !== undefined) {
       h.lines = this.lines;
       h.items = this.items;
@@ -331,7 +341,55 @@ async function post(open?: OpenBatch): Promise<void> {
   busySince = performance.now();
 }
 
-async function parseFile(task: Task): Promise<void> {
+/** Adds an item to the batch; true when the bundle is full, or the own block. */
+function takeItem(batch: OpenBatch, item: CorpusItem, renumbered: boolean): boolean {
+  if (item.kind === 'skip') {
+    batch.skips.push(item.skip);
+    return false;
+  }
+  if (item.kind === 'ignored') {
+    batch.notIndexed ??= {};
+    batch.notIndexed[item.what] = (batch.notIndexed[item.what] ?? 0) + 1;
+    return false;
+  }
+  const d = item.doc;
+  if (d.warc) (batch.warc ??= []).push(d.warc.date ?? '', d.warc.recordId ?? '');
+  if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
+  if (renumbered && d.idFromLine) batch.lineIds.push(batch.docs, d.line!);
+  batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
+  return bundle.pairEnd >= init.batchPairs || blockFull;
+}
+
+/**
+ * A task: with smallFilesTogether, a small whole-document file goes into the open batch of
+ * small files (one batch, not one a file: a crawl of many small files made the main thread
+ * take, remap and count a batch a file); any other file closes that batch and has its own.
+ */
+async function parseTask(task: Task): Promise<void> {
+  if (!smallFilesTogether || task.range) return parseFile(task, true);
+  const small = readSmallFileSync(init.root, task.path, asciiText);
+  if (small === undefined) {
+    filesBatch?.close(true);
+    filesBatch = undefined;
+    return parseFile(task, false);
+  }
+  // A small file is one document (or one skip): the batch closes between files, never inside one.
+  const batch = (filesBatch ??= new OpenBatch(task.seq, 0, task.path, bundle));
+  batch.endSeq = task.seq;
+  takeItem(batch, small, false);
+  if (blockFull) {
+    blockFull = false;
+    await blocks!.seal();
+  }
+  if (task.endsGroup || bundle.pairEnd >= init.batchPairs) {
+    batch.close(true);
+    filesBatch = undefined;
+    await post();
+  }
+}
+
+/** `trySmall`: whether the small-file reader may take the file (parseTask tried it already otherwise). */
+async function parseFile(task: Task, trySmall: boolean): Promise<void> {
   const { seq, path, range: lineRange } = task;
   let part = 0;
   let batch = new OpenBatch(seq, part, path, bundle);
@@ -339,24 +397,7 @@ async function parseFile(task: Task): Promise<void> {
   const range = lineRange && { ...lineRange, onEnd: (c: { lines: number; items: number }) => (counts = c) };
   // Only a range after a file's first has line numbers the main thread must renumber.
   const renumbered = range !== undefined && range.start > 0;
-  /** Adds an item to the batch; true when the batch is full, or the bundle is. */
-  const take = (item: CorpusItem): boolean => {
-    if (item.kind === 'skip') {
-      batch.skips.push(item.skip);
-      return false;
-    }
-    if (item.kind === 'ignored') {
-      batch.notIndexed ??= {};
-      batch.notIndexed[item.what] = (batch.notIndexed[item.what] ?? 0) + 1;
-      return false;
-    }
-    const d = item.doc;
-    if (d.warc) (batch.warc ??= []).push(d.warc.date ?? '', d.warc.recordId ?? '');
-    if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
-    if (renumbered && d.idFromLine) batch.lineIds.push(batch.docs, d.line!);
-    batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
-    return bundle.pairEnd >= init.batchPairs || blockFull;
-  };
+  const take = (item: CorpusItem): boolean => takeItem(batch, item, renumbered);
   /**
    * A file's batches are cut where its own pairs reach batchPairs, wherever it starts in a
    * bundle, so a file's parts (and --resume's points in them) do not depend on its neighbours.
@@ -375,7 +416,7 @@ async function parseFile(task: Task): Promise<void> {
   };
   // Small whole-document files and plain JSONL are read with synchronous calls (no promise a
   // file or a line); other files as a stream.
-  const small = range ? undefined : readSmallFileSync(init.root, path);
+  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path, asciiText);
   const plainJsonl = small ? undefined : readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
   if (small) {
     if (take(small)) await full();
@@ -422,7 +463,7 @@ async function main(): Promise<void> {
     }
     taskWaiter = undefined;
     if (stopping) break;
-    await parseFile(tasks.shift()!);
+    await parseTask(tasks.shift()!);
   }
   if (blocks) {
     // The last block, then the lexicon its runs are keyed by (the merge unites the workers').

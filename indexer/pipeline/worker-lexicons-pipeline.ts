@@ -95,6 +95,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
       maxYoungGenerationMb: input.maxYoungGenerationMb,
       niceness: workerNicenessFromEnv(),
       ownLexicon: { worker: 0, runDir: input.runDir, blockPairs, blocks, sortHere },
+      smallFilesTogether: true,
     },
     input.maxBufferedBytes ?? 8 * batchPairs * 4 * workers,
   );

@@ -122,6 +122,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     credits: input.credits ?? CREDITS,
     maxYoungGenerationMb: input.maxYoungGenerationMb,
     niceness: workerNicenessFromEnv(),
+    // Not with --resume: its points inside batches must name the same batches on the next run.
+    smallFilesTogether: !input.checkpoints && !input.restored,
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0, blockMode);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
@@ -332,7 +334,7 @@ export async function* batchesTimed(pool: ParsePool, clock: StageClock, waited: 
 /** The stream position after `taken` pairs of `batch`, normalized to the next batch when whole. */
 function pointAfter(batch: ParsedBatch, taken: number): ResumePoint {
   if (taken < batch.pairCount) return { seq: batch.seq, part: batch.part, taken, inBatch: true };
-  return batch.last ? { seq: batch.seq + 1, part: 0, taken: 0, inBatch: false } : { seq: batch.seq, part: batch.part + 1, taken: 0, inBatch: false };
+  return batch.last ? { seq: (batch.endSeq ?? batch.seq) + 1, part: 0, taken: 0, inBatch: false } : { seq: batch.seq, part: batch.part + 1, taken: 0, inBatch: false };
 }
 
 export function countSkip(counters: ParseCounters, s: SkippedItem, input: WorkerPipelineInput): void {
@@ -343,7 +345,7 @@ export function countSkip(counters: ParseCounters, s: SkippedItem, input: Worker
 
 export function countBatch(counters: ParseCounters, batch: ParsedBatch, input: WorkerPipelineInput): void {
   for (const w of batch.warnings) noteWarning(counters, w, input.onDocumentWarning);
-  if (batch.last) counters.fileBytesDone += input.tasks[batch.seq]?.bytes ?? 0;
+  if (batch.last) for (let s = batch.seq; s <= (batch.endSeq ?? batch.seq); s++) counters.fileBytesDone += input.tasks[s]?.bytes ?? 0;
   for (const s of batch.skips) countSkip(counters, s, input);
   if (batch.notIndexed) for (const [what, n] of Object.entries(batch.notIndexed)) countNotIndexed(counters.notIndexed, what, n);
   counters.documents += batch.externalIds.length;

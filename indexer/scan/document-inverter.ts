@@ -310,6 +310,21 @@ export class DocumentInverter {
     return this.termIds.subarray(0, this.length);
   }
 
+  /**
+   * invert() of a document with no title whose text is `bytes`, all ASCII (the caller checks),
+   * without the text as a string: a view of its TermIds, or undefined where it must take
+   * invert() (no WebAssembly scanner, or longer than one chunk).
+   */
+  invertAsciiBytes(bytes: Uint8Array): Uint32Array | undefined {
+    if (this.wasmTable === undefined) return undefined;
+    this.length = 0;
+    // As add() does before a text.
+    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
+    if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
+    if (!this.wasmTable.scanAsciiBytes(bytes, this.tokenizer.maxTokenLength, this.analyse, this.pushAll)) return undefined;
+    return this.termIds.subarray(0, this.length);
+  }
+
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;

@@ -250,6 +250,20 @@ export class WasmAsciiTable {
     return 'scanned';
   }
 
+  /**
+   * scan() of ASCII bytes as they are (a small .txt file's): no string made of them, nor written
+   * back. False, having done nothing, for more than one chunk's bytes (scan() cuts those).
+   */
+  scanAsciiBytes(bytes: Uint8Array, maxLength: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): boolean {
+    if (bytes.length > CHUNK) return false;
+    const x = this.x;
+    if (x.memory.buffer !== this.buffer) this.views();
+    this.bytes.set(bytes, x.input());
+    if (this.numbered) x.setNextId(this.numbering!.terms.count);
+    this.emitScanned(x.scan(bytes.length, maxLength), analyse, emit);
+    return true;
+  }
+
   private scanChunk(text: string, start: number, end: number, maxLength: number, analyse: (raw: string) => number, emit: (values: Int32Array) => void): void {
     const x = this.x;
     if (x.memory.buffer !== this.buffer) this.views();

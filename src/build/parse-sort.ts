@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { linesBefore } from '../../indexer/parse/shards.js';
+import { plannedFileSizes } from '../../indexer/parse/file-sizes.js';
 import { join, resolve, sep } from 'node:path';
 import { CheckpointLog, resumeKey, type RestoredState } from '../../indexer/checkpoint/checkpoint.js';
 import { TermDictionary } from '../../indexer/fill/dictionary.js';
@@ -63,12 +64,14 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
   let shard: ShardIdentity | undefined;
   if (plan.listing) {
     const listing = withoutOwnResumeDir(plan.listing, out.output);
-    const fileStats = listing.files.map((f) => statOrZero(join(listing.base, f)));
-    const sizes = fileStats.map((st) => st.size);
+    // --resume keys its checkpoints by every file's size and time, --shard cuts by exact sizes;
+    // otherwise the plan needs few of them (plannedFileSizes).
+    const fileStats = options.resume || c.shard ? listing.files.map((f) => statOrZero(join(listing.base, f))) : undefined;
+    const sizes = fileStats ? fileStats.map((st) => st.size) : plannedFileSizes(listing.base, listing.files);
     const workerLexicons = useWorkerLexicons(plan.workers, options.resume === true);
     const tasks = planParseTasks(listing.base, listing.files, sizes, plan.blockSize, c.shard, workerLexicons);
     shard = c.shard && shardIdentity(c, listing, sizes);
-    const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats, tasks, dictionary, documents) : undefined;
+    const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats!, tasks, dictionary, documents) : undefined;
     restored = resumed?.restored;
     // The index database opens now: document rows go in while the parse waits for batches.
     const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, !options.resume);
@@ -136,6 +139,9 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
  */
 export function withoutOwnResumeDir(listing: CorpusListing, output: string): CorpusListing {
   const ownResumeDir = resumeDirFor(output) + sep;
+  // Most outputs are outside the crawl: then no path of it needs resolving (200,000 files: 0.3 s).
+  const base = resolve(listing.base);
+  if (!ownResumeDir.startsWith(base.endsWith(sep) ? base : base + sep)) return listing;
   const outside = (rel: string) => !resolve(listing.base, rel).startsWith(ownResumeDir);
   listing.files = listing.files.filter(outside);
   listing.skipped = listing.skipped.filter((s) => outside(s.path));

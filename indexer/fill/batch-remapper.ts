@@ -26,6 +26,7 @@ const LOCAL_ID = ~UNRESOLVED_BIT >>> 0;
 export function addBatchDocuments(documents: DocumentTable, b: ParsedBatch): number {
   const base = documents.count;
   for (let i = 0; i < b.externalIds.length; i++) documents.add(b.externalIds[i]!, b.path, b.lengths[i]!);
+  if (b.titleLengths) for (let i = 0; i < b.externalIds.length; i++) documents.setTitleLength(base + i, b.titleLengths[i]!);
   if (b.warc) for (let i = 0; i < b.externalIds.length; i++) documents.setWarc(base + i, b.warc[2 * i]!, b.warc[2 * i + 1]!);
   return base;
 }

@@ -47,6 +47,8 @@ export interface ParseWorkerInit {
    * runs ('run'), blocks for the GPU thread ('block') and at the end its lexicon ('lexicon').
    */
   ownLexicon?: WorkerBlocksConfig;
+  /** --positions: batches carry each document's title length (ParsedBatch.titleLengths). */
+  positions?: boolean;
 }
 
 /**
@@ -123,6 +125,8 @@ export interface ParsedBatch {
   lines?: number;
   items?: number;
   lengths: Uint32Array;
+  /** --positions: each document's title length in terms (its first title copy: block-positions.ts). */
+  titleLengths?: Uint32Array;
   /** WARC documents only: [WARC-Date, WARC-Record-ID] of each document ('' for none), flattened. */
   warc?: string[];
   /** Records that are not documents and no fault (WARC request records, images), by kind. */
@@ -177,6 +181,7 @@ export interface BatchBundle {
   pairs: Uint32Array;
   unresolved: Uint32Array;
   lengths: Uint32Array;
+  titleLengths?: Uint32Array;
   externalIds: string[];
   localIds?: true;
   busyMs: number;

@@ -202,7 +202,7 @@ program
           if (snippet) process.stdout.write(`     ${snippet}\n`);
           for (const c of h.explanation ?? [])
             process.stdout.write(
-              `     ${c.score.toFixed(4)}  ${c.occur === 'must' ? '+' : ''}${c.term}: idf ${c.idf.toFixed(4)} (df ${c.df}) * tf ${c.tf} * (k1 + 1) / (tf + k1 * (1 - b + b * length ${c.length} / average ${c.averageLength.toFixed(1)}))\n`,
+              `     ${c.score.toFixed(4)}  ${c.occur === 'must' ? '+' : ''}${c.term}: idf ${c.idf.toFixed(4)} (df ${c.df}) * tf ${c.tf} * (k1 + 1) / (tf + k1 * (1 - b + b * length ${c.length} / average ${c.averageLength.toFixed(1)}))${c.phrase ? `  [in ${c.phrase}]` : ''}\n`,
             );
         }
       }

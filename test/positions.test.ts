@@ -8,6 +8,7 @@ import { verifyIndex } from '../merge/verify.js';
 import { readIndexContent } from './helpers/index-files.js';
 import { naivePositions, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
+import { hasGpu } from './helpers/gpu-available.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-pos-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -87,6 +88,27 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
       return build();
     });
     expect(own.equals(shared)).toBe(true);
+  });
+});
+
+describe.runIf(hasGpu())('--positions with the GPU sorter', () => {
+  it('Indexgpu and Indexgpu+ (shared dictionary, and workers with lexicons of their own) write the CPU sorter\'s positions.bin', async () => {
+    const docs = Array.from({ length: 80 }, (_, i) => ({ title: i % 4 ? `ahab ${i % 7} whale` : '', text: Array.from({ length: 25 + (i % 13) }, (_, j) => VOCABULARY[(i * 5 + j * 7) % VOCABULARY.length]).join(' ') }));
+    const dir = writeCrawl(docs, 5);
+    const naive = naivePositions(tokenStreams(docs, {}));
+    const build = async (o: Partial<Parameters<typeof buildIndex>[0]>) => {
+      const out = join(work, `gpu-${serial++}`);
+      const summary = await buildIndex({ input: dir, output: out, blockSize: 211, positions: true, ...o });
+      return { summary, bytes: readFileSync(join(out, 'positions.bin')), postings: readFileSync(join(out, 'postings.bin')), out };
+    };
+    const cpu = await build({ pipeline: 'cpu', workers: 2 });
+    expect(sortedEntries(readPositions(cpu.out).positions)).toEqual(sortedEntries(naive.positions));
+    for (const o of [{ pipeline: 'gpu', workers: 2 }, { pipeline: 'gpu+', workers: 2 }, { pipeline: 'gpu+', workers: 5 }] as const) {
+      const gpu = await build(o);
+      expect(gpu.summary.sorter).toBe('gpu');
+      expect(gpu.postings.equals(cpu.postings)).toBe(true);
+      expect(gpu.bytes.equals(cpu.bytes)).toBe(true);
+    }
   });
 });
 

@@ -5,6 +5,8 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
+import { sha256OfFile } from '../merge/manifest.js';
+import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
 import { naivePositions, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
@@ -129,6 +131,31 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(b.stats).toEqual(a.stats);
     expect(readFileSync(join(plain, 'impacts.bin')).equals(readFileSync(join(withPositions, 'impacts.bin')))).toBe(true);
     expect(Object.keys(JSON.parse(readFileSync(join(withPositions, 'MANIFEST.json'), 'utf8')).files)).toContain('positions.bin');
+  });
+
+  it('the writer and join refuse a --positions index, and --shard with --positions, in one line each', async () => {
+    const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
+    const out = join(work, `w-${serial++}`);
+    await buildIndex({ input: dir, output: out, positions: true });
+    await expect(openWriter(out)).rejects.toThrow(/built with --positions; the writer does not keep positions/);
+    await expect(buildIndex({ input: dir, output: join(work, `s-${serial++}`), positions: true, shard: '0/2' })).rejects.toThrow(/^--positions cannot be combined with --shard/);
+  });
+
+  it('verify reads positions.bin: damage under a matching checksum is found and named', async () => {
+    const out = join(work, `v-${serial++}`);
+    await buildIndex({ input: [{ id: 'a', title: 'white whale', text: 'the whale and the white sea whale' }], output: out, sorter: 'cpu', positions: true });
+    expect(verifyIndex(out).terms).toBeGreaterThan(0);
+    const path = join(out, 'positions.bin');
+    const bytes = readFileSync(path);
+    // The first term's first posting: its count, then its first position; a count of 9 runs into the next term.
+    const dataAt = 16 + 4 * 1;
+    bytes[dataAt] = 9;
+    writeFileSync(path, bytes);
+    const manifestPath = join(out, 'MANIFEST.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    manifest.files['positions.bin'].sha256 = sha256OfFile(path);
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    expect(() => verifyIndex(out)).toThrow(/^positions\.bin: term /);
   });
 
   it('refuses --positions with --resume in one line', async () => {

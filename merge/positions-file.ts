@@ -1,15 +1,22 @@
 /**
  * positions.bin (--positions; docs/architecture.md "Positions"):
  *
- *   bytes 0..8    magic "GPIXPOS1"
+ *   bytes 0..8    magic "GPIXPOS2"
  *   bytes 8..12   u32 documents D (little-endian)
  *   bytes 12..16  u32 terms T
- *   then          D × u32: each document's title length in terms (its title's positions are
+ *   bytes 16..20  u32 title weight w (the build's titleWeight)
+ *   bytes 20..24  u32 0 (reserved)
+ *   then          D × u32: each document's title length L in terms (its title's positions are
  *                 0 .. L−1; its text's start at L + 1, or 0 without a title)
  *   then          each term's positions in termID order: for each posting of its list, in the
- *                 list's (docID) order, a varint count n then n varints, the first position and
- *                 then the gaps to the next (>= 1)
+ *                 list's (docID) order, its positions as varints, the first one and then the
+ *                 gaps to the next (>= 1)
  *   then          (T + 1) × u64: where each term's positions start, and where the last ends
+ *
+ * A posting's positions carry no count: its tf (postings.bin) is its title positions counted w
+ * times and its text positions once (the title's repeats have none: indexer/fill/
+ * block-positions.ts), so a reader takes positions until they add up to tf. A count a posting
+ * was a third of the file (gen-corpus 300 MB: 25 M postings beside 43 M positions).
  *
  * The postings lists (postings.bin) are unchanged: a term's positions are read beside its list.
  */
@@ -17,8 +24,8 @@ import { closeSync, openSync, readSync, writeSync, fstatSync } from 'node:fs';
 import { writeVarintU32 } from './varint.js';
 
 export const POSITIONS_FILE = 'positions.bin';
-export const POSITIONS_MAGIC = Buffer.from('GPIXPOS1', 'latin1');
-export const POSITIONS_HEADER_BYTES = 16;
+export const POSITIONS_MAGIC = Buffer.from('GPIXPOS2', 'latin1');
+export const POSITIONS_HEADER_BYTES = 24;
 const FLUSH_BYTES = 4 << 20;
 
 export class PositionsFileWriter {
@@ -31,13 +38,14 @@ export class PositionsFileWriter {
   /** Terms whose start is recorded. */
   private started = 0;
 
-  constructor(readonly path: string, documents: number, private readonly terms: number, titleLengths: Uint32Array) {
+  constructor(readonly path: string, documents: number, private readonly terms: number, titleLengths: Uint32Array, titleWeight: number) {
     if (titleLengths.length !== documents) throw new Error(`positions: ${titleLengths.length} title lengths for ${documents} documents`);
     this.fd = openSync(path, 'wx');
     const header = Buffer.alloc(POSITIONS_HEADER_BYTES);
     POSITIONS_MAGIC.copy(header, 0);
     header.writeUInt32LE(documents, 8);
     header.writeUInt32LE(terms, 12);
+    header.writeUInt32LE(titleWeight, 16);
     this.put(header);
     this.put(new Uint8Array(titleLengths.buffer, titleLengths.byteOffset, 4 * documents));
     this.starts = new Float64Array(terms + 1);
@@ -65,13 +73,12 @@ export class PositionsFileWriter {
     while (this.started <= termId) this.starts[this.started++] = this.offset;
   }
 
-  /** One posting's positions, ascending. */
+  /** One posting's positions, ascending (as many as add up to its tf: see above). */
   addPosting(positions: Uint32Array, from: number, n: number): void {
-    if (this.used + 5 * (n + 1) > this.buf.length) this.flush();
-    if (5 * (n + 1) > this.buf.length) {
+    if (this.used + 5 * n > this.buf.length) this.flush();
+    if (5 * n > this.buf.length) {
       // A posting larger than the buffer: its varints one at a time.
       const one = new Uint8Array(5);
-      this.put(one.subarray(0, writeVarintU32(one, 0, n)));
       let last = 0;
       for (let i = 0; i < n; i++) {
         const p = positions[from + i]!;
@@ -81,7 +88,7 @@ export class PositionsFileWriter {
       return;
     }
     const buf = this.buf;
-    let at = writeVarintU32(buf, this.used, n);
+    let at = this.used;
     let last = 0;
     for (let i = 0; i < n; i++) {
       const p = positions[from + i]!;
@@ -115,6 +122,7 @@ export class PositionsFileWriter {
 export class PositionsFile {
   readonly documents: number;
   readonly terms: number;
+  readonly titleWeight: number;
   readonly titleLengths: Uint32Array;
   private readonly starts: Float64Array;
   private readonly fd: number;
@@ -128,6 +136,8 @@ export class PositionsFile {
       const view = Buffer.from(header);
       this.documents = view.readUInt32LE(8);
       this.terms = view.readUInt32LE(12);
+      this.titleWeight = view.readUInt32LE(16);
+      if (this.titleWeight < 1) throw new Error(`${path}: title weight ${this.titleWeight}`);
       const tableAt = size - 8 * (this.terms + 1);
       const dataAt = POSITIONS_HEADER_BYTES + 4 * this.documents;
       if (tableAt < dataAt) throw new Error(`${path}: ${size} bytes cannot hold ${this.documents} documents and ${this.terms} terms`);
@@ -164,14 +174,19 @@ export class PositionsFile {
     return this.read(at, this.starts[termId + 1]! - at);
   }
 
+  /** A cursor over term `termId`'s positions, beside its decoded list. */
+  cursor(termId: number, list: { docIds: Uint32Array; tfs: Uint32Array }): PositionsCursor {
+    return new PositionsCursor(this.termBytes(termId), list.docIds, list.tfs, this.titleLengths, this.titleWeight);
+  }
+
   close(): void {
     closeSync(this.fd);
   }
 }
 
 /**
- * The postings of one term's positions, read forward: positionsOf(i) for postings i in
- * increasing order, skipping those between without decoding their gaps.
+ * The postings of one term's positions, read forward beside its decoded list: positionsOf(i)
+ * for postings i in increasing order, those between decoded only as far as telling their end.
  */
 export class PositionsCursor {
   private at = 0;
@@ -179,7 +194,13 @@ export class PositionsCursor {
   private posting = 0;
   private out = new Uint32Array(64);
 
-  constructor(private readonly bytes: Uint8Array) {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly docIds: Uint32Array,
+    private readonly tfs: Uint32Array,
+    private readonly titleLengths: Uint32Array,
+    private readonly titleWeight: number,
+  ) {}
 
   private varint(): number {
     const b = this.bytes;
@@ -194,24 +215,35 @@ export class PositionsCursor {
     }
   }
 
+  /** Decodes posting `this.posting` into `out`; returns its count. */
+  private decode(): number {
+    const i = this.posting;
+    if (i >= this.docIds.length) throw new RangeError(`positions: posting ${i} past the list's ${this.docIds.length}`);
+    const tf = this.tfs[i]!;
+    const title = this.titleLengths[this.docIds[i]!]!;
+    let weight = 0;
+    let n = 0;
+    let p = 0;
+    while (weight < tf) {
+      p += this.varint();
+      if (n === this.out.length) {
+        const grown = new Uint32Array(2 * n);
+        grown.set(this.out);
+        this.out = grown;
+      }
+      this.out[n++] = p;
+      weight += p < title ? this.titleWeight : 1;
+    }
+    if (weight !== tf) throw new RangeError(`positions of docID ${this.docIds[i]} add up to ${weight}, its tf is ${tf}`);
+    this.posting++;
+    return n;
+  }
+
   /** Posting i's positions (a view valid until the next call); i must not decrease. */
   positionsOf(i: number): Uint32Array {
     if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
-    const b = this.bytes;
-    while (this.posting < i) {
-      let n = this.varint();
-      while (n > 0) {
-        if (this.at >= b.length) throw new RangeError('positions run past their term');
-        if (b[this.at++]! < 0x80) n--;
-      }
-      this.posting++;
-    }
-    const n = this.varint();
-    if (n > this.out.length) this.out = new Uint32Array(Math.max(n, 2 * this.out.length));
-    let p = 0;
-    for (let k = 0; k < n; k++) this.out[k] = p += this.varint();
-    this.posting++;
-    return this.out.subarray(0, n);
+    while (this.posting < i) this.decode();
+    return this.out.subarray(0, this.decode());
   }
 
   /** Whether every byte of the term has been read. */

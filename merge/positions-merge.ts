@@ -23,6 +23,8 @@ export interface PositionsMergeInput {
   terms: number;
   /** Each document's title length in terms, by docID. */
   titleLengths: Uint32Array;
+  /** The build's titleWeight (a reader tells a posting's positions' end by it). */
+  titleWeight: number;
 }
 
 export interface PositionsMergeResult {
@@ -80,7 +82,7 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
   const { runPaths, chunkPairs } = input;
   const cursors: RunCursor[] = [];
   const readers: RunPositionsReader[] = [];
-  const writer = new PositionsFileWriter(input.path, input.titleLengths.length, input.terms, input.titleLengths);
+  const writer = new PositionsFileWriter(input.path, input.titleLengths.length, input.terms, input.titleLengths, input.titleWeight);
   try {
     runPaths.forEach((path, i) => {
       const cursor = new RunCursor(path, chunkPairs, undefined, { lexicon: lexiconOfRun(input.lexicons, i) });

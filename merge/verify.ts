@@ -6,9 +6,10 @@
  *     decodes to exactly df postings with strictly increasing docIDs below the document count,
  *     tfs >= 1 summing to cf.
  *  3. The document table holds docIDs 0 .. N-1 and the statistics agree with it.
- *  4. positions.bin, where the manifest lists it: each list's postings have 1 .. tf positions,
- *     strictly increasing, none at a title's end (the gap before the text), and each term's
- *     positions end where the next term's start.
+ *  4. positions.bin, where the manifest lists it: each list's postings have positions adding
+ *     up to their tf (a title position counted titleWeight times), strictly increasing, none at
+ *     a title's end (the gap before the text), and each term's positions end where the next
+ *     term's start.
  * A segmented index (segments.json): each segment so, and the manifest's figures of each.
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
@@ -23,7 +24,7 @@ import { TERM_STATS_CHUNK, TermStatsReader } from './term-stats.js';
 import { readSegments, SEGMENTS_FILE } from './segments.js';
 import { computeImpacts, IMPACTS_FILE, readImpacts } from './impacts.js';
 import { SegmentReader } from './segment-reader.js';
-import { PositionsCursor, PositionsFile, POSITIONS_FILE } from './positions-file.js';
+import { PositionsFile, POSITIONS_FILE } from './positions-file.js';
 
 export class IndexDamage extends Error {
   override readonly name = 'IndexDamage';
@@ -199,7 +200,7 @@ function openPositions(dir: string, documents: number, terms: number): Positions
 
 /** One term's positions against its postings (see 4. above). */
 function verifyPositions(file: PositionsFile, termId: number, list: { docIds: Uint32Array; tfs: Uint32Array }, where: () => string): void {
-  const cursor = new PositionsCursor(file.termBytes(termId));
+  const cursor = file.cursor(termId, list);
   for (let k = 0; k < list.docIds.length; k++) {
     let p: Uint32Array;
     try {

@@ -241,7 +241,7 @@ class Segment {
         const e = this.entry(term);
         return e && this.readList(e);
       },
-      positionBytes: (term: string) => this.positions().termBytes(this.entry(term)!.termId),
+      positions: (term: string, list: { docIds: Uint32Array; tfs: Uint32Array }) => this.positions().cursor(this.entry(term)!.termId, list),
       titleLengths: this.positions().titleLengths,
     };
     return plan.phrases.map((phrase) => phraseMatches(phrase, terms, source));

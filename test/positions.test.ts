@@ -147,15 +147,16 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(verifyIndex(out).terms).toBeGreaterThan(0);
     const path = join(out, 'positions.bin');
     const bytes = readFileSync(path);
-    // The first term's first posting: its count, then its first position; a count of 9 runs into the next term.
-    const dataAt = 16 + 4 * 1;
-    bytes[dataAt] = 9;
+    // The first term ("sea", at 5: the title's 2 terms, the gap, then "whale white sea") moved to 2, the title's gap.
+    const dataAt = 24 + 4 * 1;
+    expect(bytes[dataAt]).toBe(5);
+    bytes[dataAt] = 2;
     writeFileSync(path, bytes);
     const manifestPath = join(out, 'MANIFEST.json');
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
     manifest.files['positions.bin'].sha256 = sha256OfFile(path);
     writeFileSync(manifestPath, JSON.stringify(manifest));
-    expect(() => verifyIndex(out)).toThrow(/^positions\.bin: term /);
+    expect(() => verifyIndex(out)).toThrow(/^positions\.bin: term "sea" \(termID 0\): position 2 at docID 0 is the gap after its title/);
   });
 
   it('refuses --positions with --resume in one line', async () => {

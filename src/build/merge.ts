@@ -81,6 +81,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       lexicons: contents.runLexicons ?? { lexicons: [{ order: contents.order }] },
       terms: contents.termCount,
       titleLengths: documents.titleLengthsView(),
+      titleWeight: c.tokenizer.options.titleWeight ?? 1,
     });
     parsed.clock.add('mergePositions', performance.now() - t0);
     if (p.postings !== written.stats.postings) throw new Error(`positions.bin holds ${p.postings} postings, postings.bin ${written.stats.postings}`);

@@ -5,16 +5,16 @@
  * p + i; a title: phrase when it also ends before the title's length (a title's positions are
  * 0 .. L−1 and the text's start at L + 1, so no occurrence spans the two).
  */
-import { PositionsCursor } from '../../merge/positions-file.js';
+import type { PositionsCursor } from '../../merge/positions-file.js';
 import type { PlannedPhrase } from './plan.js';
 
 /** What the check reads of a segment. */
 export interface PhraseSource {
   documents: number;
   /** The term's list decoded, or undefined when the segment lacks it. */
-  decoded(term: string): { docIds: Uint32Array } | undefined;
-  /** The term's encoded positions (every posting of its list). */
-  positionBytes(term: string): Uint8Array;
+  decoded(term: string): { docIds: Uint32Array; tfs: Uint32Array } | undefined;
+  /** A cursor over the term's positions, beside its decoded list. */
+  positions(term: string, list: { docIds: Uint32Array; tfs: Uint32Array }): PositionsCursor;
   titleLengths: Uint32Array;
 }
 
@@ -25,7 +25,7 @@ export function phraseMatches(phrase: PlannedPhrase, terms: readonly string[], s
   const lists = distinct.map((t) => source.decoded(terms[t]!));
   if (lists.some((l) => l === undefined || l.docIds.length === 0)) return out;
   const docIds = lists.map((l) => l!.docIds);
-  const cursors = distinct.map((t) => new PositionsCursor(source.positionBytes(terms[t]!)));
+  const cursors = distinct.map((t, k) => source.positions(terms[t]!, lists[k]!));
   /** Phrase position i -> its term's place in `distinct`. */
   const slot = phrase.terms.map((t) => distinct.indexOf(t));
   const lead = docIds.reduce((best, l, k) => (l.length < docIds[best]!.length ? k : best), 0);

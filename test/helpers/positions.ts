@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { openIndex } from '../../src/reader.js';
-import { PositionsCursor, PositionsFile } from '../../merge/positions-file.js';
+import { PositionsFile } from '../../merge/positions-file.js';
 import { createTokenizer, type TokenizerOptions } from '../../indexer/analysis/tokenizer.js';
 
 export type PositionMap = Map<string, Map<number, number[]>>;
@@ -17,7 +17,7 @@ export function readPositions(dir: string): { positions: PositionMap; titleLengt
     expect(file.terms).toBe(reader.stats().terms);
     for (const e of reader.lexicon()) {
       const { docIds, tfs } = reader.readList(e);
-      const cursor = new PositionsCursor(file.termBytes(e.termId));
+      const cursor = file.cursor(e.termId, { docIds, tfs });
       const byDoc = new Map<number, number[]>();
       for (let i = 0; i < docIds.length; i++) {
         const p = Array.from(cursor.positionsOf(i));

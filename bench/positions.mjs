@@ -5,18 +5,23 @@
  * (wall, process CPU, the 1-minute load average after it), then per crawl the median wall and
  * CPU seconds of each and their ratio, the index's bytes (every file but MANIFEST.json) with
  * and without positions, positions.bin's share, and whether both wrote the same postings.bin.
- * With --fts5, the crawl's JSONL files (a folder of them) also go into SQLite FTS5 once
- * (bench/search-prepare.mjs fts5: contentless, which keeps positions, porter unicode61, then
- * 'optimize'), and its database's size is the yardstick.
+ * With --fts5, the crawl's JSONL files (a folder of them) also go into SQLite FTS5 twice, both
+ * contentless (FTS5 keeps positions): bench/search-prepare.mjs fts5 (porter unicode61, one
+ * column, then 'optimize': the smallest FTS5 makes) and bench/fts5-index.mjs (unicode61, title
+ * and text columns); their database sizes are the yardsticks.
  *
- *   node bench/positions.mjs [--rounds 3] [--workers 2] [--pipeline cpu] [--fts5] --crawl <path> [--crawl <path> ...]
+ * --block-size gives both builds the same blocks (--positions alone makes the memory plan's blocks
+ * smaller: a crawl that fitted one block may then take two, and the one-block path is not
+ * taken with --positions), so that the difference is the positions' own cost.
+ *
+ *   node bench/positions.mjs [--rounds 3] [--workers 2] [--pipeline cpu] [--block-size N] [--fts5] --crawl <path> [--crawl <path> ...]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const o = { rounds: 3, workers: 2, pipeline: 'cpu', fts5: false, crawls: [] };
+const o = { rounds: 3, workers: 2, pipeline: 'cpu', fts5: false, blockSize: undefined, crawls: [] };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -24,6 +29,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--workers') o.workers = Number(argv[++i]);
   else if (a === '--pipeline') o.pipeline = argv[++i];
   else if (a === '--fts5') o.fts5 = true;
+  else if (a === '--block-size') o.blockSize = Number(argv[++i]);
   else if (a === '--crawl') o.crawls.push(resolve(argv[++i]));
   else throw new Error(`unknown argument ${a}`);
 }
@@ -41,7 +47,7 @@ const mb = (b) => (b / 1e6).toFixed(1);
 function build(crawl, positions) {
   const out = join(work, `idx-${positions ? 'pos' : 'plain'}`);
   rmSync(out, { recursive: true, force: true });
-  const args = [cli, 'build', crawl, '-o', out, '--json', '--workers', String(o.workers), '--pipeline', o.pipeline, ...(positions ? ['--positions'] : [])];
+  const args = [cli, 'build', crawl, '-o', out, '--json', '--workers', String(o.workers), '--pipeline', o.pipeline, ...(o.blockSize ? ['--block-size', String(o.blockSize)] : []), ...(positions ? ['--positions'] : [])];
   const t0 = performance.now();
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
   const wall = (performance.now() - t0) / 1000;
@@ -54,14 +60,22 @@ function build(crawl, positions) {
   return { wall, cpu, files, postings };
 }
 
+/** The FTS5 yardsticks' database sizes: search-prepare's (porter, one column, optimized) and fts5-index's (unicode61, title and text). */
 function fts5Bytes(crawl) {
-  const db = join(work, 'fts5.sqlite');
-  const prepare = resolve(new URL('.', import.meta.url).pathname, 'search-prepare.mjs');
-  const r = spawnSync(process.execPath, [prepare, 'fts5', crawl, db], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`search-prepare fts5 failed: ${r.stderr}`);
-  const bytes = statSync(db).size;
-  rmSync(db, { force: true });
-  return bytes;
+  const here = new URL('.', import.meta.url).pathname;
+  const jsonl = readdirSync(crawl).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(crawl, f));
+  const out = {};
+  for (const [name, args] of [
+    ['porter', [resolve(here, 'search-prepare.mjs'), 'fts5', crawl]],
+    ['unicode61', [resolve(here, 'fts5-index.mjs'), ...jsonl, '--db']],
+  ]) {
+    const db = join(work, `fts5-${name}.sqlite`);
+    const r = spawnSync(process.execPath, [...args, db], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`FTS5 (${name}) failed: ${r.stderr}`);
+    out[name] = statSync(db).size;
+    rmSync(db, { force: true });
+  }
+  return out;
 }
 
 try {
@@ -85,7 +99,7 @@ try {
     process.stdout.write(`  index: plain ${mb(plainBytes)} MB, --positions ${mb(posBytes)} MB (positions.bin ${mb(positionsBin)} MB); same postings.bin: ${same}\n`);
     if (o.fts5) {
       const fts = fts5Bytes(crawl);
-      process.stdout.write(`  FTS5 (contentless, porter unicode61, optimized; it keeps positions): ${mb(fts)} MB; --positions index / FTS5 = ${(posBytes / fts).toFixed(2)}\n`);
+      process.stdout.write(`  FTS5, contentless (it keeps positions): porter unicode61, one column, optimized (search-prepare.mjs) ${mb(fts.porter)} MB: --positions index / FTS5 = ${(posBytes / fts.porter).toFixed(2)}; unicode61, title and text (fts5-index.mjs) ${mb(fts.unicode61)} MB: ${(posBytes / fts.unicode61).toFixed(2)}\n`);
     }
   }
 } finally {

@@ -61,10 +61,7 @@ class PositionsAccumulator {
     }
     if (this.used + tf > this.positions.length) this.positions = grownCopy(this.positions, Math.max(2 * this.positions.length, this.used + tf));
     const from = this.used;
-    for (let i = 0; i < tf; i++) {
-      const p = reader.next();
-      if (p !== NO_POSITION) this.positions[this.used++] = p;
-    }
+    this.used = reader.copyInto(this.positions, this.used, tf, NO_POSITION);
     // A document split across runs: its runs come in block order, so its positions go on rising;
     // sorted anyway should a later run hold earlier ones.
     if (straddles && from > this.starts[last]! && this.used > from && this.positions[from]! < this.positions[from - 1]!) this.positions.subarray(this.starts[last]!, this.used).sort();

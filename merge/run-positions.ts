@@ -76,10 +76,23 @@ export class RunPositionsReader {
     this.chunk = new Uint32Array(Math.max(1, Math.min(chunkPositions, count)));
   }
 
-  /** The next position; throws past the run's pairs. */
-  next(): number {
-    if (this.at === this.loaded) this.load();
-    return this.chunk[this.at++]!;
+  /**
+   * Copies the next `n` positions but those equal to `skip` into out[used ..] (room for n);
+   * returns the new end.
+   */
+  copyInto(out: Uint32Array, used: number, n: number, skip: number): number {
+    while (n > 0) {
+      if (this.at === this.loaded) this.load();
+      const c = this.chunk;
+      const end = Math.min(this.loaded, this.at + n);
+      n -= end - this.at;
+      for (let i = this.at; i < end; i++) {
+        const p = c[i]!;
+        if (p !== skip) out[used++] = p;
+      }
+      this.at = end;
+    }
+    return used;
   }
 
   private load(): void {

@@ -163,7 +163,7 @@ program
 
 program
   .command('search')
-  .description('BM25 search (k1=0.9, b=0.4): terms OR by default; AND, +required, -excluded, "phrase" (needs --positions), field:term')
+  .description('BM25 search (k1=0.9, b=0.4): terms OR by default; AND, +required, -excluded; "phrase" and title:term on an index built with --positions')
   .argument('<index>', 'index folder')
   .argument('<query>', 'query (its terms analysed like the documents)')
   .option('-k <n>', 'number of hits', intOption('-k'), 10)

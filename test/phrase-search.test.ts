@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -136,6 +137,26 @@ describe('phrase and title: queries on a --positions index equal a scan of the t
     } finally {
       reader.close();
     }
+  });
+
+  it('CLI: build --positions, then search a phrase with --explain; a phrase on an index without positions exits 2 with one line', () => {
+    const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
+    const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, GPUINDEX_DEBUG: '' } });
+    const crawl = join(work, `cli-crawl-${serial++}`);
+    mkdirSync(crawl);
+    writeFileSync(join(crawl, 'a.jsonl'), [{ id: 'a', title: 'The White Whale', text: 'ahab' }, { id: 'b', text: 'a whale, white as snow' }].map((d) => JSON.stringify(d)).join('\n') + '\n');
+    const withPositions = join(work, `cli-${serial++}`);
+    const plain = join(work, `cli-${serial++}`);
+    expect(run('build', crawl, '-o', withPositions, '--positions', '-q').status).toBe(0);
+    expect(run('build', crawl, '-o', plain, '-q').status).toBe(0);
+    const hit = run('search', withPositions, '"white whale"', '--explain');
+    expect(hit.status).toBe(0);
+    expect(hit.stdout).toMatch(/^ {2}1\. [0-9.]+ {2}a /);
+    expect(hit.stdout).not.toMatch(/ b /);
+    expect(hit.stdout).toMatch(/white: idf .*\[in "white whale"\]/);
+    const refused = run('search', plain, '"white whale"');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe('gpuindex: query: the phrase "white whale" (column 1) needs an index built with --positions; this index has no positions\n');
   });
 
   it('an index without positions refuses phrases and title: in one line', async () => {

@@ -6,12 +6,10 @@
  */
 import { RunHeap } from './heap-merge.js';
 import { RunCursor } from './runs.js';
-import { positionsPathOf, RunPositionsReader } from './run-positions.js';
+import { NO_POSITION, positionsPathOf, RunPositionsReader } from './run-positions.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
 import { PositionsFileWriter } from './positions-file.js';
 
-/** The title copies' position (indexer/fill/block-positions.ts NO_POSITION). */
-const NO_POSITION = 0xffffffff;
 
 export interface PositionsMergeInput {
   path: string;

@@ -13,6 +13,9 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
+/** The position of a title's repeated copies' pairs: they take part in tf, not in positions (indexer/fill/block-positions.ts). */
+export const NO_POSITION = 0xffffffff;
+
 /** The positions file of run file `runPath`. */
 export const positionsPathOf = (runPath: string): string => runPath.replace(/\.bin$/, '') + '.pos';
 

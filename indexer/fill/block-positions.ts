@@ -12,8 +12,7 @@
  * Stopwords are never emitted, so positions count indexed terms only.
  */
 
-/** The pairs of a title's repeated copies: they take part in tf, not in positions. */
-export const NO_POSITION = 0xffffffff;
+import { NO_POSITION } from '../../merge/run-positions.js';
 
 /** Where the text's positions start in a document whose title has `titleLength` terms. */
 export const textStart = (titleLength: number): number => (titleLength === 0 ? 0 : titleLength + 1);

@@ -93,6 +93,31 @@ export function phraseScore(plan: QueryPlan, matches: readonly Uint8Array[], d: 
   return counted ? s : -Infinity;
 }
 
+/**
+ * The documents of a segment that phraseScore can score above -Infinity, as far as its phrases
+ * alone tell (1 a document), or undefined when they tell nothing: every required phrase occurs,
+ * no excluded one does, and, where every scored occurrence belongs to a phrase, one of those
+ * phrases occurs. prunedTopK skips the others before bounding them.
+ */
+export function phraseFilter(plan: QueryPlan, matches: readonly Uint8Array[], documents: number): Uint8Array | undefined {
+  const onlyPhrases = plan.slotPhrases.every((j) => j >= 0);
+  const screening = onlyPhrases || plan.phrases.some((ph) => ph.occur !== 'should');
+  if (!screening) return undefined;
+  const filter = new Uint8Array(documents);
+  if (onlyPhrases) {
+    for (const j of new Set(plan.slotPhrases)) {
+      const m = matches[j]!;
+      for (let d = 0; d < documents; d++) filter[d]! |= m[d]!;
+    }
+  } else filter.fill(1);
+  plan.phrases.forEach((ph, j) => {
+    const m = matches[j]!;
+    if (ph.occur === 'must') for (let d = 0; d < documents; d++) filter[d]! &= m[d]!;
+    else if (ph.occur === 'mustNot') for (let d = 0; d < documents; d++) filter[d]! &= m[d]! ^ 1;
+  });
+  return filter;
+}
+
 /** Whether pruning's bounds hold: BM25 grows with tf and falls with length only for k1 >= 0 and 0 <= b <= 1. */
 export function prunable(k1: number, b: number): boolean {
   return k1 >= 0 && b >= 0 && b <= 1 && Number.isFinite(k1);
@@ -165,6 +190,10 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       }
       return false;
     };
+    const filter = plan.phrases.length > 0 && seg.phrases ? phraseFilter(plan, seg.phrases, lengths.length) : undefined;
+    /** Documents left out before any bound: an excluded term's, or (phrases) one that cannot score. */
+    const screened = excluded.length > 0 || filter !== undefined;
+    const rejects = (d: number): boolean => (filter !== undefined && !filter[d]) || (excluded.length > 0 && isExcluded(d));
     const phrases = plan.phrases.length > 0 ? seg.phrases : undefined;
     if (plan.phrases.length > 0 && !phrases) throw new Error('a query with phrases needs each segment\'s phrase matches');
     const recorded = (t: number): number => (seen[t] === stamp ? contrib[t]! : NaN);
@@ -293,7 +322,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             for (; i < n; i++) {
               const d = docs[i]!;
               if (d > end || nonEssential + e.wb <= theta) break;
-              if (deleted?.[d] || (excluded.length > 0 && isExcluded(d))) continue;
+              if (deleted?.[d] || (screened && rejects(d))) continue;
               const ce = bm25(idf, tfs[i]!, lengths[d]!, p.k1, p.b, p.avg);
               let bound = nonEssential + e.weight * ce;
               if (bound <= theta) continue;
@@ -357,7 +386,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
               const d = from + off;
               let bound = nonEssential;
               for (let k = 0; k < essentials; k++) if (bits & (1 << k)) bound += order[firstEssential + k]!.weight * s.contribution[k * SPAN + off]!;
-              if (bound <= theta || (excluded.length > 0 && isExcluded(d))) continue;
+              if (bound <= theta || (screened && rejects(d))) continue;
               stamp++;
               for (let k = 0; k < essentials; k++) {
                 if (bits & (1 << k)) {
@@ -381,7 +410,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += wb(order[i]!);
             pass = bound > theta;
           }
-          if (pass && excluded.length > 0) pass = !isExcluded(d);
+          if (pass && screened) pass = !rejects(d);
           if (pass) {
             stamp++;
             let bound = nonEssential;
@@ -423,7 +452,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         for (const e of required) bound += e.cursor.blockBound;
         pass = bound > theta;
       }
-      if (pass && excluded.length > 0) pass = !isExcluded(d);
+      if (pass && screened) pass = !rejects(d);
       if (pass) {
         stamp++;
         let bound = optionalBound;

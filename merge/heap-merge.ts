@@ -29,7 +29,7 @@ export interface MergeCounters {
   segmentPops: number;
 }
 
-class RunHeap {
+export class RunHeap {
   private readonly heap: number[] = [];
   constructor(private readonly cursors: RunCursor[]) {}
 

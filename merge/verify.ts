@@ -6,6 +6,10 @@
  *     decodes to exactly df postings with strictly increasing docIDs below the document count,
  *     tfs >= 1 summing to cf.
  *  3. The document table holds docIDs 0 .. N-1 and the statistics agree with it.
+ *  4. positions.bin, where the manifest lists it: each list's postings have positions adding
+ *     up to their tf (a title position counted titleWeight times), strictly increasing, none at
+ *     a title's end (the gap before the text), and each term's positions end where the next
+ *     term's start.
  * A segmented index (segments.json): each segment so, and the manifest's figures of each.
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
@@ -20,6 +24,7 @@ import { TERM_STATS_CHUNK, TermStatsReader } from './term-stats.js';
 import { readSegments, SEGMENTS_FILE } from './segments.js';
 import { computeImpacts, IMPACTS_FILE, readImpacts } from './impacts.js';
 import { SegmentReader } from './segment-reader.js';
+import { PositionsFile, POSITIONS_FILE } from './positions-file.js';
 
 export class IndexDamage extends Error {
   override readonly name = 'IndexDamage';
@@ -123,6 +128,7 @@ function verifySegment(dir: string): VerifyReport {
     };
     // The figures, in termID order: the lists lie back to back in that order. One row at a
     // time (no statement left open: the term lookups for messages share the connection).
+    const positions = manifest.files[POSITIONS_FILE] ? openPositions(dir, documents.n, termRows.n) : undefined;
     const figures = new TermStatsReader(db);
     const chunks = figures.rowCount();
     if (chunks !== Math.ceil(termRows.n / TERM_STATS_CHUNK)) damage(`term_stats: ${chunks} rows for ${termRows.n} terms (${TERM_STATS_CHUNK} a row)`);
@@ -157,6 +163,7 @@ function verifySegment(dir: string): VerifyReport {
           cf += list.tfs[k]!;
         }
         if (cf !== e.cf) damage(`${where(e.termId)}: cf is ${e.cf} in the lexicon, ${cf} in the postings`);
+        if (positions) verifyPositions(positions, e.termId, list, () => where(e.termId));
         end = e.offset + e.length;
         terms++;
         postings += e.df;
@@ -174,7 +181,42 @@ function verifySegment(dir: string): VerifyReport {
   } finally {
     db.close();
     closeSync(fd);
+    positionsOpen?.close();
+    positionsOpen = undefined;
   }
+}
+
+let positionsOpen: PositionsFile | undefined;
+
+function openPositions(dir: string, documents: number, terms: number): PositionsFile {
+  try {
+    positionsOpen = new PositionsFile(join(dir, POSITIONS_FILE));
+  } catch (err) {
+    return damage(`${POSITIONS_FILE}: ${(err as Error).message}`);
+  }
+  if (positionsOpen.documents !== documents || positionsOpen.terms !== terms) damage(`${POSITIONS_FILE}: holds ${positionsOpen.documents} documents and ${positionsOpen.terms} terms, the index ${documents} and ${terms}`);
+  return positionsOpen;
+}
+
+/** One term's positions against its postings (see 4. above). */
+function verifyPositions(file: PositionsFile, termId: number, list: { docIds: Uint32Array; tfs: Uint32Array }, where: () => string): void {
+  const cursor = file.cursor(termId, list);
+  for (let k = 0; k < list.docIds.length; k++) {
+    let p: Uint32Array;
+    try {
+      p = cursor.positionsOf(k);
+    } catch (err) {
+      return damage(`${POSITIONS_FILE}: ${where()}: ${(err as Error).message}`);
+    }
+    const d = list.docIds[k]!;
+    const title = file.titleLengths[d]!;
+    if (p.length < 1 || p.length > list.tfs[k]!) damage(`${POSITIONS_FILE}: ${where()}: ${p.length} positions at docID ${d}, whose tf is ${list.tfs[k]}`);
+    for (let i = 0; i < p.length; i++) {
+      if (i > 0 && p[i]! <= p[i - 1]!) damage(`${POSITIONS_FILE}: ${where()}: positions at docID ${d} do not increase (${p[i - 1]} then ${p[i]})`);
+      if (title > 0 && p[i] === title) damage(`${POSITIONS_FILE}: ${where()}: position ${title} at docID ${d} is the gap after its title`);
+    }
+  }
+  if (!cursor.atEnd) damage(`${POSITIONS_FILE}: ${where()}: bytes left after its ${list.docIds.length} postings`);
 }
 
 /** impacts.bin against the impacts of the postings as they are (a second pass over them). */

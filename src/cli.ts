@@ -98,6 +98,7 @@ program
   .option('--max-token-length <n>', 'drop tokens longer than n UTF-16 units, 1..65536 (default 255)', intOption('--max-token-length'))
   .option('--title-weight <n>', 'a title term counts n times in tf and length (BM25F field weight), 1..64 (default 2)', intOption('--title-weight'))
   .option('--fields <spec>', 'JSON fields, e.g. "text=body,abstract;title=headline;id=docno"', parseFieldsSpec)
+  .option('--positions', 'store every term occurrence\'s position (positions.bin): phrase queries and title: queries', false)
   .option('--resume', 'checkpoint each run, and reuse the completed runs of an interrupted build of the same crawl and settings', false)
   .option('--shard <i/N|auto>', 'index shard i of N of the crawl (contiguous, byte-balanced); auto: the Slurm array task or Kubernetes completion index; join the shards with `gpuindex join`')
   .option('--json', 'print the build summary as JSON', false)
@@ -138,6 +139,7 @@ program
         titleWeight: o.titleWeight as number | undefined,
         fields: o.fields as BuildOptions['fields'],
         resume: o.resume as boolean,
+        ...(o.positions ? { positions: true } : {}),
         shard: o.shard as string | undefined,
         mergeThreads: o.mergeThreads as number | undefined,
         onWarning: warn,
@@ -161,7 +163,7 @@ program
 
 program
   .command('search')
-  .description('BM25 search (k1=0.9, b=0.4): terms OR by default; AND, +required, -excluded, "phrase" (needs --positions), field:term')
+  .description('BM25 search (k1=0.9, b=0.4): terms OR by default; AND, +required, -excluded; "phrase" and title:term on an index built with --positions')
   .argument('<index>', 'index folder')
   .argument('<query>', 'query (its terms analysed like the documents)')
   .option('-k <n>', 'number of hits', intOption('-k'), 10)
@@ -200,7 +202,7 @@ program
           if (snippet) process.stdout.write(`     ${snippet}\n`);
           for (const c of h.explanation ?? [])
             process.stdout.write(
-              `     ${c.score.toFixed(4)}  ${c.occur === 'must' ? '+' : ''}${c.term}: idf ${c.idf.toFixed(4)} (df ${c.df}) * tf ${c.tf} * (k1 + 1) / (tf + k1 * (1 - b + b * length ${c.length} / average ${c.averageLength.toFixed(1)}))\n`,
+              `     ${c.score.toFixed(4)}  ${c.occur === 'must' ? '+' : ''}${c.term}: idf ${c.idf.toFixed(4)} (df ${c.df}) * tf ${c.tf} * (k1 + 1) / (tf + k1 * (1 - b + b * length ${c.length} / average ${c.averageLength.toFixed(1)}))${c.phrase ? `  [in ${c.phrase}]` : ''}\n`,
             );
         }
       }

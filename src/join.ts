@@ -85,6 +85,7 @@ function readShard(dir: string): { dir: string; shard: ShardSetting; stats: Segm
   try {
     const shard = reader.settings.shard as ShardSetting | undefined;
     if (!shard || typeof shard.index !== 'number') throw new UserError(`join: ${dir} is not a shard (built without --shard)`);
+    if (reader.settings.positions === true) throw new UserError(`join: ${dir} was built with --positions; join does not keep positions`);
     return { dir, shard, stats: reader.stats };
   } finally {
     reader.close();

@@ -19,7 +19,9 @@ import { bm25, type BlockBounds } from './query/cursor.js';
 import { ListCache } from './query/list-cache.js';
 import type Database from 'better-sqlite3';
 import { exhaustiveTopK, ExhaustiveScratch, prunable, prunedTopK, type SegmentInput } from './query/evaluate.js';
-import { planQuery, type IndexCapabilities, type QueryPlan } from './query/plan.js';
+import { planQuery, POSITIONAL_FIELDS, type IndexCapabilities, type QueryPlan } from './query/plan.js';
+import { phraseMatches } from './query/phrases.js';
+import { PositionsFile, POSITIONS_FILE } from '../merge/positions-file.js';
 
 export interface Posting {
   docId: number;
@@ -52,6 +54,8 @@ export interface TermContribution {
   k1: number;
   b: number;
   score: number;
+  /** The phrase (or title: clause) the occurrence belongs to, as written: it counts only where the phrase occurs. */
+  phrase?: string;
 }
 
 export interface ReaderOptions {
@@ -205,6 +209,43 @@ class Segment {
     }
   }
   private impactsCache?: Impacts;
+
+  /** The segment's positions.bin (an index built with --positions), opened on first use. */
+  positions(): PositionsFile {
+    if (!this.positionsFile) {
+      const path = join(this.files.dir, POSITIONS_FILE);
+      if (!existsSync(path)) throw new UserError(`${this.files.dir}: the index was built with --positions but ${POSITIONS_FILE} is missing`);
+      try {
+        this.positionsFile = new PositionsFile(path);
+      } catch (err) {
+        throw new UserError((err as Error).message);
+      }
+      if (this.positionsFile.documents !== this.documents || this.positionsFile.terms !== this.files.stats.terms)
+        throw new UserError(`${path}: holds ${this.positionsFile.documents} documents and ${this.positionsFile.terms} terms; the index ${this.documents} and ${this.files.stats.terms}`);
+    }
+    return this.positionsFile;
+  }
+  private positionsFile?: PositionsFile;
+
+  closePositions(): void {
+    this.positionsFile?.close();
+    this.positionsFile = undefined;
+  }
+
+  /** Where each of the plan's phrases occurs in this segment (src/query/phrases.ts). */
+  phraseMatches(plan: QueryPlan): Uint8Array[] {
+    const terms = plan.terms.map((t) => t.term);
+    const source = {
+      documents: this.documents,
+      decoded: (term: string) => {
+        const e = this.entry(term);
+        return e && this.readList(e);
+      },
+      positions: (term: string, list: { docIds: Uint32Array; tfs: Uint32Array }) => this.positions().cursor(this.entry(term)!.termId, list),
+      titleLengths: this.positions().titleLengths,
+    };
+    return plan.phrases.map((phrase) => phraseMatches(phrase, terms, source));
+  }
 
   /** Terms in code point order with their termIDs (SQLite's BINARY collation orders UTF-8 bytes). */
   termsInOrder(): Iterator<[string, number]> {
@@ -465,7 +506,8 @@ export class IndexReader {
 
   /** What the index can answer: phrases need positions, field:term needs fields stored apart. */
   private capabilities(): IndexCapabilities {
-    return { positions: this.settings.positions === true, fields: [] };
+    const positions = this.settings.positions === true;
+    return { positions, fields: positions ? POSITIONAL_FIELDS : [] };
   }
 
   /**
@@ -493,9 +535,11 @@ export class IndexReader {
       const df = entries.reduce((a, e) => a + (e[t]?.df ?? 0), 0);
       idf[t] = df > 0 ? Math.log(1 + (n - df + 0.5) / (df + 0.5)) : 0;
     });
+    const matches = plan.phrases.length > 0 ? this.segments.map((s) => s.phraseMatches(plan)) : undefined;
     const inputs: SegmentInput[] = this.segments.map((s, si) => {
       const at = (term: string) => entries[si]![plan.terms.findIndex((t) => t.term === term)];
       return {
+        ...(matches ? { phrases: matches[si]! } : {}),
         docBase: s.docBase,
         lengths: s.lengths(),
         ...(s.deleted ? { deleted: s.deleted } : {}),
@@ -520,7 +564,7 @@ export class IndexReader {
     const rows = this.hitRows(best.map(([docId]) => docId));
     return best.map(([docId, score], i) => {
       const hit: SearchHit = { ...rows[i]!, score };
-      if (options.explain) hit.explanation = this.explain(docId, plan, entries, params);
+      if (options.explain) hit.explanation = this.explain(docId, plan, entries, params, matches);
       return hit;
     });
   }
@@ -560,7 +604,7 @@ export class IndexReader {
   }
 
   /** Each scored occurrence of the query in the document, in query order: their scores sum to the hit's. */
-  private explain(docId: number, plan: QueryPlan, entries: (LexiconEntry | undefined)[][], p: { k1: number; b: number; avg: number; idf: Float64Array }): TermContribution[] {
+  private explain(docId: number, plan: QueryPlan, entries: (LexiconEntry | undefined)[][], p: { k1: number; b: number; avg: number; idf: Float64Array }, matches?: Uint8Array[][]): TermContribution[] {
     const si = this.segments.findIndex((s) => docId >= s.docBase && docId < s.docBase + s.documents);
     const s = this.segments[si]!;
     const local = docId - s.docBase;
@@ -569,6 +613,9 @@ export class IndexReader {
     plan.slots.forEach((t, i) => {
       const e = entries[si]![t];
       if (!e) return;
+      const phrase = plan.slotPhrases[i]!;
+      // A phrase's occurrence counts only where the phrase occurs (src/query/evaluate.ts phraseScore).
+      if (phrase >= 0 && !matches?.[si]![phrase]![local]) return;
       const { docIds, tfs } = s.readList(e);
       let lo = 0;
       let hi = docIds.length;
@@ -580,13 +627,28 @@ export class IndexReader {
       if (docIds[lo] !== local) return;
       const tf = tfs[lo]!;
       const df = entries.reduce((a, se) => a + (se[t]?.df ?? 0), 0);
-      out.push({ term: plan.terms[t]!.term, occur: plan.slotOccurs[i]!, tf, df, idf: p.idf[t]!, length, averageLength: p.avg, k1: p.k1, b: p.b, score: bm25(p.idf[t]!, tf, length, p.k1, p.b, p.avg) });
+      out.push({
+        term: plan.terms[t]!.term,
+        occur: plan.slotOccurs[i]!,
+        tf,
+        df,
+        idf: p.idf[t]!,
+        length,
+        averageLength: p.avg,
+        k1: p.k1,
+        b: p.b,
+        score: bm25(p.idf[t]!, tf, length, p.k1, p.b, p.avg),
+        ...(phrase >= 0 ? { phrase: plan.phrases[phrase]!.text } : {}),
+      });
     });
     return out;
   }
 
   close(): void {
-    for (const s of this.segments) s.files.close();
+    for (const s of this.segments) {
+      s.files.close();
+      s.closePositions();
+    }
   }
 }
 

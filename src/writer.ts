@@ -110,6 +110,7 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
   if (existsSync(join(dir, INDEX_DB))) {
     const built = new SegmentReader(dir);
     try {
+      if (built.settings.positions === true) throw new UserError(`${dir}: built with --positions; the writer does not keep positions (rebuild the index with --positions to add documents)`);
       manifest.segments.push(segmentEntry('.', built.stats));
       manifest.settings = { tokenizer: built.settings.tokenizer, fields: built.settings.fields ?? null };
     } finally {

@@ -123,15 +123,17 @@ describe('planQuery', () => {
       ],
       slots: [0, 1, 0, 3, 4, 5],
       slotOccurs: ['should', 'must', 'should', 'should', 'should', 'should'],
+      phrases: [],
+      slotPhrases: [-1, -1, -1, -1, -1, -1],
     });
     // A stopword alone drops out.
-    expect(planQuery('the', analyze, can)).toEqual({ terms: [], slots: [], slotOccurs: [] });
+    expect(planQuery('the', analyze, can)).toEqual({ terms: [], slots: [], slotOccurs: [], phrases: [], slotPhrases: [] });
   });
 
   it('refuses a phrase without positions and a field without fields, in one line each', () => {
     expect(() => planQuery('ahab "white whale"', analyze, can)).toThrow(new QueryError('query: the phrase "white whale" (column 6) needs an index built with --positions; this index has no positions'));
     expect(() => planQuery('title:whale', analyze, can)).toThrow(
-      new QueryError("query: field 'title:' (column 1): this index does not store fields separately (a document's title is folded into its text, each title term counted titleWeight times)"),
+      new QueryError("query: field 'title:' (column 1): this index does not store fields separately (a document's title is folded into its text, each title term counted titleWeight times; an index built with --positions answers title:)"),
     );
     expect(planQuery('"white whale"', analyze, { positions: true, fields: [] }).slots).toEqual([0, 1]);
   });

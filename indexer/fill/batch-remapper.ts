@@ -27,6 +27,7 @@ export function addBatchDocuments(documents: DocumentTable, b: ParsedBatch): num
   const base = documents.count;
   // A batch of small files (endSeq): each document is a file, its path its external id.
   for (let i = 0; i < b.externalIds.length; i++) documents.add(b.externalIds[i]!, b.endSeq !== undefined ? b.externalIds[i]! : b.path, b.lengths[i]!);
+  if (b.titleLengths) for (let i = 0; i < b.externalIds.length; i++) documents.setTitleLength(base + i, b.titleLengths[i]!);
   if (b.warc) for (let i = 0; i < b.externalIds.length; i++) documents.setWarc(base + i, b.warc[2 * i]!, b.warc[2 * i + 1]!);
   return base;
 }

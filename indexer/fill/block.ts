@@ -11,10 +11,17 @@ export class PairBlockBuilder {
   /** Where pairs hold batch-local document indexes, the bases that make them DocIds (for the sorter). */
   readonly docBases = new DocBaseSegments();
 
-  /** `shared`: the block lives in a SharedArrayBuffer, for a sorter on another thread (PairSorter.sharedBlocks). */
-  constructor(readonly capacity: number, shared = false) {
+  /** --positions: each pair's position in its document, in fill order (block-positions.ts). */
+  readonly positions?: Uint32Array;
+
+  /**
+   * `shared`: the block lives in a SharedArrayBuffer, for a sorter on another thread (PairSorter.sharedBlocks).
+   * `positions`: the block keeps each pair's position too.
+   */
+  constructor(readonly capacity: number, shared = false, positions = false) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`block size must be a positive integer, got ${capacity}`);
     this.pairs = new Uint32Array(shared ? new SharedArrayBuffer(8 * capacity) : new ArrayBuffer(8 * capacity));
+    if (positions) this.positions = new Uint32Array(capacity);
   }
 
   /** Empties the block for reuse. */

@@ -40,6 +40,22 @@ export class DocumentTable {
     return this.externalIds.length;
   }
 
+  /** --positions: each document's title length in terms (indexer/fill/block-positions.ts); absent until set. */
+  private titles?: Uint32Array;
+
+  setTitleLength(docId: number, terms: number): void {
+    this.titles ??= new Uint32Array(Math.max(1024, docId + 1));
+    if (docId >= this.titles.length) this.titles = grown(this.titles, docId + 1);
+    this.titles[docId] = terms;
+  }
+
+  /** Every document's title length, indexed by DocId (0 where none was set; a view, as lengthsView). */
+  titleLengthsView(): Uint32Array {
+    const n = this.externalIds.length;
+    if (!this.titles || this.titles.length < n) this.titles = grown(this.titles ?? new Uint32Array(0), n, this.titles?.length ?? 0);
+    return this.titles.subarray(0, n);
+  }
+
   lengthOf(docId: DocId): number {
     return this.lengths[docId]!;
   }

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { writeRunFile } from '../../merge/runs.js';
 import { radixSortPairs } from '../sort/cpu-sorter.js';
 import { grown } from '../../runtime/grown.js';
+import { alignPositions, positionsPathOf, writeRunPositions } from '../../merge/run-positions.js';
+import { positionOf } from './block-positions.js';
 import type { WorkerLexicon } from './worker-lexicon.js';
 
 export interface WorkerBlocksConfig {
@@ -22,6 +24,8 @@ export interface WorkerBlocksConfig {
   blocks: number;
   /** Sort and write runs on this thread (CPU sorter) rather than hand blocks over. */
   sortHere: boolean;
+  /** --positions: each run gets its positions file; `titleWeight` places them (block-positions.ts). */
+  positions?: { titleWeight: number };
 }
 
 /** A run this worker wrote (sortHere). */
@@ -40,10 +44,15 @@ export interface HandedBlock {
   buffer: SharedArrayBuffer;
   count: number;
   keys: Uint32Array;
+  /** --positions: the block's positions in its sorted order (alignPositions), for the run's positions file. */
+  positions?: Uint32Array;
 }
 
 export class WorkerBlocks {
   private readonly blocks: Uint32Array[];
+  /** --positions: each block's pairs' positions, in fill order. */
+  private readonly positionBlocks?: Uint32Array[];
+  private overflowPositions = new Uint32Array(0);
   private readonly busy: boolean[];
   private wake?: () => void;
   private current = 0;
@@ -67,17 +76,21 @@ export class WorkerBlocks {
     const words = 2 * config.blockPairs;
     this.blocks = Array.from({ length: config.blocks }, () => new Uint32Array(config.sortHere ? new ArrayBuffer(4 * words) : new SharedArrayBuffer(4 * words)));
     this.busy = new Array<boolean>(config.blocks).fill(false);
+    if (config.positions) this.positionBlocks = Array.from({ length: config.blocks }, () => new Uint32Array(config.blockPairs));
   }
 
   /**
    * Adds a document of `n` raw token ids (`rawIds`, mapped through `termOfRaw`) under the next
    * document number. Returns true when the block is full: the caller must then await seal().
    */
-  add(rawIds: Uint32Array, n: number, termOfRaw: Uint32Array): boolean {
+  add(rawIds: Uint32Array, n: number, termOfRaw: Uint32Array, titleLength = 0): boolean {
     const doc = this.documents++;
     const pairs = this.blocks[this.current]!;
     let p = 2 * this.count;
     const cap = pairs.length;
+    const positions = this.positionBlocks?.[this.current];
+    const titleWeight = this.config.positions?.titleWeight ?? 1;
+    if (positions) for (let i = 0, q = this.count; i < n && q < this.config.blockPairs; i++) positions[q++] = positionOf(i, titleLength, titleWeight);
     let i = 0;
     for (; i < n && p < cap; i++) {
       pairs[p++] = termOfRaw[rawIds[i]!]!;
@@ -85,6 +98,11 @@ export class WorkerBlocks {
     }
     this.count = p >> 1;
     if (i === n) return p === cap;
+    if (positions) {
+      const o = this.overflowWords >> 1;
+      if (o + (n - i) > this.overflowPositions.length) this.overflowPositions = grown(this.overflowPositions, o + (n - i), o);
+      for (let k = i, q = o; k < n; k++) this.overflowPositions[q++] = positionOf(k, titleLength, titleWeight);
+    }
     // The rest goes to the next block: the merge adds a document's counts across runs.
     let o = this.overflowWords;
     if (o + 2 * (n - i) > this.overflow.length) this.overflow = grown(this.overflow, o + 2 * (n - i), o);
@@ -104,6 +122,7 @@ export class WorkerBlocks {
     while (from < this.overflowWords) {
       const pairs = this.blocks[this.current]!;
       const n = Math.min(this.overflowWords - from, pairs.length - 2 * this.count);
+      this.positionBlocks?.[this.current]!.set(this.overflowPositions.subarray(from >> 1, (from + n) >> 1), this.count);
       pairs.set(this.overflow.subarray(from, from + n), 2 * this.count);
       this.count += n >> 1;
       from += n;
@@ -126,7 +145,7 @@ export class WorkerBlocks {
       // Every other block is free now: one of them is the sort's scratch.
       const spare = this.blocks.find((_, i) => i !== this.current);
       if (spare && !this.scratch) this.scratch = new Uint32Array(spare.buffer, 0, spare.length);
-      this.sortAndWrite(this.blocks[this.current]!, this.count, this.lexicon.dictionary.lexKeys());
+      this.sortAndWrite(this.current, this.count, this.lexicon.dictionary.lexKeys());
       this.count = 0;
     }
   }
@@ -143,10 +162,11 @@ export class WorkerBlocks {
       const count = this.count;
       const pairs = this.blocks[this.current]!;
       const keys = this.lexicon.dictionary.lexKeys();
-      if (this.config.sortHere) this.sortAndWrite(pairs, count, keys);
+      if (this.config.sortHere) this.sortAndWrite(this.current, count, keys);
       else {
         this.busy[this.current] = true;
-        this.handOver({ block: this.current, buffer: pairs.buffer as SharedArrayBuffer, count, keys });
+        const positions = this.alignedPositions(this.current, count, keys);
+        this.handOver({ block: this.current, buffer: pairs.buffer as SharedArrayBuffer, count, keys, ...(positions ? { positions } : {}) });
       }
       this.count = 0;
       this.current = (this.current + 1) % this.blocks.length;
@@ -155,13 +175,22 @@ export class WorkerBlocks {
     if (this.failure) throw this.failure;
   }
 
-  private sortAndWrite(pairs: Uint32Array, count: number, keys: Uint32Array): void {
+  /** --positions: block `block`'s positions in the order its sort will give (before the sort, which may reorder it in place). */
+  private alignedPositions(block: number, count: number, keys: Uint32Array): Uint32Array | undefined {
+    const positions = this.positionBlocks?.[block];
+    return positions && alignPositions(this.blocks[block]!, count, positions, keys);
+  }
+
+  private sortAndWrite(block: number, count: number, keys: Uint32Array): void {
+    const pairs = this.blocks[block]!;
+    const positions = this.alignedPositions(block, count, keys);
     const t0 = performance.now();
     if (!this.scratch || this.scratch.length < 2 * count) this.scratch = new Uint32Array(pairs.length);
     const sorted = radixSortPairs(pairs, count, this.scratch, keys);
     const t1 = performance.now();
     const path = join(this.config.runDir, `run-w${String(this.config.worker).padStart(3, '0')}-${String(this.runs++).padStart(6, '0')}.bin`);
     const runBytes = writeRunFile(path, sorted, count, keys.length);
+    if (positions) writeRunPositions(positionsPathOf(path), positions, count);
     this.onRun({ path, pairs: count, runBytes, keySpace: keys.length, sortMs: t1 - t0, writeMs: performance.now() - t1 });
   }
 

@@ -53,6 +53,8 @@ export interface ParseWorkerInit {
    * batch on the next run, and these batches end where the groups (sized by the worker count) do.
    */
   smallFilesTogether?: boolean;
+  /** --positions: batches carry each document's title length (ParsedBatch.titleLengths). */
+  positions?: boolean;
 }
 
 /**
@@ -135,6 +137,8 @@ export interface ParsedBatch {
   lines?: number;
   items?: number;
   lengths: Uint32Array;
+  /** --positions: each document's title length in terms (its first title copy: block-positions.ts). */
+  titleLengths?: Uint32Array;
   /** WARC documents only: [WARC-Date, WARC-Record-ID] of each document ('' for none), flattened. */
   warc?: string[];
   /** Records that are not documents and no fault (WARC request records, images), by kind. */
@@ -190,6 +194,7 @@ export interface BatchBundle {
   pairs: Uint32Array;
   unresolved: Uint32Array;
   lengths: Uint32Array;
+  titleLengths?: Uint32Array;
   externalIds: string[];
   localIds?: true;
   busyMs: number;

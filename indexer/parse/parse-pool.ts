@@ -346,6 +346,7 @@ export class ParsePool {
         externalIds: one ? m.externalIds : m.externalIds.slice(d, d + h.docs),
         path: h.path,
         lengths: one ? m.lengths : m.lengths.subarray(d, d + h.docs),
+        ...(m.titleLengths ? { titleLengths: one ? m.titleLengths : m.titleLengths.subarray(d, d + h.docs) } : {}),
         bytes: h.bytes,
         skips: h.skips ?? [],
         warnings: h.warnings ?? [],

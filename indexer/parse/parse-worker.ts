@@ -69,7 +69,7 @@ function setUp(i: ParseWorkerInit): void {
       init.ownLexicon,
       lexicon,
       (run) => port.postMessage({ type: 'run', ...run } satisfies FromWorker),
-      (block) => port.postMessage({ type: 'block', ...block } satisfies FromWorker, [block.keys.buffer as ArrayBuffer]),
+      (block) => port.postMessage({ type: 'block', ...block } satisfies FromWorker, block.positions ? [block.keys.buffer as ArrayBuffer, block.positions.buffer as ArrayBuffer] : [block.keys.buffer as ArrayBuffer]),
     );
   }
   main().catch((err: unknown) => {
@@ -139,6 +139,8 @@ class Bundle {
   readonly batches: BundledBatch[] = [];
   readonly externalIds = externalIds;
   lengths = new Uint32Array(256);
+  /** --positions: each document's title length in terms (DocumentInverter.titleLength). */
+  titleLengths = init.positions ? new Uint32Array(256) : undefined;
   /** Indexes (within their batch) of the pairs whose term word is a local id (UNRESOLVED_BIT set). */
   unresolved = new Uint32Array(1024);
   unresolvedCount = 0;
@@ -184,12 +186,16 @@ class OpenBatch {
   addDocument(termIds: Uint32Array, externalId: string, bytes: number): void {
     const b = bundle;
     if (blocks) {
-      if (blocks.add(termIds, termIds.length, lexicon!.termIds())) blockFull = true;
+      if (blocks.add(termIds, termIds.length, lexicon!.termIds(), inverter.titleLength)) blockFull = true;
     } else this.addPairs(termIds);
     b.pairEnd += termIds.length;
     const d = b.externalIds.length;
     if (d === b.lengths.length) b.lengths = grown(b.lengths, d + 1);
     b.lengths[d] = termIds.length;
+    if (b.titleLengths) {
+      if (d === b.titleLengths.length) b.titleLengths = grown(b.titleLengths, d + 1);
+      b.titleLengths[d] = inverter.titleLength;
+    }
     b.externalIds.push(externalId);
     this.bytes += bytes;
   }
@@ -304,6 +310,10 @@ async function post(open?: OpenBatch): Promise<void> {
     const d = b.externalIds.length - docs;
     if (d > next.lengths.length) next.lengths = new Uint32Array(d);
     next.lengths.set(b.lengths.subarray(docs, docs + d));
+    if (b.titleLengths) {
+      if (d > next.titleLengths!.length) next.titleLengths = new Uint32Array(d);
+      next.titleLengths!.set(b.titleLengths.subarray(docs, docs + d));
+    }
   }
   const msg: BatchBundle = {
     type: 'bundle',
@@ -313,6 +323,7 @@ async function post(open?: OpenBatch): Promise<void> {
     pairs: b.pairs,
     unresolved: b.unresolved.slice(0, unresolvedCount),
     lengths: b.lengths.slice(0, docs),
+    ...(b.titleLengths ? { titleLengths: b.titleLengths.slice(0, docs) } : {}),
     externalIds: docs === b.externalIds.length ? b.externalIds : b.externalIds.slice(0, docs),
     ...(resolveIds ? {} : { localIds: true as const }),
     busyMs,
@@ -327,7 +338,9 @@ async function post(open?: OpenBatch): Promise<void> {
     msg.pairs = b.pairs.slice(0, 2 * pairCount);
     free.push(b.pairs.buffer as ArrayBuffer);
   }
-  port.postMessage(msg, [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer, msg.lengths.buffer as ArrayBuffer, newTerms.bytes.buffer as ArrayBuffer, newTerms.ends.buffer as ArrayBuffer]);
+  const transfer = [msg.pairs.buffer as ArrayBuffer, msg.unresolved.buffer as ArrayBuffer, msg.lengths.buffer as ArrayBuffer, newTerms.bytes.buffer as ArrayBuffer, newTerms.ends.buffer as ArrayBuffer];
+  if (msg.titleLengths) transfer.push(msg.titleLengths.buffer as ArrayBuffer);
+  port.postMessage(msg, transfer);
   // The ids array is the module's one (see externalIds): keep the open batch's.
   externalIds.splice(0, docs);
   bundle = next;

@@ -10,6 +10,8 @@ import { AbortError } from '../../src/shared/errors.js';
 import type { Tokenizer } from '../analysis/tokenizer.js';
 import type { PairSorter } from '../../src/shared/types.js';
 import { PairBlockBuilder } from '../fill/block.js';
+import { positionOf } from '../fill/block-positions.js';
+import { alignPositions } from '../../merge/run-positions.js';
 import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
@@ -53,6 +55,8 @@ export interface PipelineInput {
   onProgress?: (counters: ParseCounters) => void;
   /** One-line warnings (a GPU fault and the switch to the CPU sorter). */
   onWarning?: (message: string) => void;
+  /** --positions: each run gets its positions file (merge/run-positions.ts). */
+  positions?: boolean;
 }
 
 export interface PipelineResult {
@@ -78,13 +82,17 @@ export const MAX_LISTED_SKIPS = 1000;
 export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
   const { clock, sorter, signal } = input;
   const counters: ParseCounters = newCounters();
-  const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true);
+  const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true, input.positions === true);
+  const titleWeight = input.tokenizer.options.titleWeight ?? 1;
   const inverter = new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
 
   const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
   const flushBlock = async (): Promise<void> => {
     if (signal?.aborted) throw new AbortError();
-    await sink.sortAndWrite(block.pairs, block.count, undefined, input.dictionary.lexKeys());
+    const keys = input.dictionary.lexKeys();
+    // Before the sort, which may reorder the block in place.
+    const aligned = block.positions && alignPositions(block.pairs, block.count, block.positions, keys);
+    await sink.sortAndWrite(block.pairs, block.count, undefined, keys, aligned);
     counters.blocks = sink.blocks;
     counters.runBytes = sink.runBytes;
     block.reset();
@@ -107,11 +115,14 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
     if (doc.warning) noteWarning(counters, { path: doc.path, line: doc.line, reason: doc.warning }, input.onDocumentWarning);
     const termIds = inverter.invert(doc);
     const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
+    if (block.positions) input.documents.setTitleLength(docId, inverter.titleLength);
     if (doc.warc) input.documents.setWarc(docId, doc.warc.date ?? '', doc.warc.recordId ?? '');
     counters.documents++;
     counters.bytes += doc.bytes;
     counters.pairs += termIds.length;
+    const title = inverter.titleLength;
     for (let i = 0; i < termIds.length; i++) {
+      if (block.positions) block.positions[block.count] = positionOf(i, title, titleWeight);
       block.push(termIds[i] as never, docId);
       if (block.full) {
         clock.add('parse', performance.now() - parseStart);

@@ -94,8 +94,9 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
       credits: input.credits ?? CREDITS,
       maxYoungGenerationMb: input.maxYoungGenerationMb,
       niceness: workerNicenessFromEnv(),
-      ownLexicon: { worker: 0, runDir: input.runDir, blockPairs, blocks, sortHere },
+      ownLexicon: { worker: 0, runDir: input.runDir, blockPairs, blocks, sortHere, ...(input.positions ? { positions: { titleWeight: input.tokenizer.titleWeight ?? 1 } } : {}) },
       smallFilesTogether: true,
+      ...(input.positions ? { positions: true } : {}),
     },
     input.maxBufferedBytes ?? 8 * batchPairs * 4 * workers,
   );
@@ -128,7 +129,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
         if (sortFailure !== undefined) return pool.blockDone(w, m.block, 'the sort stage failed');
         sinkRunOwners[sink.runPaths.length] = w;
         try {
-          await sink.sortAndWrite(new Uint32Array(m.buffer, 0, 2 * m.count), m.count, undefined, m.keys);
+          await sink.sortAndWrite(new Uint32Array(m.buffer, 0, 2 * m.count), m.count, undefined, m.keys, m.positions);
           counters.blocks = workerRuns.length + sink.blocks;
           pool.blockDone(w, m.block);
         } catch (err) {

@@ -21,6 +21,8 @@ import { workerNicenessFromEnv } from '../parse/thread-priority.js';
 import { BatchRemapper, type RemapState } from '../fill/batch-remapper.js';
 import { comparePoint, type CheckpointLog, type ResumePoint, type RestoredState } from '../checkpoint/checkpoint.js';
 import { PairBlockBuilder } from '../fill/block.js';
+import { BatchPositions } from '../fill/block-positions.js';
+import { alignPositions } from '../../merge/run-positions.js';
 import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
 import { LineNumbering, type LineState, type ParseTask } from '../parse/jsonl-ranges.js';
@@ -87,6 +89,8 @@ export interface WorkerPipelineInput {
   /** --resume: records a checkpoint after each run (and `restored`, what earlier runs hold). */
   checkpoints?: CheckpointLog;
   restored?: RestoredState;
+  /** --positions: each run gets its positions file (merge/run-positions.ts). */
+  positions?: boolean;
 }
 
 export interface WorkerPipelineResult extends PipelineResult {
@@ -111,7 +115,10 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   const batchPairs = input.batchPairs ?? Math.max(1, Math.min(1 << 16, input.blockSize));
   // One block for the whole crawl may go to a parse worker (see blockPostingsPath): tallied
   // until a block fills up before the end.
-  const blockMode = input.blockPostingsPath !== undefined && input.schedule === 'sequential' && input.sorter.kind === 'cpu' && !input.sorter.sortToRun && !input.checkpoints && !input.restored;
+  const positions = input.positions === true;
+  const titleWeight = input.tokenizer.titleWeight ?? 1;
+  // With positions the block's pairs go through runs (the one-block path writes no run positions).
+  const blockMode = !positions && input.blockPostingsPath !== undefined && input.schedule === 'sequential' && input.sorter.kind === 'cpu' && !input.sorter.sortToRun && !input.checkpoints && !input.restored;
   let tally = blockMode ? new PostingsTally() : undefined;
   let blockPostings: BlockPostings | undefined;
   const pool = new ParsePool(input.tasks, Math.max(1, input.workers), {
@@ -124,6 +131,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     niceness: workerNicenessFromEnv(),
     // Not with --resume: its points inside batches must name the same batches on the next run.
     smallFilesTogether: !input.checkpoints && !input.restored,
+    ...(positions ? { positions } : {}),
   }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0, blockMode);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
@@ -135,8 +143,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   let resumeAt: ResumePoint | undefined = input.restored?.resumeAt;
   const remapper = new BatchRemapper(input.dictionary, input.documents, pool.termIds, createTokenizer(input.tokenizer));
   const shared = input.sorter.sharedBlocks === true;
-  let current = new PairBlockBuilder(input.blockSize, shared);
-  let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize, shared) : undefined;
+  let current = new PairBlockBuilder(input.blockSize, shared, positions);
+  let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize, shared, positions) : undefined;
   let inflight: Promise<void> | undefined;
   /** Overlapped schedule: the last blocks are handed over early, shorter (tail-split.ts). */
   const tail = spare ? new TailSplit(counters.fileBytesTotal, tailMinPairsFromEnv()) : undefined;
@@ -160,8 +168,11 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     if (current.count === 0) return;
     if (signal?.aborted) throw new AbortError();
     const pending = checkpoints?.capture(sink.blocks, point, dictionary, documents, counters);
+    const keys = dictionary.lexKeys();
+    // Before the sort, which may reorder the block in place.
+    const aligned = current.positions && alignPositions(current.pairs, current.count, current.positions, keys);
     if (!spare) {
-      await sink.sortAndWrite(current.pairs, current.count, current.docBases.bases, dictionary.lexKeys());
+      await sink.sortAndWrite(current.pairs, current.count, current.docBases.bases, keys, aligned);
       current.reset();
       afterRun(pending);
       return;
@@ -176,7 +187,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     current = spare;
     spare = full;
     current.reset();
-    inflight = sink.sortAndWrite(full.pairs, full.count, full.docBases.bases, dictionary.lexKeys()).then(() => afterRun(pending));
+    inflight = sink.sortAndWrite(full.pairs, full.count, full.docBases.bases, keys, aligned).then(() => afterRun(pending));
     inflight.catch(() => {}); // observed when awaited; avoid an unhandled rejection meanwhile
   };
 
@@ -214,10 +225,12 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         if (emptyFile) countSkip(counters, emptyFile, input);
       }
       resumeAt = undefined;
+      const batchPositions = positions ? new BatchPositions(batch.lengths, batch.titleLengths!, titleWeight) : undefined;
       // Copy the batch into blocks, remapped, flushing each block as it fills.
       while (from < batch.pairCount) {
         const take = Math.min(batch.pairCount - from, current.capacity - current.count);
         remapper.copy(remap, from, take, current);
+        batchPositions?.fill(current.positions!, current.count, from, take);
         tally?.add(current.pairs, current.count, take, remap.docBase);
         current.count += take;
         from += take;

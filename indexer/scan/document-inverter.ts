@@ -275,6 +275,7 @@ export class DocumentInverter {
    */
   begin(): WasmAsciiTable | undefined {
     this.length = 0;
+    this.titleLength = 0;
     if (this.wasmTable !== undefined && this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
     return this.wasmTable;
   }
@@ -296,6 +297,7 @@ export class DocumentInverter {
    */
   weightTitle(from: number): void {
     const n = this.length - from;
+    this.titleLength = n;
     if (n === 0 || this.titleWeight === 1) return;
     const need = this.length + n * (this.titleWeight - 1);
     if (need > this.termIds.length) this.grow(need);
@@ -304,6 +306,9 @@ export class DocumentInverter {
       this.length += n;
     }
   }
+
+  /** The title's terms in the document inverted last (the first of its titleWeight copies): --positions. */
+  titleLength = 0;
 
   /** The TermIds of the pieces added since begin(): a view valid until the next document. */
   pieces(): Uint32Array {
@@ -328,6 +333,7 @@ export class DocumentInverter {
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;
+    this.titleLength = 0;
     if (doc.title) {
       this.add(doc.title);
       this.weightTitle(0);

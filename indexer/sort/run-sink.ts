@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeRunFileAsync } from '../../merge/runs.js';
+import { positionsPathOf, writeRunPositionsAsync } from '../../merge/run-positions.js';
 import { errorCode } from '../../src/shared/errors.js';
 import { NO_KEY_SPACE, RunWriteError, type DocBases, type PairSorter, type RunWritten, type TermKeys } from '../../src/shared/types.js';
 import { CpuSorter } from './cpu-sorter.js';
@@ -55,14 +56,17 @@ export class RunSink {
 
   /**
    * Sorts pairs[0 .. 2*count) (possibly in place; `docBases`, `termKeys`: see PairSorter) and
-   * writes run number `blocks`.
+   * writes run number `blocks`; `positions` (--positions: in the run's order, alignPositions)
+   * go to its positions file meanwhile.
    */
-  async sortAndWrite(pairs: Uint32Array, count: number, docBases?: DocBases, termKeys?: TermKeys): Promise<void> {
+  async sortAndWrite(pairs: Uint32Array, count: number, docBases?: DocBases, termKeys?: TermKeys, positions?: Uint32Array): Promise<void> {
     if (count === 0) return;
     const index = this.runPaths.length;
     this.clock.mark('sort', count);
     const path = join(this.runDir, `run-${String(index).padStart(6, '0')}.bin`);
     this.runPaths.push(path);
+    const positionsWritten = positions && writeRunPositionsAsync(positionsPathOf(path), positions, count);
+    positionsWritten?.catch(() => {}); // awaited below; no unhandled rejection meanwhile
     let written: RunWritten;
     try {
       written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, termKeys, path);
@@ -81,6 +85,11 @@ export class RunSink {
       }
       this.sorter = new CpuSorter();
       written = await this.sortAndWriteWith(this.sorter, pairs, count, docBases, termKeys, path);
+    }
+    try {
+      await positionsWritten;
+    } catch (err) {
+      throw new RunWriteError((err as Error)?.message ?? String(err), errorCode(err));
     }
     const { timing } = written;
     if (written.writeAt !== undefined) this.clock.markAt('write', written.writeAt, count);

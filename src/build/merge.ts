@@ -1,10 +1,12 @@
 /** The merge and finish stages: runs into postings.bin and index.sqlite, then the index renamed into place. */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { planMerge } from '../../indexer/plan/memory-plan.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
-import { writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
+import { cursorChunkPairs, writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
+import { writePositionsFile } from '../../merge/positions-merge.js';
+import { POSITIONS_FILE } from '../../merge/positions-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { writeManifest } from '../../merge/manifest.js';
 import { writeImpactsFile, writeImpactsParallel } from '../../merge/impacts.js';
@@ -61,6 +63,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       sorter: result.sorterKind,
       workers: plan.workers,
       ...(parsed.shard ? { shard: parsed.shard } : {}),
+      ...(options.positions ? { positions: true } : {}),
     },
   };
   const onFraction = (f: number) => c.progress('merge', counters, f);
@@ -69,6 +72,20 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
     : threads > 1
       ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
       : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
+  if (options.positions) {
+    const t0 = performance.now();
+    const p = writePositionsFile({
+      path: join(out.temp, POSITIONS_FILE),
+      runPaths,
+      chunkPairs: cursorChunkPairs(runPaths.length, cursorBytes),
+      lexicons: contents.runLexicons ?? { lexicons: [{ order: contents.order }] },
+      terms: contents.termCount,
+      titleLengths: documents.titleLengthsView(),
+      titleWeight: c.tokenizer.options.titleWeight ?? 1,
+    });
+    parsed.clock.add('mergePositions', performance.now() - t0);
+    if (p.postings !== written.stats.postings) throw new Error(`positions.bin holds ${p.postings} postings, postings.bin ${written.stats.postings}`);
+  }
   const mergeMs = performance.now() - mergeStart;
   if (options.signal?.aborted) throw new AbortError();
   return { written, releaseMs, mergeMs, documentRowsAhead };
@@ -81,7 +98,8 @@ export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merge
   // on every core (CPU-bound, and nothing else runs now).
   if (merged.written.impacts) writeImpactsFile(out.temp, merged.written.impacts);
   else await writeImpactsParallel(out.temp, availableParallelism(), parsed.documents.lengthsView());
-  writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
+  const positions = existsSync(join(out.temp, POSITIONS_FILE)) ? [POSITIONS_FILE] : [];
+  writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE, ...positions], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });
   if ('blockPostings' in parsed.result) await parsed.result.blockPostings?.closed;

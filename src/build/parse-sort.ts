@@ -102,6 +102,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       documents,
       clock,
       signal: options.signal,
+      ...(options.positions ? { positions: true } : {}),
       ...hooks,
     });
     // A sharded build reports the crawl's skipped files once, in shard 0.
@@ -122,6 +123,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       runDir: out.runDir,
       clock,
       signal: options.signal,
+      ...(options.positions ? { positions: true } : {}),
       ...hooks,
     });
   }

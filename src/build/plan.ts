@@ -33,13 +33,16 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   listed?.catch(() => {});
   await spareWorkersLoaded();
   const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
+  const hostBlocks = c.root && pipeline.schedule === 'overlapped' ? 2 : 1;
+  // --positions: a block's positions in fill order and in sorted order (run-positions.ts), u32 each.
+  const positionsBytesPerPair = c.options.positions ? 8 * hostBlocks : 0;
   const request = (sorterBytesPerPair: number): MemoryPlanRequest => ({
     budgetBytes: c.memoryBytes,
     baselineBytes,
     workers: c.root ? c.workers : 0,
     workersExplicit: c.options.workers !== undefined,
-    hostBlocks: c.root && pipeline.schedule === 'overlapped' ? 2 : 1,
-    sorterBytesPerPair,
+    hostBlocks,
+    sorterBytesPerPair: sorterBytesPerPair + positionsBytesPerPair,
     sharedBlocks: pipeline.sorter.sharedBlocks,
     maxBlockPairs: pipeline.sorter.maxPairs,
     blockSize: c.explicitBlockSize,

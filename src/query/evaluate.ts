@@ -11,6 +11,12 @@
  *
  * Both sum a document's contributions in the query's order (QueryPlan.slots), so their scores
  * agree to the bit. Segments are evaluated in order with one heap: docIDs grow across them.
+ *
+ * Phrases (QueryPlan.phrases): a phrase's terms are evaluated as any others, their bounds
+ * unchanged (a phrase only takes contributions away), and a document's exact score counts a
+ * phrase's occurrences only where the phrase occurs (phraseScore): a phrase clause scores as the
+ * sum of its terms' BM25 contributions in the documents it occurs in. A document no clause
+ * matches, or failing a required or excluded phrase, scores -Infinity and is never kept.
  */
 import type { Impacts } from '../../merge/impacts.js';
 import { blockBounds, bm25, BlockCursor, END, type BlockBounds } from './cursor.js';
@@ -38,6 +44,8 @@ export interface SegmentInput {
    * query with the same parameters (a segment's lists and impacts never change). Optional.
    */
   bounds?(termId: number, idf: number, weight: number, p: Bm25Params, compute: () => BlockBounds): BlockBounds;
+  /** Where each of the plan's phrases occurs (1 a document, src/query/phrases.ts): with QueryPlan.phrases. */
+  phrases?: readonly Uint8Array[];
 }
 
 export interface Bm25Params {
@@ -59,6 +67,55 @@ interface Scored {
   df: number;
   /** Its bound in the current window (the block covering the window). */
   wb: number;
+}
+
+/**
+ * A document's score under the plan's phrases: `contribution(t)` each scored occurrence's term's
+ * part (NaN: the document lacks the term), summed in the plan's order where the occurrence's
+ * phrase occurs (matches[phrase][d]); -Infinity when none counts, or a required phrase is absent
+ * or an excluded one present.
+ */
+export function phraseScore(plan: QueryPlan, matches: readonly Uint8Array[], d: number, contribution: (t: number) => number): number {
+  for (let j = 0; j < plan.phrases.length; j++) {
+    const occur = plan.phrases[j]!.occur;
+    if ((occur === 'must' && !matches[j]![d]) || (occur === 'mustNot' && matches[j]![d])) return -Infinity;
+  }
+  let s = 0;
+  let counted = false;
+  for (let i = 0; i < plan.slots.length; i++) {
+    const j = plan.slotPhrases[i]!;
+    if (j >= 0 && !matches[j]![d]) continue;
+    const c = contribution(plan.slots[i]!);
+    if (Number.isNaN(c)) continue;
+    s += c;
+    counted = true;
+  }
+  return counted ? s : -Infinity;
+}
+
+/**
+ * The documents of a segment that phraseScore can score above -Infinity, as far as its phrases
+ * alone tell (1 a document), or undefined when they tell nothing: every required phrase occurs,
+ * no excluded one does, and, where every scored occurrence belongs to a phrase, one of those
+ * phrases occurs. prunedTopK skips the others before bounding them.
+ */
+export function phraseFilter(plan: QueryPlan, matches: readonly Uint8Array[], documents: number): Uint8Array | undefined {
+  const onlyPhrases = plan.slotPhrases.every((j) => j >= 0);
+  const screening = onlyPhrases || plan.phrases.some((ph) => ph.occur !== 'should');
+  if (!screening) return undefined;
+  const filter = new Uint8Array(documents);
+  if (onlyPhrases) {
+    for (const j of new Set(plan.slotPhrases)) {
+      const m = matches[j]!;
+      for (let d = 0; d < documents; d++) filter[d]! |= m[d]!;
+    }
+  } else filter.fill(1);
+  plan.phrases.forEach((ph, j) => {
+    const m = matches[j]!;
+    if (ph.occur === 'must') for (let d = 0; d < documents; d++) filter[d]! &= m[d]!;
+    else if (ph.occur === 'mustNot') for (let d = 0; d < documents; d++) filter[d]! &= m[d]! ^ 1;
+  });
+  return filter;
 }
 
 /** Whether pruning's bounds hold: BM25 grows with tf and falls with length only for k1 >= 0 and 0 <= b <= 1. */
@@ -133,8 +190,16 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       }
       return false;
     };
+    const filter = plan.phrases.length > 0 && seg.phrases ? phraseFilter(plan, seg.phrases, lengths.length) : undefined;
+    /** Documents left out before any bound: an excluded term's, or (phrases) one that cannot score. */
+    const screened = excluded.length > 0 || filter !== undefined;
+    const rejects = (d: number): boolean => (filter !== undefined && !filter[d]) || (excluded.length > 0 && isExcluded(d));
+    const phrases = plan.phrases.length > 0 ? seg.phrases : undefined;
+    if (plan.phrases.length > 0 && !phrases) throw new Error('a query with phrases needs each segment\'s phrase matches');
+    const recorded = (t: number): number => (seen[t] === stamp ? contrib[t]! : NaN);
     /** The document's score in the plan's order, from the contributions recorded under `stamp`. */
-    const canonical = (): number => {
+    const canonical = (d: number): number => {
+      if (phrases) return phraseScore(plan, phrases, d, recorded);
       let s = 0;
       for (const t of plan.slots) if (seen[t] === stamp) s += contrib[t]!;
       return s;
@@ -169,7 +234,8 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           x.nextGEQ(d);
           if (x.doc === d) ok = false;
         }
-        if (ok) seeds.push(docBase + d, canonical());
+        const score = ok ? canonical(d) : -Infinity;
+        if (score > -Infinity) seeds.push(docBase + d, score);
       }
       floor = justBelow(seeds.threshold);
     }
@@ -232,7 +298,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             if (e.cursor.doc === d) bound += exact(e, d);
           }
           if (bound > theta) {
-            const score = canonical();
+            const score = canonical(d);
             if (score > theta) {
               heap.push(docBase + d, score);
               theta = Math.max(heap.threshold, floor);
@@ -256,7 +322,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             for (; i < n; i++) {
               const d = docs[i]!;
               if (d > end || nonEssential + e.wb <= theta) break;
-              if (deleted?.[d] || (excluded.length > 0 && isExcluded(d))) continue;
+              if (deleted?.[d] || (screened && rejects(d))) continue;
               const ce = bm25(idf, tfs[i]!, lengths[d]!, p.k1, p.b, p.avg);
               let bound = nonEssential + e.weight * ce;
               if (bound <= theta) continue;
@@ -320,7 +386,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
               const d = from + off;
               let bound = nonEssential;
               for (let k = 0; k < essentials; k++) if (bits & (1 << k)) bound += order[firstEssential + k]!.weight * s.contribution[k * SPAN + off]!;
-              if (bound <= theta || (excluded.length > 0 && isExcluded(d))) continue;
+              if (bound <= theta || (screened && rejects(d))) continue;
               stamp++;
               for (let k = 0; k < essentials; k++) {
                 if (bits & (1 << k)) {
@@ -344,7 +410,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += wb(order[i]!);
             pass = bound > theta;
           }
-          if (pass && excluded.length > 0) pass = !isExcluded(d);
+          if (pass && screened) pass = !rejects(d);
           if (pass) {
             stamp++;
             let bound = nonEssential;
@@ -386,7 +452,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         for (const e of required) bound += e.cursor.blockBound;
         pass = bound > theta;
       }
-      if (pass && excluded.length > 0) pass = !isExcluded(d);
+      if (pass && screened) pass = !rejects(d);
       if (pass) {
         stamp++;
         let bound = optionalBound;
@@ -398,7 +464,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           if (e.cursor.doc === d) bound += exact(e, d);
         }
         if (bound > theta) {
-          const score = canonical();
+          const score = canonical(d);
           if (score > theta) heap.push(docBase + d, score);
         }
       }
@@ -414,6 +480,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
  * indexed by docID; documents then filtered by the required and excluded terms.
  */
 export function exhaustiveTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number, documents: number, scratch: ExhaustiveScratch): [number, number][] {
+  if (plan.phrases.length > 0) return exhaustivePhrasesTopK(segments, plan, p, k);
   const { scores, marks } = scratch.sized(documents);
   const touched: number[] = [];
   const requiredCount = plan.terms.filter((t) => t.required).length;
@@ -454,6 +521,42 @@ export function exhaustiveTopK(segments: readonly SegmentInput[], plan: QueryPla
     if ((requiredCount === 0 || required[d] === requiredCount) && !excluded[d]) heap.push(d, scores[d]!);
     scores[d] = 0;
     marks[d] = 0;
+  }
+  return heap.sorted();
+}
+
+/**
+ * exhaustiveTopK for a plan with phrases: every scored term's contribution in every document of
+ * its list, one dense column a term, then each document that holds one of them scored by
+ * phraseScore (as prunedTopK scores it).
+ */
+function exhaustivePhrasesTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
+  const heap = new TopK(k);
+  for (const seg of segments) {
+    const n = seg.lengths.length;
+    const columns: Float64Array[] = plan.terms.map(() => new Float64Array(0));
+    const excluded = new Uint8Array(n);
+    const touched = new Uint8Array(n);
+    for (let t = 0; t < plan.terms.length; t++) {
+      const term = plan.terms[t]!;
+      const list = seg.decoded(term.term);
+      if (term.excluded && list) for (const d of list.docIds) excluded[d] = 1;
+      if (!plan.slots.includes(t)) continue;
+      const column = (columns[t] = new Float64Array(n).fill(NaN));
+      if (!list) continue;
+      for (let i = 0; i < list.docIds.length; i++) {
+        const d = list.docIds[i]!;
+        column[d] = bm25(p.idf[t]!, list.tfs[i]!, seg.lengths[d]!, p.k1, p.b, p.avg);
+        touched[d] = 1;
+      }
+    }
+    const required = plan.terms.map((term, t) => (term.required ? t : -1)).filter((t) => t >= 0);
+    for (let d = 0; d < n; d++) {
+      if (!touched[d] || excluded[d] || seg.deleted?.[d]) continue;
+      if (required.some((t) => Number.isNaN(columns[t]![d]!))) continue;
+      const score = phraseScore(plan, seg.phrases!, d, (t) => columns[t]![d]!);
+      if (score > -Infinity) heap.push(seg.docBase + d, score);
+    }
   }
   return heap.sorted();
 }

@@ -144,6 +144,13 @@ export interface BuildOptions extends TokenizerOptions {
    * (threads cost more than they save on a small merge). CLI `--merge-threads <n>`.
    */
   mergeThreads?: number;
+  /**
+   * Store the position of every term occurrence (positions.bin, docs/architecture.md
+   * "Positions"): the index then answers phrases ("white whale") and title:term / title:"..."
+   * queries. postings.bin, the lexicon and the documents are the same bytes as without it.
+   * Crawl folders and documents given as an iterable; not with `resume`. Default false.
+   */
+  positions?: boolean;
   /** Cancels the build: it stops within one block, cleans up and rejects with AbortError. */
   signal?: AbortSignal;
 }

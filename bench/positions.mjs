@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+/**
+ * What --positions costs: builds of each crawl with and without it, alternating within a round
+ * (reversed every other round), `build --json` into a temporary index. Prints one line a build
+ * (wall, process CPU, the 1-minute load average after it), then per crawl the median wall and
+ * CPU seconds of each and their ratio, the index's bytes (every file but MANIFEST.json) with
+ * and without positions, positions.bin's share, and whether both wrote the same postings.bin.
+ * With --fts5, the crawl's JSONL files (a folder of them) also go into SQLite FTS5 twice, both
+ * contentless (FTS5 keeps positions): bench/search-prepare.mjs fts5 (porter unicode61, one
+ * column, then 'optimize': the smallest FTS5 makes) and bench/fts5-index.mjs (unicode61, title
+ * and text columns); their database sizes are the yardsticks.
+ *
+ * --block-size gives both builds the same blocks (--positions alone makes the memory plan's blocks
+ * smaller: a crawl that fitted one block may then take two, and the one-block path is not
+ * taken with --positions), so that the difference is the positions' own cost.
+ *
+ *   node bench/positions.mjs [--rounds 3] [--workers 2] [--pipeline cpu] [--block-size N] [--fts5] --crawl <path> [--crawl <path> ...]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const o = { rounds: 3, workers: 2, pipeline: 'cpu', fts5: false, blockSize: undefined, crawls: [] };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === '--rounds') o.rounds = Number(argv[++i]);
+  else if (a === '--workers') o.workers = Number(argv[++i]);
+  else if (a === '--pipeline') o.pipeline = argv[++i];
+  else if (a === '--fts5') o.fts5 = true;
+  else if (a === '--block-size') o.blockSize = Number(argv[++i]);
+  else if (a === '--crawl') o.crawls.push(resolve(argv[++i]));
+  else throw new Error(`unknown argument ${a}`);
+}
+if (o.crawls.length === 0) throw new Error('usage: node bench/positions.mjs [--rounds 3] [--workers 2] [--pipeline cpu] [--fts5] --crawl <path> ...');
+
+const cli = resolve(new URL('..', import.meta.url).pathname, 'dist/src/cli.js');
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-bench-pos-'));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const sizes = (dir) => Object.fromEntries(readdirSync(dir).filter((f) => f !== 'MANIFEST.json').map((f) => [f, statSync(join(dir, f)).size]));
+const mb = (b) => (b / 1e6).toFixed(1);
+
+function build(crawl, positions) {
+  const out = join(work, `idx-${positions ? 'pos' : 'plain'}`);
+  rmSync(out, { recursive: true, force: true });
+  const args = [cli, 'build', crawl, '-o', out, '--json', '--workers', String(o.workers), '--pipeline', o.pipeline, ...(o.blockSize ? ['--block-size', String(o.blockSize)] : []), ...(positions ? ['--positions'] : [])];
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const wall = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+  const summary = JSON.parse(r.stdout);
+  const cpu = summary.cpu ? summary.cpu.processMs / 1000 : NaN;
+  const files = sizes(out);
+  const postings = readFileSync(join(out, 'postings.bin'));
+  rmSync(out, { recursive: true, force: true });
+  return { wall, cpu, files, postings };
+}
+
+/** The FTS5 yardsticks' database sizes: search-prepare's (porter, one column, optimized) and fts5-index's (unicode61, title and text). */
+function fts5Bytes(crawl) {
+  const here = new URL('.', import.meta.url).pathname;
+  const jsonl = readdirSync(crawl).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(crawl, f));
+  const out = {};
+  for (const [name, args] of [
+    ['porter', [resolve(here, 'search-prepare.mjs'), 'fts5', crawl]],
+    ['unicode61', [resolve(here, 'fts5-index.mjs'), ...jsonl, '--db']],
+  ]) {
+    const db = join(work, `fts5-${name}.sqlite`);
+    const r = spawnSync(process.execPath, [...args, db], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`FTS5 (${name}) failed: ${r.stderr}`);
+    out[name] = statSync(db).size;
+    rmSync(db, { force: true });
+  }
+  return out;
+}
+
+try {
+  for (const crawl of o.crawls) {
+    const runs = { plain: [], positions: [] };
+    for (let round = 0; round < o.rounds; round++) {
+      const order = round % 2 ? [true, false] : [false, true];
+      for (const positions of order) {
+        const r = build(crawl, positions);
+        (positions ? runs.positions : runs.plain).push(r);
+        process.stdout.write(`${crawl}  ${positions ? '--positions' : 'plain      '}  wall ${r.wall.toFixed(2)} s  cpu ${r.cpu.toFixed(2)} s  load ${loadavg()[0].toFixed(2)}\n`);
+      }
+    }
+    const med = (k, key) => median(runs[k].map((r) => r[key]));
+    const total = (files) => Object.values(files).reduce((a, b) => a + b, 0);
+    const plainBytes = total(runs.plain[0].files);
+    const posBytes = total(runs.positions[0].files);
+    const positionsBin = runs.positions[0].files['positions.bin'];
+    const same = runs.positions.every((r) => r.postings.equals(runs.plain[0].postings));
+    process.stdout.write(`${crawl}\n  wall: plain ${med('plain', 'wall').toFixed(2)} s, --positions ${med('positions', 'wall').toFixed(2)} s (${(med('positions', 'wall') / med('plain', 'wall')).toFixed(2)}x); cpu ${med('plain', 'cpu').toFixed(2)} s vs ${med('positions', 'cpu').toFixed(2)} s (${(med('positions', 'cpu') / med('plain', 'cpu')).toFixed(2)}x); medians of ${o.rounds}\n`);
+    process.stdout.write(`  index: plain ${mb(plainBytes)} MB, --positions ${mb(posBytes)} MB (positions.bin ${mb(positionsBin)} MB); same postings.bin: ${same}\n`);
+    if (o.fts5) {
+      const fts = fts5Bytes(crawl);
+      process.stdout.write(`  FTS5, contentless (it keeps positions): porter unicode61, one column, optimized (search-prepare.mjs) ${mb(fts.porter)} MB: --positions index / FTS5 = ${(posBytes / fts.porter).toFixed(2)}; unicode61, title and text (fts5-index.mjs) ${mb(fts.unicode61)} MB: ${(posBytes / fts.unicode61).toFixed(2)}\n`);
+    }
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,127 @@
+/**
+ * --positions: positions.bin from the runs and their positions files, by a heap merge of its
+ * own after the postings' (heap-merge.ts): the same order of (termID, docID, run), each pair's
+ * position read in step with it, title copies' NO_POSITION dropped. Its own pass so that every
+ * merge of the postings (one thread, term ranges on threads) stays as it is.
+ */
+import { RunHeap } from './heap-merge.js';
+import { RunCursor } from './runs.js';
+import { NO_POSITION, positionsPathOf, RunPositionsReader } from './run-positions.js';
+import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
+import { PositionsFileWriter } from './positions-file.js';
+
+
+export interface PositionsMergeInput {
+  path: string;
+  runPaths: readonly string[];
+  /** Pairs per run cursor (and positions per reader). */
+  chunkPairs: number;
+  /** How the runs' keys map to termIDs (write-index.ts runLexiconsOf). */
+  lexicons: RunLexicons;
+  terms: number;
+  /** Each document's title length in terms, by docID. */
+  titleLengths: Uint32Array;
+  /** The build's titleWeight (a reader tells a posting's positions' end by it). */
+  titleWeight: number;
+}
+
+export interface PositionsMergeResult {
+  bytes: number;
+  /** Positions written (title copies left out). */
+  positions: number;
+  postings: number;
+}
+
+class PositionsAccumulator {
+  docIds = new Uint32Array(1024);
+  /** Where each posting's positions start in `positions`; ends[i] = starts[i + 1]. */
+  starts = new Uint32Array(1025);
+  positions = new Uint32Array(4096);
+  df = 0;
+  used = 0;
+
+  reset(): void {
+    this.df = 0;
+    this.used = 0;
+    this.starts[0] = 0;
+  }
+
+  /** Adds the next `tf` positions of `reader` to document `docId`'s posting. */
+  take(docId: number, tf: number, reader: RunPositionsReader): void {
+    const last = this.df - 1;
+    const straddles = last >= 0 && this.docIds[last] === docId;
+    if (!straddles) {
+      if (this.df + 1 >= this.starts.length) {
+        this.docIds = grownCopy(this.docIds, 2 * this.df + 2);
+        this.starts = grownCopy(this.starts, 2 * this.df + 4);
+      }
+      this.docIds[this.df++] = docId;
+    }
+    if (this.used + tf > this.positions.length) this.positions = grownCopy(this.positions, Math.max(2 * this.positions.length, this.used + tf));
+    const from = this.used;
+    this.used = reader.copyInto(this.positions, this.used, tf, NO_POSITION);
+    // A document split across runs: its runs come in block order, so its positions go on rising;
+    // sorted anyway should a later run hold earlier ones.
+    if (straddles && from > this.starts[last]! && this.used > from && this.positions[from]! < this.positions[from - 1]!) this.positions.subarray(this.starts[last]!, this.used).sort();
+    this.starts[this.df] = this.used;
+  }
+}
+
+function grownCopy(a: Uint32Array, n: number): Uint32Array<ArrayBuffer> {
+  const b = new Uint32Array(n);
+  b.set(a);
+  return b;
+}
+
+export function writePositionsFile(input: PositionsMergeInput): PositionsMergeResult {
+  const { runPaths, chunkPairs } = input;
+  const cursors: RunCursor[] = [];
+  const readers: RunPositionsReader[] = [];
+  const writer = new PositionsFileWriter(input.path, input.titleLengths.length, input.terms, input.titleLengths, input.titleWeight);
+  try {
+    runPaths.forEach((path, i) => {
+      const cursor = new RunCursor(path, chunkPairs, undefined, { lexicon: lexiconOfRun(input.lexicons, i) });
+      cursors.push(cursor);
+      readers.push(new RunPositionsReader(positionsPathOf(path), cursor.count, chunkPairs));
+    });
+    const heap = new RunHeap(cursors);
+    cursors.forEach((c, i) => {
+      if (!c.done) heap.push(i);
+    });
+    const acc = new PositionsAccumulator();
+    const result: PositionsMergeResult = { bytes: 0, positions: 0, postings: 0 };
+    const flushTerm = (termId: number) => {
+      writer.beginTerm(termId);
+      for (let i = 0; i < acc.df; i++) writer.addPosting(acc.positions, acc.starts[i]!, acc.starts[i + 1]! - acc.starts[i]!);
+      result.postings += acc.df;
+      result.positions += acc.used;
+    };
+    let term = -1;
+    let reader!: RunPositionsReader;
+    const take = (docId: number, tf: number) => acc.take(docId, tf, reader);
+    while (heap.size > 0) {
+      const top = heap.peek();
+      const cursor = cursors[top]!;
+      if (cursor.termId !== term) {
+        if (term >= 0) flushTerm(term);
+        term = cursor.termId;
+        acc.reset();
+      }
+      const next = heap.second();
+      const rival = next >= 0 ? cursors[next]! : undefined;
+      reader = readers[top]!;
+      cursor.takeSegment(take, rival !== undefined && rival.termId === term ? rival.docId : 0xffffffff);
+      heap.replaceTop();
+    }
+    if (term >= 0) flushTerm(term);
+    writer.close();
+    result.bytes = writer.offset;
+    return result;
+  } catch (err) {
+    writer.closeQuietly();
+    throw err;
+  } finally {
+    for (const c of cursors) c.close();
+    for (const r of readers) r.close();
+  }
+}

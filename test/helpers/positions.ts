@@ -1,0 +1,70 @@
+/** Reads an index's positions.bin back as term -> docID -> positions, and the same from a naive token scan. */
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { openIndex } from '../../src/reader.js';
+import { PositionsFile } from '../../merge/positions-file.js';
+import { createTokenizer, type TokenizerOptions } from '../../indexer/analysis/tokenizer.js';
+
+export type PositionMap = Map<string, Map<number, number[]>>;
+
+/** Every term's positions in every document, as positions.bin holds them beside postings.bin's lists. */
+export function readPositions(dir: string): { positions: PositionMap; titleLengths: number[] } {
+  const reader = openIndex(dir);
+  const file = new PositionsFile(join(dir, 'positions.bin'));
+  try {
+    const positions: PositionMap = new Map();
+    expect(file.documents).toBe(reader.stats().documents);
+    expect(file.terms).toBe(reader.stats().terms);
+    for (const e of reader.lexicon()) {
+      const { docIds, tfs } = reader.readList(e);
+      const cursor = file.cursor(e.termId, { docIds, tfs });
+      const byDoc = new Map<number, number[]>();
+      for (let i = 0; i < docIds.length; i++) {
+        const p = Array.from(cursor.positionsOf(i));
+        expect(p.length).toBeLessThanOrEqual(tfs[i]!);
+        byDoc.set(docIds[i]!, p);
+      }
+      expect(cursor.atEnd).toBe(true);
+      positions.set(e.term, byDoc);
+    }
+    return { positions, titleLengths: Array.from(file.titleLengths) };
+  } finally {
+    file.close();
+    reader.close();
+  }
+}
+
+/** The terms of each document's title and text as the tokenizer gives them (stopwords dropped). */
+export function tokenStreams(docs: readonly { title?: string; text: string }[], options: TokenizerOptions): { title: string[]; text: string[] }[] {
+  const tokenizer = createTokenizer(options);
+  return docs.map((d) => {
+    const title: string[] = [];
+    const text: string[] = [];
+    if (d.title) tokenizer.tokenize(d.title, (t) => title.push(t));
+    tokenizer.tokenize(d.text, (t) => text.push(t));
+    return { title, text };
+  });
+}
+
+/** The positions a naive scan of the token streams gives: title 0 .. L−1, text from L + 1 (0 without a title). */
+export function naivePositions(streams: readonly { title: string[]; text: string[] }[]): { positions: PositionMap; titleLengths: number[] } {
+  const positions: PositionMap = new Map();
+  const add = (term: string, doc: number, p: number) => {
+    let byDoc = positions.get(term);
+    if (!byDoc) positions.set(term, (byDoc = new Map()));
+    let list = byDoc.get(doc);
+    if (!list) byDoc.set(doc, (list = []));
+    list.push(p);
+  };
+  streams.forEach((s, doc) => {
+    s.title.forEach((t, i) => add(t, doc, i));
+    const start = s.title.length === 0 ? 0 : s.title.length + 1;
+    s.text.forEach((t, i) => add(t, doc, start + i));
+  });
+  return { positions, titleLengths: streams.map((s) => s.title.length) };
+}
+
+/** Maps compared as sorted entries (toEqual on Maps ignores nothing, but sorted arrays give a readable diff). */
+export function sortedEntries(m: PositionMap): [string, [number, number[]][]][] {
+  return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([t, byDoc]) => [t, [...byDoc.entries()].sort(([a], [b]) => a - b)]);
+}

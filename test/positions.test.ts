@@ -1,0 +1,166 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildIndex } from '../src/build.js';
+import { verifyIndex } from '../merge/verify.js';
+import { sha256OfFile } from '../merge/manifest.js';
+import { openWriter } from '../src/writer.js';
+import { readIndexContent } from './helpers/index-files.js';
+import { naivePositions, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
+import { withEnv } from './helpers/env.js';
+import { hasGpu } from './helpers/gpu-available.js';
+
+const work = mkdtempSync(join(tmpdir(), 'gpuindex-pos-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let serial = 0;
+
+/** Few distinct words, stopwords among them, so that terms repeat within and across documents. */
+const VOCABULARY = ['white', 'whale', 'the', 'of', 'ship', 'sea', 'ahab', 'and', 'whales', 'sailing', 'café', 'x1'];
+const word = fc.constantFrom(...VOCABULARY);
+const text = fc.array(word, { maxLength: 25 }).map((w) => w.join(' '));
+const doc = fc.record({ title: fc.oneof(fc.constant(''), fc.array(word, { minLength: 1, maxLength: 5 }).map((w) => w.join(' '))), text });
+const crawl = fc.array(doc, { minLength: 1, maxLength: 25 });
+
+type Doc = { title: string; text: string };
+
+function writeCrawl(docs: readonly Doc[], files = 3): string {
+  const dir = join(work, `crawl-${serial++}`);
+  mkdirSync(dir);
+  const per = Math.ceil(docs.length / files);
+  for (let f = 0; f * per < docs.length; f++) {
+    const lines = docs.slice(f * per, (f + 1) * per).map((d, i) => JSON.stringify({ id: `d${f * per + i}`, title: d.title, text: d.text }));
+    writeFileSync(join(dir, `part-${f}.jsonl`), lines.join('\n') + '\n');
+  }
+  return dir;
+}
+
+describe('--positions: positions.bin equals a naive scan of the token streams', () => {
+  it('documents given to the API: random crawls, title weights, blocks that split documents', async () => {
+    await fc.assert(
+      fc.asyncProperty(crawl, fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 3 }), async (docs, blockSize, titleWeight) => {
+        const out = join(work, `api-${serial++}`);
+        await buildIndex({ input: docs.map((d, i) => ({ id: `d${i}`, ...d })), output: out, blockSize, titleWeight, sorter: 'cpu', positions: true });
+        const built = readPositions(out);
+        const naive = naivePositions(tokenStreams(docs, {}));
+        expect(sortedEntries(built.positions)).toEqual(sortedEntries(naive.positions));
+        expect(built.titleLengths).toEqual(naive.titleLengths);
+        verifyIndex(out);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('crawl folders: the same positions.bin bytes with 1, 2 and 5 workers (5: lexicons of their own), and the naive positions', async () => {
+    await fc.assert(
+      fc.asyncProperty(crawl, fc.integer({ min: 8, max: 64 }), async (docs, blockSize) => {
+        const dir = writeCrawl(docs);
+        const naive = naivePositions(tokenStreams(docs, {}));
+        const bytes: Buffer[] = [];
+        for (const workers of [1, 2, 5]) {
+          const out = join(work, `crawl-idx-${serial++}`);
+          await buildIndex({ input: dir, output: out, blockSize, workers, sorter: 'cpu', positions: true });
+          const built = readPositions(out);
+          expect(sortedEntries(built.positions)).toEqual(sortedEntries(naive.positions));
+          expect(built.titleLengths).toEqual(naive.titleLengths);
+          bytes.push(readFileSync(join(out, 'positions.bin')));
+        }
+        expect(bytes[1]!.equals(bytes[0]!)).toBe(true);
+        expect(bytes[2]!.equals(bytes[0]!)).toBe(true);
+      }),
+      { numRuns: 8 },
+    );
+  });
+
+  it('workers with lexicons of their own at 2 workers (GPUINDEX_WORKER_LEXICONS=1): the same bytes', async () => {
+    const docs = Array.from({ length: 60 }, (_, i) => ({ title: i % 3 ? `whale ${i % 5} ship` : '', text: Array.from({ length: 30 + (i % 11) }, (_, j) => VOCABULARY[(i * 7 + j * 3) % VOCABULARY.length]).join(' ') }));
+    const dir = writeCrawl(docs, 4);
+    const build = async () => {
+      const out = join(work, `wl-${serial++}`);
+      await buildIndex({ input: dir, output: out, blockSize: 97, workers: 2, sorter: 'cpu', positions: true });
+      return readFileSync(join(out, 'positions.bin'));
+    };
+    const shared = await withEnv('GPUINDEX_WORKER_LEXICONS', async (set) => {
+      set('0');
+      return build();
+    });
+    const own = await withEnv('GPUINDEX_WORKER_LEXICONS', async (set) => {
+      set('1');
+      return build();
+    });
+    expect(own.equals(shared)).toBe(true);
+  });
+});
+
+describe.runIf(hasGpu())('--positions with the GPU sorter', () => {
+  it('Indexgpu and Indexgpu+ (shared dictionary, and workers with lexicons of their own) write the CPU sorter\'s positions.bin', async () => {
+    const docs = Array.from({ length: 80 }, (_, i) => ({ title: i % 4 ? `ahab ${i % 7} whale` : '', text: Array.from({ length: 25 + (i % 13) }, (_, j) => VOCABULARY[(i * 5 + j * 7) % VOCABULARY.length]).join(' ') }));
+    const dir = writeCrawl(docs, 5);
+    const naive = naivePositions(tokenStreams(docs, {}));
+    const build = async (o: Partial<Parameters<typeof buildIndex>[0]>) => {
+      const out = join(work, `gpu-${serial++}`);
+      const summary = await buildIndex({ input: dir, output: out, blockSize: 211, positions: true, ...o });
+      return { summary, bytes: readFileSync(join(out, 'positions.bin')), postings: readFileSync(join(out, 'postings.bin')), out };
+    };
+    const cpu = await build({ pipeline: 'cpu', workers: 2 });
+    expect(sortedEntries(readPositions(cpu.out).positions)).toEqual(sortedEntries(naive.positions));
+    for (const o of [{ pipeline: 'gpu', workers: 2 }, { pipeline: 'gpu+', workers: 2 }, { pipeline: 'gpu+', workers: 5 }] as const) {
+      const gpu = await build(o);
+      expect(gpu.summary.sorter).toBe('gpu');
+      expect(gpu.postings.equals(cpu.postings)).toBe(true);
+      expect(gpu.bytes.equals(cpu.bytes)).toBe(true);
+    }
+  });
+});
+
+describe('--positions leaves the rest of the index as it is', () => {
+  it('postings.bin, the lexicon, documents and statistics are the same bytes; only the settings name positions', async () => {
+    const docs = Array.from({ length: 40 }, (_, i) => ({ title: i % 2 ? 'the white whale' : '', text: Array.from({ length: 20 + i }, (_, j) => VOCABULARY[(i + j * 5) % VOCABULARY.length]).join(' ') }));
+    const dir = writeCrawl(docs);
+    const plain = join(work, `plain-${serial++}`);
+    const withPositions = join(work, `pos-${serial++}`);
+    await buildIndex({ input: dir, output: plain, workers: 2, sorter: 'cpu' });
+    await buildIndex({ input: dir, output: withPositions, workers: 2, sorter: 'cpu', positions: true });
+    expect(existsSync(join(plain, 'positions.bin'))).toBe(false);
+    const a = readIndexContent(plain);
+    const b = readIndexContent(withPositions);
+    expect(b.postings.equals(a.postings)).toBe(true);
+    expect(b.terms).toEqual(a.terms);
+    expect(b.docs).toEqual(a.docs);
+    expect(b.stats).toEqual(a.stats);
+    expect(readFileSync(join(plain, 'impacts.bin')).equals(readFileSync(join(withPositions, 'impacts.bin')))).toBe(true);
+    expect(Object.keys(JSON.parse(readFileSync(join(withPositions, 'MANIFEST.json'), 'utf8')).files)).toContain('positions.bin');
+  });
+
+  it('the writer and join refuse a --positions index, and --shard with --positions, in one line each', async () => {
+    const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
+    const out = join(work, `w-${serial++}`);
+    await buildIndex({ input: dir, output: out, positions: true });
+    await expect(openWriter(out)).rejects.toThrow(/built with --positions; the writer does not keep positions/);
+    await expect(buildIndex({ input: dir, output: join(work, `s-${serial++}`), positions: true, shard: '0/2' })).rejects.toThrow(/^--positions cannot be combined with --shard/);
+  });
+
+  it('verify reads positions.bin: damage under a matching checksum is found and named', async () => {
+    const out = join(work, `v-${serial++}`);
+    await buildIndex({ input: [{ id: 'a', title: 'white whale', text: 'the whale and the white sea whale' }], output: out, sorter: 'cpu', positions: true });
+    expect(verifyIndex(out).terms).toBeGreaterThan(0);
+    const path = join(out, 'positions.bin');
+    const bytes = readFileSync(path);
+    // The first term ("sea", at 5: the title's 2 terms, the gap, then "whale white sea") moved to 2, the title's gap.
+    const dataAt = 24 + 4 * 1;
+    expect(bytes[dataAt]).toBe(5);
+    bytes[dataAt] = 2;
+    writeFileSync(path, bytes);
+    const manifestPath = join(out, 'MANIFEST.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    manifest.files['positions.bin'].sha256 = sha256OfFile(path);
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    expect(() => verifyIndex(out)).toThrow(/^positions\.bin: term "sea" \(termID 0\): position 2 at docID 0 is the gap after its title/);
+  });
+
+  it('refuses --positions with --resume in one line', async () => {
+    const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
+    await expect(buildIndex({ input: dir, output: join(work, `r-${serial++}`), positions: true, resume: true })).rejects.toThrow(/^--positions cannot be combined with --resume/);
+  });
+});

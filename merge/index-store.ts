@@ -132,8 +132,8 @@ export function hasWarcColumns(db: Database.Database, schema = 'main'): boolean 
   return (db.prepare(`PRAGMA ${schema}.table_info(docs)`).all() as { name: string }[]).some((c) => c.name === 'warc_date');
 }
 
-/** Format 3's lexicon: the terms table's rows and term_stats chunks, in termID order. */
-class SqliteLexiconWriter {
+/** Format 3's lexicon: the terms table's rows and term_stats chunks, in termID order (inside the caller's transaction). */
+export class SqliteLexiconWriter {
   private readonly rows: RowBatcher;
   private readonly stats: TermStatsWriter;
 

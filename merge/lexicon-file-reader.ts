@@ -46,6 +46,96 @@ class EntryCursor {
   }
 }
 
+/** A term's bytes decoded over the previous term's (front coding), and whether it sorts after that one. */
+class TermDecoder {
+  bytes = Buffer.allocUnsafe(256);
+  length = 0;
+  /** Whether the term decoded last sorts after the one before it (byte order: code point order). */
+  rises = false;
+
+  /** Decodes the next entry's term (`first`: a block's first, which shares nothing); returns its byte length. */
+  next(c: EntryCursor, first: boolean): number {
+    const shared = c.varint('shared prefix');
+    if (first ? shared !== 0 : shared > this.length) throw new RangeError(`the term shares ${shared} bytes with ${first ? 'nothing (the first of a block)' : `a term of ${this.length}`}`);
+    const rest = c.varint('term length');
+    const n = shared + rest;
+    if (c.pos + rest > c.end) throw new RangeError(`a term of ${rest} bytes runs past the end of its block`);
+    if (this.bytes.length < n) {
+      const bigger = Buffer.allocUnsafe(Math.max(n, 2 * this.bytes.length));
+      this.bytes.copy(bigger, 0, 0, this.length);
+      this.bytes = bigger;
+    }
+    // Compared with the previous term while copied over it: byte by byte in JavaScript, as a
+    // call into C++ costs more than a short term's loop.
+    const term = this.bytes;
+    const buf = c.buf;
+    const prev = this.length;
+    let order = 0;
+    for (let i = 0, at = c.pos; i < rest; i++) {
+      const b = buf[at + i]!;
+      if (order === 0) order = shared + i >= prev ? 1 : b - term[shared + i]!;
+      term[shared + i] = b;
+    }
+    this.rises = order > 0 || (order === 0 && n > prev);
+    c.pos += rest;
+    this.length = n;
+    return n;
+  }
+}
+
+/** Code point order of a[0, an) and b[bs, be) (UTF-8 bytes). */
+function compareBytes(a: Uint8Array, an: number, b: Uint8Array, bs: number, be: number): number {
+  const bn = be - bs;
+  const n = Math.min(an, bn);
+  for (let i = 0; i < n; i++) {
+    const d = a[i]! - b[bs + i]!;
+    if (d !== 0) return d;
+  }
+  return an - bn;
+}
+
+/** Per block while scan() decodes it: each term's end in `text`, and its figures. */
+class BlockEntries {
+  text = Buffer.allocUnsafe(1 << 12);
+  used = 0;
+  ascii = true;
+  readonly ends = new Uint32Array(LEXICON_BLOCK_TERMS);
+  readonly df = new Float64Array(LEXICON_BLOCK_TERMS);
+  readonly cf = new Float64Array(LEXICON_BLOCK_TERMS);
+  readonly length = new Float64Array(LEXICON_BLOCK_TERMS);
+
+  /** Appends term i's bytes. */
+  push(i: number, term: Uint8Array, n: number): void {
+    if (this.used + n > this.text.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * this.text.length, this.used + n));
+      this.text.copy(bigger, 0, 0, this.used);
+      this.text = bigger;
+    }
+    let high = 0;
+    const text = this.text;
+    for (let k = 0, at = this.used; k < n; k++) {
+      const b = term[k]!;
+      high |= b;
+      text[at + k] = b;
+    }
+    if (high >= 0x80) this.ascii = false;
+    this.used += n;
+    this.ends[i] = this.used;
+  }
+
+  /** The block's `count` terms as strings into `out`: one decode for an ASCII block, cut by position. */
+  strings(count: number, out: string[]): void {
+    if (this.ascii) {
+      const all = this.text.toString('latin1', 0, this.used);
+      for (let i = 0, start = 0; i < count; start = this.ends[i++]!) out[i] = all.slice(start, this.ends[i]!);
+    } else {
+      for (let i = 0, start = 0; i < count; start = this.ends[i++]!) out[i] = this.text.toString('utf8', start, this.ends[i]!);
+    }
+    this.used = 0;
+    this.ascii = true;
+  }
+}
+
 export class LexiconFileReader {
   private readonly fd: number;
   readonly terms: number;
@@ -58,11 +148,10 @@ export class LexiconFileReader {
   /** Loaded on first use: each block's first term, and [file offset, first list offset, key offset] per block. */
   private keys?: Buffer;
   private index?: Float64Array;
-  /** A term's bytes being decoded, and a block read for a lookup. */
-  private term = Buffer.allocUnsafe(256);
+  /** A lookup's term being decoded, and the block it reads. */
+  private readonly term = new TermDecoder();
   private block = Buffer.allocUnsafe(4096);
-  /** Bytes of the term nextTerm() decoded last. */
-  private termBytes = 0;
+  private target = Buffer.allocUnsafe(256);
 
   constructor(readonly path: string) {
     this.fd = openSync(path, 'r');
@@ -108,7 +197,7 @@ export class LexiconFileReader {
     const keys = this.read(this.keysStart, this.indexStart - this.keysStart);
     const raw = this.read(this.indexStart, LEXICON_INDEX_ENTRY_BYTES * this.blocks);
     const index = new Float64Array(3 * this.blocks);
-    for (let i = 0; i < index.length; i++) index[i] = Number(raw.readBigUInt64LE(8 * i));
+    for (let i = 0; i < index.length; i++) index[i] = raw.readUInt32LE(8 * i) + raw.readUInt32LE(8 * i + 4) * 2 ** 32;
     for (let b = 0; b < this.blocks; b++) {
       const start = index[3 * b]!;
       const end = this.blockEnd(index, b);
@@ -129,14 +218,19 @@ export class LexiconFileReader {
   lookup(term: string): LexiconFileEntry | undefined {
     if (this.terms === 0) return undefined;
     const { keys, index } = this.loadIndex();
-    const target = Buffer.from(term, 'utf8');
+    // The term's UTF-8 bytes: ASCII byte by byte (Buffer.from costs more than a short term's loop).
+    if (this.target.length < 3 * term.length) this.target = Buffer.allocUnsafe(Math.max(3 * term.length, 2 * this.target.length));
+    const target = this.target;
+    let tn = 0;
+    for (let ch: number; tn < term.length && (ch = term.charCodeAt(tn)) < 0x80; tn++) target[tn] = ch;
+    if (tn < term.length) tn = target.write(term, 0, 'utf8');
     // The last block whose first term is <= the term.
     let lo = 0;
     let hi = this.blocks - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const keyEnd = mid + 1 < this.blocks ? index[3 * mid + 5]! : keys.length;
-      if (target.compare(keys, index[3 * mid + 2]!, keyEnd) >= 0) lo = mid;
+      if (compareBytes(target, tn, keys, index[3 * mid + 2]!, keyEnd) >= 0) lo = mid;
       else hi = mid - 1;
     }
     const b = lo;
@@ -144,15 +238,16 @@ export class LexiconFileReader {
     const bytes = this.blockEnd(index, b) - start;
     if (this.block.length < bytes) this.block = Buffer.allocUnsafe(Math.max(bytes, 2 * this.block.length));
     const c = new EntryCursor(this.read(start, bytes, this.block), bytes);
+    const decoder = this.term;
     let offset = index[3 * b + 1]!;
     const count = Math.min(LEXICON_BLOCK_TERMS, this.terms - b * LEXICON_BLOCK_TERMS);
     try {
       for (let i = 0; i < count; i++) {
-        const n = this.nextTerm(c, i === 0);
+        const n = decoder.next(c, i === 0);
         const df = c.varint('df');
         const cf = df + c.varint('cf');
         const length = c.varint('length');
-        const order = target.compare(this.term, 0, n);
+        const order = compareBytes(target, tn, decoder.bytes, 0, n);
         if (order === 0) return { term, termId: b * LEXICON_BLOCK_TERMS + i, df, cf, offset, length };
         if (order < 0) return undefined;
         offset += length;
@@ -163,44 +258,27 @@ export class LexiconFileReader {
     return undefined;
   }
 
-  /** Decodes the next entry's term into this.term (`first`: a block's first, which shares nothing); returns its byte length. */
-  private nextTerm(c: EntryCursor, first: boolean): number {
-    const shared = c.varint('shared prefix');
-    if (first ? shared !== 0 : shared > this.termBytes) throw new RangeError(`the term shares ${shared} bytes with ${first ? 'nothing (the first of a block)' : `a term of ${this.termBytes}`}`);
-    const rest = c.varint('term length');
-    const n = shared + rest;
-    this.termBytes = n;
-    if (c.pos + rest > c.end) throw new RangeError(`a term of ${rest} bytes runs past the end of its block`);
-    if (this.term.length < n) {
-      const bigger = Buffer.allocUnsafe(Math.max(n, 2 * this.term.length));
-      this.term.copy(bigger);
-      this.term = bigger;
-    }
-    this.term.set(c.buf.subarray(c.pos, c.pos + rest), shared);
-    c.pos += rest;
-    return n;
-  }
-
   /**
-   * Every entry in termID order, to `visit`, checking the structure as it goes: each block
-   * holds its terms exactly, starts with its key and at its first list; terms rise in code point
-   * order; lists lie back to back from `postingsStart` to the footer's end.
+   * Every entry in termID order, to `visit` (`withTerms` false: the figures only, each term ''),
+   * checking the structure as it goes: each block holds its terms exactly, starts with its key
+   * and at its first list; terms rise in code point order; lists lie back to back from
+   * `postingsStart` to the footer's end.
    */
-  scan(postingsStart: number, visit: (term: string, termId: number, df: number, cf: number, offset: number, length: number) => void): void {
+  scan(postingsStart: number, visit: (term: string, termId: number, df: number, cf: number, offset: number, length: number) => void, withTerms = true): void {
     if (this.terms === 0) {
       if (this.postingsEnd !== postingsStart) throw new LexiconFileError(`${this.path}: no terms, yet lists end at ${this.postingsEnd}`);
       return;
     }
     const { keys, index } = this.loadIndex();
+    const decoder = new TermDecoder();
+    const entries = new BlockEntries();
+    const strings = new Array<string>(LEXICON_BLOCK_TERMS).fill('');
     let chunk: Buffer = Buffer.allocUnsafe(0);
     let chunkStart = 0;
     let offset = postingsStart;
-    let prev = Buffer.allocUnsafe(256);
-    let prevBytes = -1;
     for (let b = 0; b < this.blocks; b++) {
       const start = index[3 * b]!;
       const end = this.blockEnd(index, b);
-      const at = `${this.path}: block ${b} (at ${start})`;
       if (end > chunkStart + chunk.length || start < chunkStart) {
         // Read whole blocks from this one on, up to SCAN_BYTES (at least this block).
         let last = b;
@@ -208,37 +286,33 @@ export class LexiconFileReader {
         chunkStart = start;
         chunk = this.read(start, this.blockEnd(index, last) - start);
       }
-      if (index[3 * b + 1] !== offset) throw new LexiconFileError(`${at}: its first list is at ${index[3 * b + 1]}, the previous list ends at ${offset}`);
+      const at = () => `${this.path}: block ${b} (at ${start})`;
+      if (index[3 * b + 1] !== offset) throw new LexiconFileError(`${at()}: its first list is at ${index[3 * b + 1]}, the previous list ends at ${offset}`);
       const c = new EntryCursor(chunk, end - chunkStart);
       c.pos = start - chunkStart;
-      const count = Math.min(LEXICON_BLOCK_TERMS, this.terms - b * LEXICON_BLOCK_TERMS);
+      const first = b * LEXICON_BLOCK_TERMS;
+      const count = Math.min(LEXICON_BLOCK_TERMS, this.terms - first);
       for (let i = 0; i < count; i++) {
-        const termId = b * LEXICON_BLOCK_TERMS + i;
         let n: number;
-        let df: number;
-        let cf: number;
-        let length: number;
         try {
-          n = this.nextTerm(c, i === 0);
-          df = c.varint('df');
-          cf = df + c.varint('cf');
-          length = c.varint('length');
+          n = decoder.next(c, i === 0);
+          entries.df[i] = c.varint('df');
+          entries.cf[i] = entries.df[i]! + c.varint('cf');
+          entries.length[i] = c.varint('length');
         } catch (err) {
-          throw new LexiconFileError(`${at}: termID ${termId}: ${(err as Error).message}`);
+          throw new LexiconFileError(`${at()}: termID ${first + i}: ${(err as Error).message}`);
         }
-        const bytes = this.term.subarray(0, n);
-        if (prevBytes >= 0 && Buffer.compare(prev.subarray(0, prevBytes), bytes) >= 0) throw new LexiconFileError(`${at}: termID ${termId} (${JSON.stringify(bytes.toString('utf8'))}) does not follow termID ${termId - 1} in code point order`);
-        if (i === 0) {
-          const keyEnd = b + 1 < this.blocks ? index[3 * b + 5]! : keys.length;
-          if (!bytes.equals(keys.subarray(index[3 * b + 2]!, keyEnd))) throw new LexiconFileError(`${at}: its first term is not its key in the block index`);
-        }
-        if (prev.length < n) prev = Buffer.allocUnsafe(Math.max(n, 2 * prev.length));
-        bytes.copy(prev);
-        prevBytes = n;
-        visit(bytes.toString('utf8'), termId, df, cf, offset, length);
-        offset += length;
+        if (!decoder.rises && first + i > 0) throw new LexiconFileError(`${at()}: termID ${first + i} (${JSON.stringify(decoder.bytes.toString('utf8', 0, n))}) does not follow termID ${first + i - 1} in code point order`);
+        if (i === 0 && compareBytes(decoder.bytes, n, keys, index[3 * b + 2]!, b + 1 < this.blocks ? index[3 * b + 5]! : keys.length) !== 0)
+          throw new LexiconFileError(`${at()}: its first term is not its key in the block index`);
+        if (withTerms) entries.push(i, decoder.bytes, n);
       }
-      if (c.pos !== c.end) throw new LexiconFileError(`${at}: ${c.end - c.pos} bytes after its ${count} terms`);
+      if (c.pos !== c.end) throw new LexiconFileError(`${at()}: ${c.end - c.pos} bytes after its ${count} terms`);
+      if (withTerms) entries.strings(count, strings);
+      for (let i = 0; i < count; i++) {
+        visit(strings[i]!, first + i, entries.df[i]!, entries.cf[i]!, offset, entries.length[i]!);
+        offset += entries.length[i]!;
+      }
     }
     if (offset !== this.postingsEnd) throw new LexiconFileError(`${this.path}: the lists end at ${offset}, the footer says ${this.postingsEnd}`);
   }

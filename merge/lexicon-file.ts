@@ -74,17 +74,20 @@ export class LexiconFileWriter {
     if (cf < df) throw new Error(`lexicon: termID ${this.terms} has cf ${cf} below its df ${df}`);
     // UTF-8 takes at most 3 bytes a UTF-16 code unit.
     if (this.next.length < 3 * term.length) this.next = Buffer.allocUnsafe(Math.max(3 * term.length, 2 * this.next.length));
-    const bytes = this.next.write(term, 0, 'utf8');
-    const first = this.terms % LEXICON_BLOCK_TERMS === 0;
+    const next = this.next;
+    // ASCII byte by byte: a call into the encoder costs more than a short term's loop.
+    let bytes = 0;
+    for (let c: number; bytes < term.length && (c = term.charCodeAt(bytes)) < 0x80; bytes++) next[bytes] = c;
+    if (bytes < term.length) bytes = next.write(term, 0, 'utf8');
     let shared = 0;
     if (this.terms > 0) {
       const prev = this.prev;
       const n = Math.min(bytes, this.prevBytes);
-      while (shared < n && prev[shared] === this.next[shared]) shared++;
-      if (shared === bytes || (shared < this.prevBytes && prev[shared]! > this.next[shared]!))
+      while (shared < n && prev[shared] === next[shared]) shared++;
+      if (shared === bytes || (shared < this.prevBytes && prev[shared]! > next[shared]!))
         throw new Error(`lexicon: termID ${this.terms} (${JSON.stringify(term)}) does not follow ${JSON.stringify(prev.toString('utf8', 0, this.prevBytes))} in code point order`);
     }
-    if (first) {
+    if (this.terms % LEXICON_BLOCK_TERMS === 0) {
       this.startBlock(offset, bytes);
       shared = 0;
     }
@@ -93,7 +96,7 @@ export class LexiconFileWriter {
     const buf = this.buf;
     let p = writeVarint(buf, this.used, shared);
     p = writeVarint(buf, p, bytes - shared);
-    p += this.next.copy(buf, p, shared, bytes);
+    for (let i = shared; i < bytes; i++) buf[p++] = next[i]!;
     p = writeVarint(buf, p, df);
     p = writeVarint(buf, p, cf - df);
     p = writeVarint(buf, p, length);
@@ -123,7 +126,7 @@ export class LexiconFileWriter {
     this.index[3 * b] = this.written;
     this.index[3 * b + 1] = offset;
     this.index[3 * b + 2] = this.keysUsed;
-    this.keysUsed += this.next.copy(this.keys, this.keysUsed, 0, bytes);
+    for (let i = 0; i < bytes; i++) this.keys[this.keysUsed++] = this.next[i]!;
   }
 
   private put(bytes: Uint8Array): void {
@@ -150,7 +153,7 @@ export class LexiconFileWriter {
     this.put(this.keys.subarray(0, this.keysUsed));
     const indexStart = this.written;
     const index = Buffer.allocUnsafe(LEXICON_INDEX_ENTRY_BYTES * this.blocks);
-    for (let i = 0; i < 3 * this.blocks; i++) index.writeBigUInt64LE(BigInt(this.index[i]!), 8 * i);
+    for (let i = 0; i < 3 * this.blocks; i++) writeU64(index, 8 * i, this.index[i]!);
     this.put(index);
     const footer = Buffer.alloc(LEXICON_FOOTER_BYTES);
     [this.terms, this.blocks, keysStart, indexStart, postingsEnd].forEach((v, i) => footer.writeBigUInt64LE(BigInt(v), 8 * i));
@@ -169,6 +172,12 @@ export class LexiconFileWriter {
       /* closed by finish() already */
     }
   }
+}
+
+/** A u64, little-endian, of a value below 2^53. */
+function writeU64(out: Buffer, at: number, v: number): void {
+  out.writeUInt32LE(v % 2 ** 32, at);
+  out.writeUInt32LE(Math.floor(v / 2 ** 32), at + 4);
 }
 
 function writeAll(fd: number, bytes: Uint8Array): number {

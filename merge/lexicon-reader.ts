@@ -72,7 +72,7 @@ class FileLexicon implements Lexicon {
       f.cf[t] = cf;
       f.offset[t] = offset;
       f.length[t] = length;
-    });
+    }, false);
     return f;
   }
 

@@ -73,18 +73,19 @@ try {
         const s = JSON.parse(r.stdout);
         const sha = indexDigest(out);
         const key = `${crawl}\t${dist}`;
-        if (!runs.has(key)) runs.set(key, { wall: [], cpu: [] });
+        if (!runs.has(key)) runs.set(key, { wall: [], cpu: [], merge: [] });
         runs.get(key).wall.push(wall);
         runs.get(key).cpu.push(s.cpu.processMs / 1000);
+        runs.get(key).merge.push(s.timings.mergeMs / 1000);
         if (!shas.has(crawl)) shas.set(crawl, new Set());
         shas.get(crawl).add(sha);
         const parsers = Object.entries(s.stages).filter(([k]) => k.startsWith('parser')).map(([, v]) => `${(v.busyMs / 1000).toFixed(1)}/${(v.idleMs / 1000).toFixed(1)}`);
-        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, workers busy/idle s ${parsers.join(' ')}, fill waited ${(s.stages.fill.batchWaitMs / 1000).toFixed(1)} s, index ${sha}, load ${loadavg()[0].toFixed(1)}`);
+        console.log(`round ${round} ${key}: ${wall.toFixed(2)} s wall, ${(s.cpu.processMs / 1000).toFixed(2)} s CPU, merge ${(s.timings.mergeMs / 1000).toFixed(2)} s, finish ${(s.timings.finishMs / 1000).toFixed(2)} s, ${s.terms} terms, ${s.documents} docs, ${(s.bytesRead / 1e6 / wall).toFixed(1)} MB/s, workers busy/idle s ${parsers.join(' ')}, fill waited ${(s.stages.fill.batchWaitMs / 1000).toFixed(1)} s, index ${sha}, load ${loadavg()[0].toFixed(1)}`);
       }
     }
   }
-  console.log('\nmedians: wall s (each round), process CPU s');
-  for (const [key, r] of runs) console.log(`${key}\t${median(r.wall).toFixed(2)}\t(${r.wall.map((w) => w.toFixed(2)).join(' ')})\t${median(r.cpu).toFixed(2)}`);
+  console.log('\nmedians: wall s (each round), process CPU s, merge s');
+  for (const [key, r] of runs) console.log(`${key}\t${median(r.wall).toFixed(2)}\t(${r.wall.map((w) => w.toFixed(2)).join(' ')})\t${median(r.cpu).toFixed(2)}\t${median(r.merge).toFixed(2)}`);
   for (const [crawl, set] of shas) console.log(`${crawl}: index (postings, impacts, lexicon, documents, statistics) ${set.size === 1 ? 'identical across DISTs' : `DIFFERS: ${[...set].join(' ')}`}`);
 } finally {
   rmSync(work, { recursive: true, force: true });

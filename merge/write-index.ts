@@ -1,6 +1,6 @@
 /**
- * merge_batches: heap-merges the sorted runs into postings.bin and writes the lexicon, the
- * document table, collection statistics and build settings into index.sqlite.
+ * merge_batches: heap-merges the sorted runs into postings.bin, writes the lexicon (lexicon.bin)
+ * and the document table, collection statistics and build settings into index.sqlite.
  */
 import { join } from 'node:path';
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
@@ -20,9 +20,9 @@ function runLexiconsOf(contents: IndexContents): RunLexicons {
 
 export interface IndexContents {
   /**
-   * The rows known before the merge (the documents and the terms' strings, in rows.store, the
-   * index database opened before the parse), the first of them perhaps written already while the
-   * parse waited (rows-ahead.ts). The merge writes the rest, then the lexicon's figures.
+   * The rows known before the merge (the documents, in rows.store, the index database opened
+   * before the parse), the first of them perhaps written already while the parse waited
+   * (rows-ahead.ts). The merge writes the rest, and the lexicon as it hands out the lists.
    */
   rows: IndexRowsAhead;
   /** Terms in the dictionary: each must get its figures from the merge. */
@@ -60,9 +60,9 @@ export function cursorChunkPairs(runs: number, memoryBytes: number): number {
 }
 
 /**
- * The single-threaded merge_batches. The rows not written ahead go in first (documents and the
- * terms' strings), then the lexicon's figures in termID order, the same order as
- * writeIndexParallel, so both give identical index.sqlite bytes.
+ * The single-threaded merge_batches. The document rows not written ahead go in first, then the
+ * lexicon in termID order, the same order as writeIndexParallel, so both give identical
+ * index.sqlite and lexicon.bin bytes.
  */
 export function writeIndex(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
   const { store } = contents.rows;

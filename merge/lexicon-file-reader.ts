@@ -5,6 +5,7 @@
  * (verify and segment merges read the lexicon whole through it).
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { LEXICON_BLOCK_TERMS, LEXICON_FOOTER_BYTES, LEXICON_FOOTER_MAGIC, LEXICON_INDEX_ENTRY_BYTES, LEXICON_MAGIC } from './lexicon-file.js';
 
 /** One entry as scan() and lookup() give it. */
@@ -19,6 +20,8 @@ export interface LexiconFileEntry {
 
 /** Damage found in lexicon.bin: the message names the file, the place and what is wrong. */
 export class LexiconFileError extends Error {}
+
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** Bytes scan() reads at a time (whole blocks). */
 const SCAN_BYTES = 4 << 20;
@@ -136,6 +139,57 @@ class BlockEntries {
   }
 }
 
+/**
+ * The block index as read from the file: each block's u64 fields (little-endian) taken as
+ * asked, so a first lookup converts nothing (a 5 M-term lexicon has 78 K blocks), and each
+ * block's entry checked where it is used.
+ */
+class BlockIndex {
+  constructor(
+    private readonly words: Uint32Array,
+    readonly blocks: number,
+    readonly keys: Buffer,
+    private readonly keysStart: number,
+    private readonly where: (b: number) => string,
+  ) {}
+
+  private field(b: number, k: number): number {
+    const i = 2 * (3 * b + k);
+    return this.words[i]! + this.words[i + 1]! * 2 ** 32;
+  }
+
+  /** Where block b starts in the file. */
+  start(b: number): number {
+    return this.field(b, 0);
+  }
+
+  end(b: number): number {
+    return b + 1 < this.blocks ? this.field(b + 1, 0) : this.keysStart;
+  }
+
+  /** Where block b's first list starts in postings.bin. */
+  firstOffset(b: number): number {
+    return this.field(b, 1);
+  }
+
+  keyStart(b: number): number {
+    return this.field(b, 2);
+  }
+
+  keyEnd(b: number): number {
+    return b + 1 < this.blocks ? this.field(b + 1, 2) : this.keys.length;
+  }
+
+  /** Throws unless block b lies inside the blocks section and its key inside the keys. */
+  check(b: number): void {
+    const start = this.start(b);
+    const end = this.end(b);
+    const keyEnd = this.keyEnd(b);
+    if (start < LEXICON_MAGIC.length || end > this.keysStart || start >= end || this.keyStart(b) > keyEnd || keyEnd > this.keys.length)
+      throw new LexiconFileError(`${this.where(b)} is out of place`);
+  }
+}
+
 export class LexiconFileReader {
   private readonly fd: number;
   readonly terms: number;
@@ -145,9 +199,8 @@ export class LexiconFileReader {
   /** Where the last list ends in postings.bin. */
   readonly postingsEnd: number;
   readonly fileBytes: number;
-  /** Loaded on first use: each block's first term, and [file offset, first list offset, key offset] per block. */
-  private keys?: Buffer;
-  private index?: Float64Array;
+  /** Loaded on first use: each block's first term and its index entry. */
+  private index?: BlockIndex;
   /** A lookup's term being decoded, and the block it reads. */
   private readonly term = new TermDecoder();
   private block = Buffer.allocUnsafe(4096);
@@ -191,33 +244,23 @@ export class LexiconFileReader {
     return into.subarray(0, length);
   }
 
-  /** Reads the keys and the block index, and checks that they agree with the file (once). */
-  private loadIndex(): { keys: Buffer; index: Float64Array } {
-    if (this.keys && this.index) return { keys: this.keys, index: this.index };
+  /** Reads the keys and the block index (once). */
+  private loadIndex(): BlockIndex {
+    if (this.index) return this.index;
     const keys = this.read(this.keysStart, this.indexStart - this.keysStart);
     const raw = this.read(this.indexStart, LEXICON_INDEX_ENTRY_BYTES * this.blocks);
-    const index = new Float64Array(3 * this.blocks);
-    for (let i = 0; i < index.length; i++) index[i] = raw.readUInt32LE(8 * i) + raw.readUInt32LE(8 * i + 4) * 2 ** 32;
-    for (let b = 0; b < this.blocks; b++) {
-      const start = index[3 * b]!;
-      const end = this.blockEnd(index, b);
-      const keyEnd = b + 1 < this.blocks ? index[3 * b + 5]! : keys.length;
-      if (start < LEXICON_MAGIC.length || end > this.keysStart || start >= end || index[3 * b + 2]! > keyEnd || (b + 1 < this.blocks && index[3 * b + 4]! < index[3 * b + 1]!))
-        throw new LexiconFileError(`${this.path}: block ${b}'s index entry (at ${this.indexStart + LEXICON_INDEX_ENTRY_BYTES * b}) is out of place`);
-    }
-    this.keys = keys;
-    this.index = index;
-    return { keys, index };
-  }
-
-  private blockEnd(index: Float64Array, b: number): number {
-    return b + 1 < this.blocks ? index[3 * (b + 1)]! : this.keysStart;
+    const words = new Uint32Array(raw.length / 4);
+    if (LITTLE_ENDIAN) new Uint8Array(words.buffer).set(raw);
+    else for (let i = 0; i < words.length; i++) words[i] = raw.readUInt32LE(4 * i);
+    this.index = new BlockIndex(words, this.blocks, keys, this.keysStart, (b) => `${this.path}: block ${b}'s index entry (at ${this.indexStart + LEXICON_INDEX_ENTRY_BYTES * b})`);
+    return this.index;
   }
 
   /** The entry of `term`, or undefined when the lexicon does not hold it. */
   lookup(term: string): LexiconFileEntry | undefined {
     if (this.terms === 0) return undefined;
-    const { keys, index } = this.loadIndex();
+    const index = this.loadIndex();
+    const keys = index.keys;
     // The term's UTF-8 bytes: ASCII byte by byte (Buffer.from costs more than a short term's loop).
     if (this.target.length < 3 * term.length) this.target = Buffer.allocUnsafe(Math.max(3 * term.length, 2 * this.target.length));
     const target = this.target;
@@ -229,17 +272,18 @@ export class LexiconFileReader {
     let hi = this.blocks - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      const keyEnd = mid + 1 < this.blocks ? index[3 * mid + 5]! : keys.length;
-      if (compareBytes(target, tn, keys, index[3 * mid + 2]!, keyEnd) >= 0) lo = mid;
+      index.check(mid);
+      if (compareBytes(target, tn, keys, index.keyStart(mid), index.keyEnd(mid)) >= 0) lo = mid;
       else hi = mid - 1;
     }
     const b = lo;
-    const start = index[3 * b]!;
-    const bytes = this.blockEnd(index, b) - start;
+    index.check(b);
+    const start = index.start(b);
+    const bytes = index.end(b) - start;
     if (this.block.length < bytes) this.block = Buffer.allocUnsafe(Math.max(bytes, 2 * this.block.length));
     const c = new EntryCursor(this.read(start, bytes, this.block), bytes);
     const decoder = this.term;
-    let offset = index[3 * b + 1]!;
+    let offset = index.firstOffset(b);
     const count = Math.min(LEXICON_BLOCK_TERMS, this.terms - b * LEXICON_BLOCK_TERMS);
     try {
       for (let i = 0; i < count; i++) {
@@ -269,7 +313,8 @@ export class LexiconFileReader {
       if (this.postingsEnd !== postingsStart) throw new LexiconFileError(`${this.path}: no terms, yet lists end at ${this.postingsEnd}`);
       return;
     }
-    const { keys, index } = this.loadIndex();
+    const index = this.loadIndex();
+    const keys = index.keys;
     const decoder = new TermDecoder();
     const entries = new BlockEntries();
     const strings = new Array<string>(LEXICON_BLOCK_TERMS).fill('');
@@ -277,17 +322,18 @@ export class LexiconFileReader {
     let chunkStart = 0;
     let offset = postingsStart;
     for (let b = 0; b < this.blocks; b++) {
-      const start = index[3 * b]!;
-      const end = this.blockEnd(index, b);
+      index.check(b);
+      const start = index.start(b);
+      const end = index.end(b);
       if (end > chunkStart + chunk.length || start < chunkStart) {
         // Read whole blocks from this one on, up to SCAN_BYTES (at least this block).
         let last = b;
-        while (last + 1 < this.blocks && this.blockEnd(index, last + 1) - start <= SCAN_BYTES) last++;
+        while (last + 1 < this.blocks && index.end(last + 1) - start <= SCAN_BYTES && index.end(last + 1) > index.end(last)) last++;
         chunkStart = start;
-        chunk = this.read(start, this.blockEnd(index, last) - start);
+        chunk = this.read(start, index.end(last) - start);
       }
       const at = () => `${this.path}: block ${b} (at ${start})`;
-      if (index[3 * b + 1] !== offset) throw new LexiconFileError(`${at()}: its first list is at ${index[3 * b + 1]}, the previous list ends at ${offset}`);
+      if (index.firstOffset(b) !== offset) throw new LexiconFileError(`${at()}: its first list is at ${index.firstOffset(b)}, the previous list ends at ${offset}`);
       const c = new EntryCursor(chunk, end - chunkStart);
       c.pos = start - chunkStart;
       const first = b * LEXICON_BLOCK_TERMS;
@@ -303,7 +349,7 @@ export class LexiconFileReader {
           throw new LexiconFileError(`${at()}: termID ${first + i}: ${(err as Error).message}`);
         }
         if (!decoder.rises && first + i > 0) throw new LexiconFileError(`${at()}: termID ${first + i} (${JSON.stringify(decoder.bytes.toString('utf8', 0, n))}) does not follow termID ${first + i - 1} in code point order`);
-        if (i === 0 && compareBytes(decoder.bytes, n, keys, index[3 * b + 2]!, b + 1 < this.blocks ? index[3 * b + 5]! : keys.length) !== 0)
+        if (i === 0 && compareBytes(decoder.bytes, n, keys, index.keyStart(b), index.keyEnd(b)) !== 0)
           throw new LexiconFileError(`${at()}: its first term is not its key in the block index`);
         if (withTerms) entries.push(i, decoder.bytes, n);
       }

@@ -4,6 +4,7 @@
  * Format 4 keeps it in lexicon.bin (lexicon-file.ts); formats 2 and 3 in index.sqlite's
  * `terms` table and `term_stats` chunks (term-stats.ts).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { LexiconEntry } from './index-store.js';
@@ -44,6 +45,7 @@ class FileLexicon implements Lexicon {
   readonly file: LexiconFileReader;
 
   constructor(path: string, terms: number) {
+    if (!existsSync(path)) throw new Error(`${path} is missing (index format 4 keeps its lexicon there)`);
     this.file = new LexiconFileReader(path);
     if (this.file.terms !== terms) {
       this.file.close();

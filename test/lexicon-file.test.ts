@@ -203,6 +203,16 @@ describe('an index of format 4 and the same index as format 3', () => {
     expect(verifyIndex(fromMixed).terms).toBe(verifyIndex(four).terms);
   });
 
+  it('a format-4 index without lexicon.bin: one line from the reader and from verify', () => {
+    const dir = fresh('no-lexicon');
+    cpSync(four, dir, { recursive: true });
+    rmSync(join(dir, LEXICON_FILE));
+    expect(() => openIndex(dir)).toThrow(new RegExp(`^${join(dir, LEXICON_FILE).replaceAll('/', '\\/')} is missing \\(index format 4 keeps its lexicon there\\)$`));
+    expect(() => verifyIndex(dir)).toThrow(/^lexicon\.bin is missing$/);
+    writeManifest(dir, [INDEX_DB, POSTINGS_FILE], 4);
+    expect(() => verifyIndex(dir)).toThrow(/^lexicon\.bin is missing$/);
+  });
+
   it('verify names damage to lexicon.bin even when the checksums were recomputed', () => {
     const bytes = readFileSync(join(four, LEXICON_FILE));
     const tampered = (change: (b: Buffer) => void): string => {

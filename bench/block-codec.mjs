@@ -115,7 +115,7 @@ const reader = openIndex(args.index);
 const texts = sampleTexts(args.crawl);
 const queries = makeQueries(reader, texts, 'tokens', QUERIES, generator(Number(args.seed ?? 7)));
 const lengths = segment.documentLengths();
-const termIdStmt = segment.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck();
+const termIdStmt = { get: (term) => segment.lexicon.entry(term)?.termId };
 const N = segment.stats.documents;
 const avg = segment.stats.averageLength || 1;
 function run(format, words) {

@@ -1,40 +1,52 @@
 /**
- * The index folder's SQLite database (index.sqlite): lexicon, document table, collection
- * statistics and build settings. Written in one transaction: the document rows and the terms'
- * strings while the parse runs (rows-ahead.ts), the lexicon's figures and the rest at the end of
- * the merge.
+ * The index folder's SQLite database (index.sqlite): document table, collection statistics and
+ * build settings, written in one transaction (the document rows while the parse runs,
+ * rows-ahead.ts, the rest at the end of the merge); and the lexicon beside it, lexicon.bin
+ * (lexicon-file.ts), written as the merge hands out the lists. Format 3's lexicon, in
+ * index.sqlite's terms and term_stats tables, is still written on request (tests of old indexes).
  */
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { LEXICON_FILE, LexiconFileWriter } from './lexicon-file.js';
 import { TERM_STATS_SCHEMA, TermStatsWriter } from './term-stats.js';
 
 export const INDEX_DB = 'index.sqlite';
 export const POSTINGS_FILE = 'postings.bin';
 /**
+ * 4: the lexicon in lexicon.bin (lexicon-file.ts), in termID order, looked up by a binary search
+ * of its blocks' first terms; index.sqlite has no terms or term_stats table.
  * 3: termIDs are the terms' ranks in code point order (merge/term-order.ts), and postings.bin
  * holds the lists in that order. 2: termIDs by first occurrence in the crawl; the lexicon's
  * figures in term_stats chunks (term-stats.ts), the terms table holding only (term_id, term).
  * 1: terms(term_id, term, df, cf, offset, length). Readers open 2 and 3 alike (they look terms
- * up by string); segment merges read either and write 3.
+ * up by string); segment merges read any of 2, 3 and 4 and write 4.
  */
-export const INDEX_FORMAT_VERSION = 3;
+export const INDEX_FORMAT_VERSION = 4;
 /** The index formats this gpuindex opens, searches, verifies and merges. */
-export const READABLE_INDEX_FORMATS: readonly number[] = [2, 3];
+export const READABLE_INDEX_FORMATS: readonly number[] = [2, 3, 4];
+
+/** READABLE_INDEX_FORMATS in words: "2, 3 and 4". */
+export const readableFormats = (): string => `${READABLE_INDEX_FORMATS.slice(0, -1).join(', ')} and ${READABLE_INDEX_FORMATS.at(-1)}`;
 const DOC_ROWS = 64;
 const TERM_ROWS = 64;
 /**
- * The lexicon's lookup index (term -> row), built once all rows are in. The rows arrive in
+ * Format 3's lexicon lookup index (term -> row), built once all rows are in. The rows arrive in
  * termID order, so with term_id as the rowid every insert is an append; building the term
  * index afterwards sorts once instead of inserting 10^5..10^7 keys at random places of a
  * B-tree (109,064 terms of the mail corpus: 267 ms before, 2-core machine).
  */
 const TERM_INDEX = 'CREATE UNIQUE INDEX terms_by_term ON terms (term)';
 
-const SCHEMA = `
+/** Format 3's lexicon tables. */
+const SQLITE_LEXICON_SCHEMA = `
 CREATE TABLE terms (
   term_id INTEGER PRIMARY KEY,
   term TEXT NOT NULL
 );
 ${TERM_STATS_SCHEMA};
+`;
+
+const SCHEMA = `
 CREATE TABLE docs (
   doc_id INTEGER PRIMARY KEY,
   external_id TEXT NOT NULL,
@@ -120,48 +132,108 @@ export function hasWarcColumns(db: Database.Database, schema = 'main'): boolean 
   return (db.prepare(`PRAGMA ${schema}.table_info(docs)`).all() as { name: string }[]).some((c) => c.name === 'warc_date');
 }
 
+/** Format 3's lexicon: the terms table's rows and term_stats chunks, in termID order (inside the caller's transaction). */
+export class SqliteLexiconWriter {
+  private readonly rows: RowBatcher;
+  private readonly stats: TermStatsWriter;
+
+  constructor(db: Database.Database) {
+    db.exec(SQLITE_LEXICON_SCHEMA);
+    this.rows = new RowBatcher(db, 'terms', ['term_id', 'term'], TERM_ROWS);
+    this.stats = new TermStatsWriter(db);
+  }
+
+  get count(): number {
+    return this.stats.count;
+  }
+
+  add(term: string, df: number, cf: number, offset: number, length: number): void {
+    this.rows.add(this.stats.count, term);
+    this.stats.add(this.stats.count, df, cf, offset, length);
+  }
+
+  /** Writes the last rows and the lookup index (inside the open transaction). */
+  finish(db: Database.Database): void {
+    this.rows.flush();
+    this.stats.flush();
+    db.exec(TERM_INDEX);
+  }
+}
+
+export interface IndexStoreOptions {
+  /** The index format to write: 4 (lexicon.bin; the default) or 3 (the lexicon in index.sqlite, for tests of old indexes). */
+  formatVersion?: 3 | 4;
+}
+
 /** Opens a fresh database for writing; the caller inserts inside `transaction`. */
 export class IndexStoreWriter {
   readonly db: Database.Database;
-  private readonly terms: RowBatcher;
+  readonly formatVersion: 3 | 4;
   private readonly docs: RowBatcher;
-  private readonly termStats: TermStatsWriter;
+  /** The lexicon, opened on its first term (or at commit). */
+  private lexicon?: LexiconFileWriter | SqliteLexiconWriter;
+  private readonly lexiconPath: string;
+  /** The terms' strings in termID order, for addTermStats (termsFrom): the current chunk and the next term in it. */
+  private termChunks?: Iterator<readonly string[]>;
+  private chunk: readonly string[] = [];
+  private inChunk = 0;
 
-  constructor(path: string) {
+  constructor(path: string, { formatVersion = INDEX_FORMAT_VERSION }: IndexStoreOptions = {}) {
+    this.formatVersion = formatVersion;
+    this.lexiconPath = join(dirname(path), LEXICON_FILE);
     this.db = new Database(path);
     // The database sits in a temporary folder that is deleted on failure: durability comes
     // from the final rename, not from SQLite's journal.
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.exec(SCHEMA);
-    this.terms = new RowBatcher(this.db, 'terms', ['term_id', 'term'], TERM_ROWS);
     this.docs = new RowBatcher(this.db, 'docs', ['doc_id', 'external_id', 'path', 'length', 'warc_date', 'warc_record_id'], DOC_ROWS);
-    this.termStats = new TermStatsWriter(this.db);
     this.db.exec('BEGIN');
   }
 
-  /** Queues one term's row; rows go in in call order (flushTerms() ends the run of them). */
-  addTermRow(termId: number, term: string): void {
-    this.terms.add(termId, term);
+  private openLexicon(): LexiconFileWriter | SqliteLexiconWriter {
+    return (this.lexicon ??= this.formatVersion === 4 ? new LexiconFileWriter(this.lexiconPath) : new SqliteLexiconWriter(this.db));
   }
 
-  flushTerms(): void {
-    this.terms.flush();
+  /**
+   * The terms in termID order, in chunks: addTermStats takes the next one for each term's
+   * figures. (The strings are known before the merge, the figures only as it goes.)
+   */
+  termsFrom(chunks: Iterable<readonly string[]>): void {
+    this.termChunks = chunks[Symbol.iterator]();
   }
 
-  /** One term's figures; terms must come in termID order from 0, their lists back to back (the merge's order). */
+  private nextTerm(): string {
+    while (this.inChunk === this.chunk.length) {
+      const r = this.termChunks?.next();
+      if (!r || r.done) throw new Error(`lexicon: figures for termID ${this.termStatsCount}, past the ${this.termStatsCount} terms given`);
+      this.chunk = r.value;
+      this.inChunk = 0;
+    }
+    return this.chunk[this.inChunk++]!;
+  }
+
+  /** One term and its figures; terms must come in termID order from 0 (code point order), their lists back to back (the merge's order). */
+  addTerm(termId: number, term: string, df: number, cf: number, offset: number, length: number): void {
+    const lexicon = this.openLexicon();
+    if (termId !== lexicon.count) throw new Error(`lexicon: termID ${termId} after ${lexicon.count - 1} (termIDs must come in order, without gaps)`);
+    lexicon.add(term, df, cf, offset, length);
+  }
+
+  /** One term's figures, its string the next of termsFrom's. */
   addTermStats(termId: number, df: number, cf: number, offset: number, length: number): void {
-    this.termStats.add(termId, df, cf, offset, length);
+    this.addTerm(termId, this.nextTerm(), df, cf, offset, length);
   }
 
-  /** The figures of the next `n` terms from arrays indexed by termID (TermStatsWriter.addAll). */
+  /** The figures of the next `n` terms from arrays indexed by termID. */
   addAllTermStats(n: number, df: ArrayLike<number>, cf: ArrayLike<number>, offsets: ArrayLike<number>, lengths: ArrayLike<number>): void {
-    this.termStats.addAll(n, df, cf, offsets, lengths);
+    const lexicon = this.openLexicon();
+    for (let t = lexicon.count, end = t + n; t < end; t++) lexicon.add(this.nextTerm(), df[t]!, cf[t]!, offsets[t]!, lengths[t]!);
   }
 
   /** Terms whose figures were added. */
   get termStatsCount(): number {
-    return this.termStats.count;
+    return this.lexicon?.count ?? 0;
   }
 
   /**
@@ -211,16 +283,26 @@ export class IndexStoreWriter {
     this.putAll('settings', settings);
   }
 
+  /** Whether termsFrom's terms hold some not given figures yet. */
+  private termsLeft(): boolean {
+    if (this.inChunk < this.chunk.length) return true;
+    for (let r = this.termChunks?.next(); r && !r.done; r = this.termChunks!.next()) if (r.value.length > 0) return true;
+    return false;
+  }
+
+  /** Finishes the lexicon (every term given to termsFrom must have its figures by now) and commits the database. */
   commitAndClose(): void {
     this.docs.flush();
-    this.terms.flush();
-    this.termStats.flush();
-    this.db.exec(TERM_INDEX);
+    if (this.termsLeft()) throw new Error(`lexicon: more terms given than the ${this.termStatsCount} with figures`);
+    const lexicon = this.openLexicon();
+    if (lexicon instanceof LexiconFileWriter) lexicon.finish();
+    else lexicon.finish(this.db);
     this.db.exec('COMMIT');
     this.db.close();
   }
 
   abort(): void {
+    if (this.lexicon instanceof LexiconFileWriter) this.lexicon.abort();
     if (this.db.open) this.db.close();
   }
 }

@@ -114,6 +114,11 @@ export function* termsOfTexts(texts: readonly string[]): Generator<string> {
   for (const text of texts) yield* text.split(SEPARATOR);
 }
 
+/** termsOfTexts, a text's terms at a time. */
+export function* textChunks(texts: readonly string[]): Generator<string[]> {
+  for (const text of texts) yield text.split(SEPARATOR);
+}
+
 /** Below this many terms in all a union runs on the calling thread. */
 const PARALLEL_UNION_MIN_TERMS = 1 << 18;
 /** Terms sampled from the lists per range wanted, to place the range boundaries. */

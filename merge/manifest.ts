@@ -1,12 +1,13 @@
 /**
  * MANIFEST.json: the SHA-256 and size of every file of an index, written last at build time
- * (after SQLite has closed its file), so `gpuindex verify` can tell damaged bytes from a
+ * (after SQLite has closed its file and lexicon.bin is finished), so `gpuindex verify` can tell damaged bytes from a
  * complete index.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMPACTS_FILE } from './impacts.js';
+import { LEXICON_FILE } from './lexicon-file.js';
 
 export const MANIFEST_FILE = 'MANIFEST.json';
 
@@ -28,8 +29,8 @@ export function sha256OfFile(path: string): string {
   return hash.digest('hex');
 }
 
-/** Files a segment may have beside those its writer names: listed when present. */
-const SIDE_FILES = [IMPACTS_FILE];
+/** Files a segment may have beside those its writer names: listed when present (lexicon.bin: format 4). */
+const SIDE_FILES = [LEXICON_FILE, IMPACTS_FILE];
 
 /**
  * `known`: SHA-256s already computed while the files were written (not read back). Side files

@@ -133,8 +133,7 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
       }
       if (parts.length > 0) {
         const { df, cf, offset, length } = parts.some((p) => p.renumber) ? appendRenumbered(postings, parts) : appendMerged(postings, parts);
-        store.addTermRow(t, term);
-        store.addTermStats(t, df, cf, offset, length);
+        store.addTerm(t, term, df, cf, offset, length);
         postingsCount += df;
         t++;
       }
@@ -145,7 +144,6 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
       taken += popped.length;
       if (onFraction && (taken & 0xffff) < popped.length) onFraction(taken / termRows);
     }
-    store.flushTerms();
     const sha256 = postings.close()!;
     const stats: CollectionStats = {
       documents: docBase,
@@ -153,7 +151,7 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
       totalTokens,
       averageLength: docBase ? totalTokens / docBase : 0,
       postings: postingsCount,
-      formatVersion: INDEX_FORMAT_VERSION,
+      formatVersion: store.formatVersion,
     };
     store.setStats(stats);
     store.setSettings(settings);

@@ -6,16 +6,10 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { hasWarcColumns, INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, type CollectionStats } from './index-store.js';
-import { TermStatsReader } from './term-stats.js';
+import { hasWarcColumns, INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, readableFormats, type CollectionStats } from './index-store.js';
+import { openLexicon, type Lexicon, type SegmentFigures } from './lexicon-reader.js';
 
-/** The lexicon's figures of every term of a segment, indexed by termID. */
-export interface SegmentFigures {
-  df: Float64Array;
-  cf: Float64Array;
-  offset: Float64Array;
-  length: Float64Array;
-}
+export type { SegmentFigures } from './lexicon-reader.js';
 
 /** Bytes read at a time when postings.bin is not held whole. */
 const WINDOW_BYTES = 1 << 20;
@@ -36,7 +30,8 @@ export class SegmentReader {
   private readonly fd: number;
   readonly stats: CollectionStats;
   readonly settings: Record<string, unknown>;
-  readonly termStats: TermStatsReader;
+  /** The segment's terms and their figures (lexicon-reader.ts). */
+  readonly lexicon: Lexicon;
 
   constructor(readonly dir: string) {
     const dbPath = join(dir, INDEX_DB);
@@ -52,39 +47,29 @@ export class SegmentReader {
     );
     if (!READABLE_INDEX_FORMATS.includes(this.stats.formatVersion)) {
       this.close();
-      throw new SegmentFormatError(`${dir}: index format ${this.stats.formatVersion ?? '?'}, this gpuindex reads formats ${READABLE_INDEX_FORMATS.join(' and ')}: build the index again`);
+      throw new SegmentFormatError(`${dir}: index format ${this.stats.formatVersion ?? '?'}, this gpuindex reads formats ${readableFormats()}: build the index again`);
     }
-    this.termStats = new TermStatsReader(this.db);
+    try {
+      this.lexicon = openLexicon(dir, this.db, this.stats.formatVersion, this.stats.terms);
+    } catch (err) {
+      this.close();
+      throw new SegmentFormatError((err as Error).message);
+    }
   }
 
-  /** Every term's string in termID order (one array: fetching rows one by one cost 1.3 µs a row). */
+  /** Every term's string in termID order. */
   termsInIdOrder(): string[] {
-    return this.db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().all() as string[];
+    return this.lexicon.termsInIdOrder();
   }
 
-  /**
-   * Every term in code point order, with its termID: format 3 numbers terms in that order
-   * (ids undefined: the position is the termID); format 2 by first occurrence, so its terms come
-   * sorted by SQLite (BINARY collation compares UTF-8 bytes: code point order).
-   */
+  /** Every term in code point order, with its termID (ids undefined: the position is the termID). */
   termsInTermOrder(): { terms: string[]; ids?: Uint32Array } {
-    if (this.stats.formatVersion >= 3) return { terms: this.termsInIdOrder() };
-    const rows = this.db.prepare('SELECT term_id, term FROM terms ORDER BY term').raw().all() as [number, string][];
-    return { terms: rows.map((r) => r[1]), ids: Uint32Array.from(rows, (r) => r[0]) };
+    return this.lexicon.termsInTermOrder();
   }
 
   /** The figures of every term (32 bytes a term). */
   figures(): SegmentFigures {
-    const n = this.stats.terms;
-    const f: SegmentFigures = { df: new Float64Array(n), cf: new Float64Array(n), offset: new Float64Array(n), length: new Float64Array(n) };
-    for (const c of this.termStats.chunks()) {
-      if (c.firstTermId + c.df.length > n) throw new Error(`${this.dir}: index.sqlite has figures for termIDs past its ${n} terms`);
-      f.df.set(c.df, c.firstTermId);
-      f.cf.set(c.cf, c.firstTermId);
-      f.offset.set(c.offset, c.firstTermId);
-      f.length.set(c.length, c.firstTermId);
-    }
-    return f;
+    return this.lexicon.figures();
   }
 
   /** postings.bin whole, once loadPostings() read it; else a window of it (see readListBytes). */
@@ -174,6 +159,7 @@ export class SegmentReader {
   close(): void {
     if (--this.refs > 0) return;
     if (this.db.open) {
+      this.lexicon?.close();
       this.db.close();
       closeSync(this.fd);
     }

@@ -1,10 +1,11 @@
 /**
  * `gpuindex verify`: checks an index and stops at the first damage with a precise message.
  *  1. MANIFEST.json lists every file; each file's size and SHA-256 match.
- *  2. postings.bin starts with its magic; the terms table holds termIDs 0 .. T-1 and term_stats
- *     the figures of each; the lists lie back to back in termID order inside the file, and each
- *     decodes to exactly df postings with strictly increasing docIDs below the document count,
- *     tfs >= 1 summing to cf.
+ *  2. postings.bin starts with its magic; the lexicon (lexicon.bin, or in formats 2 and 3 the
+ *     terms table holding termIDs 0 .. T-1 and term_stats the figures of each) decodes whole, its
+ *     terms in code point order; the lists lie back to back in termID order inside the file, and
+ *     each decodes to exactly df postings with strictly increasing docIDs below the document
+ *     count, tfs >= 1 summing to cf.
  *  3. The document table holds docIDs 0 .. N-1 and the statistics agree with it.
  *  4. positions.bin, where the manifest lists it: each list's postings have positions adding
  *     up to their tf (a title position counted titleWeight times), strictly increasing, none at
@@ -15,7 +16,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS } from './index-store.js';
+import { INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, readableFormats } from './index-store.js';
 import { compareTerms } from './term-order.js';
 import { MANIFEST_FILE, readManifest, sha256OfFile } from './manifest.js';
 import { decodePostings } from './postings-codec.js';
@@ -25,6 +26,8 @@ import { readSegments, SEGMENTS_FILE } from './segments.js';
 import { computeImpacts, IMPACTS_FILE, readImpacts } from './impacts.js';
 import { SegmentReader } from './segment-reader.js';
 import { PositionsFile, POSITIONS_FILE } from './positions-file.js';
+import { LEXICON_FILE } from './lexicon-file.js';
+import { LexiconFileError, LexiconFileReader } from './lexicon-file-reader.js';
 
 export class IndexDamage extends Error {
   override readonly name = 'IndexDamage';
@@ -104,72 +107,12 @@ function verifySegment(dir: string): VerifyReport {
     const documents = (db.prepare('SELECT COUNT(*) AS n, MIN(doc_id) AS lo, MAX(doc_id) AS hi FROM docs').get() as { n: number; lo: number | null; hi: number | null });
     if (documents.n > 0 && (documents.lo !== 0 || documents.hi !== documents.n - 1)) damage(`docs: docIDs are not 0 .. ${documents.n - 1} (found ${documents.lo} .. ${documents.hi})`);
     const stats = Object.fromEntries((db.prepare('SELECT key, value FROM stats').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]));
-    if (!READABLE_INDEX_FORMATS.includes(stats.formatVersion)) damage(`stats: index format ${stats.formatVersion ?? '?'}, this gpuindex reads formats ${READABLE_INDEX_FORMATS.join(' and ')}: build the index again`);
+    if (!READABLE_INDEX_FORMATS.includes(stats.formatVersion)) damage(`stats: index format ${stats.formatVersion ?? '?'}, this gpuindex reads formats ${readableFormats()}: build the index again`);
     if (stats.documents !== documents.n) damage(`stats: documents = ${stats.documents}, the document table has ${documents.n}`);
-    let terms = 0;
-    let postings = 0;
-    let end = POSTINGS_MAGIC.length;
-    const termRows = db.prepare('SELECT COUNT(*) AS n, MIN(term_id) AS lo, MAX(term_id) AS hi FROM terms').get() as { n: number; lo: number | null; hi: number | null };
-    if (termRows.n > 0 && (termRows.lo !== 0 || termRows.hi !== termRows.n - 1)) damage(`terms: termIDs are not 0 .. ${termRows.n - 1} (found ${termRows.lo} .. ${termRows.hi})`);
-    // Format 3: termIDs are ranks in code point order.
-    if (stats.formatVersion >= 3) {
-      let previous: string | undefined;
-      let id = 0;
-      for (const term of db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().iterate() as Iterable<string>) {
-        if (previous !== undefined && compareTerms(previous, term) >= 0) damage(`terms: termID ${id} (${JSON.stringify(term)}) does not follow termID ${id - 1} (${JSON.stringify(previous)}) in code point order`);
-        previous = term;
-        id++;
-      }
-    }
-    const termOf = db.prepare('SELECT term FROM terms WHERE term_id = ?').pluck();
-    const where = (termId: number) => {
-      const term = termOf.get(termId) as string | undefined;
-      return term === undefined ? `termID ${termId} (no row in terms)` : `term ${JSON.stringify(term)} (termID ${termId})`;
-    };
-    // The figures, in termID order: the lists lie back to back in that order. One row at a
-    // time (no statement left open: the term lookups for messages share the connection).
-    const positions = manifest.files[POSITIONS_FILE] ? openPositions(dir, documents.n, termRows.n) : undefined;
-    const figures = new TermStatsReader(db);
-    const chunks = figures.rowCount();
-    if (chunks !== Math.ceil(termRows.n / TERM_STATS_CHUNK)) damage(`term_stats: ${chunks} rows for ${termRows.n} terms (${TERM_STATS_CHUNK} a row)`);
-    for (let first = 0; first < termRows.n; first += TERM_STATS_CHUNK) {
-      let c;
-      try {
-        c = figures.chunkAt(first);
-      } catch (err) {
-        return damage(`term_stats: ${(err as Error).message}`);
-      }
-      if (!c) return damage(`term_stats: no row for termIDs ${first} ..`);
-      if (c.df.length !== Math.min(TERM_STATS_CHUNK, termRows.n - first)) damage(`term_stats: the row of termID ${first} holds ${c.df.length} terms, expected ${Math.min(TERM_STATS_CHUNK, termRows.n - first)}`);
-      for (let i = 0; i < c.df.length; i++) {
-        const e = { termId: c.firstTermId + i, df: c.df[i]!, cf: c.cf[i]!, offset: c.offset[i]!, length: c.length[i]! };
-        if (e.offset !== end) damage(`${where(e.termId)}: list at ${e.offset}, the previous list ends at ${end}`);
-        if (e.offset + e.length > postingsBytes) damage(`${where(e.termId)}: list ${e.offset}+${e.length} runs past the end of ${POSTINGS_FILE} (${postingsBytes} bytes)`);
-        if (e.df < 1 || e.length < 2 * e.df) damage(`${where(e.termId)}: df ${e.df} does not fit ${e.length} bytes`);
-        const buf = Buffer.alloc(e.length);
-        readSync(fd, buf, 0, e.length, e.offset);
-        let list;
-        try {
-          list = decodePostings(buf, e.df);
-        } catch (err) {
-          return damage(`${where(e.termId)}: postings do not decode (${(err as Error).message})`);
-        }
-        let cf = 0;
-        for (let k = 0; k < e.df; k++) {
-          const d = list.docIds[k]!;
-          if (k > 0 && d <= list.docIds[k - 1]!) damage(`${where(e.termId)}: docID ${d} at position ${k} does not increase (previous ${list.docIds[k - 1]})`);
-          if (d >= documents.n) damage(`${where(e.termId)}: docID ${d} is not in the document table (${documents.n} documents)`);
-          if (list.tfs[k]! < 1) damage(`${where(e.termId)}: tf 0 at docID ${d}`);
-          cf += list.tfs[k]!;
-        }
-        if (cf !== e.cf) damage(`${where(e.termId)}: cf is ${e.cf} in the lexicon, ${cf} in the postings`);
-        if (positions) verifyPositions(positions, e.termId, list, () => where(e.termId));
-        end = e.offset + e.length;
-        terms++;
-        postings += e.df;
-      }
-    }
-    if (terms !== termRows.n) damage(`term_stats: figures for ${terms} terms, the terms table has ${termRows.n}`);
+    // The positions (--positions) are checked list by list, against the stats' term count.
+    const positions = manifest.files[POSITIONS_FILE] ? openPositions(dir, documents.n, stats.terms) : undefined;
+    const lexicon = stats.formatVersion >= 4 ? verifyLexiconFile(dir, fd, postingsBytes, documents.n, positions) : verifySqliteLexicon(db, fd, postingsBytes, documents.n, stats.formatVersion, positions);
+    const { terms, postings, end } = lexicon;
     if (end !== postingsBytes) damage(`${POSTINGS_FILE}: ${postingsBytes - end} bytes after the last list`);
     if (stats.terms !== terms) damage(`stats: terms = ${stats.terms}, the lexicon has ${terms}`);
     if (stats.postings !== postings) damage(`stats: postings = ${stats.postings}, the lists hold ${postings}`);
@@ -217,6 +160,112 @@ function verifyPositions(file: PositionsFile, termId: number, list: { docIds: Ui
     }
   }
   if (!cursor.atEnd) damage(`${POSITIONS_FILE}: ${where()}: bytes left after its ${list.docIds.length} postings`);
+}
+
+/** Formats 2 and 3: the terms table holds termIDs 0 .. T-1 (format 3: in code point order), term_stats the figures of each. */
+function verifySqliteLexicon(db: Database.Database, fd: number, postingsBytes: number, documents: number, formatVersion: number, positions?: PositionsFile): ListChecker {
+  const lists = new ListChecker(fd, postingsBytes, documents, positions);
+  const termRows = db.prepare('SELECT COUNT(*) AS n, MIN(term_id) AS lo, MAX(term_id) AS hi FROM terms').get() as { n: number; lo: number | null; hi: number | null };
+  if (termRows.n > 0 && (termRows.lo !== 0 || termRows.hi !== termRows.n - 1)) damage(`terms: termIDs are not 0 .. ${termRows.n - 1} (found ${termRows.lo} .. ${termRows.hi})`);
+  // Format 3: termIDs are ranks in code point order.
+  if (formatVersion >= 3) {
+    let previous: string | undefined;
+    let id = 0;
+    for (const term of db.prepare('SELECT term FROM terms ORDER BY term_id').pluck().iterate() as Iterable<string>) {
+      if (previous !== undefined && compareTerms(previous, term) >= 0) damage(`terms: termID ${id} (${JSON.stringify(term)}) does not follow termID ${id - 1} (${JSON.stringify(previous)}) in code point order`);
+      previous = term;
+      id++;
+    }
+  }
+  const termOf = db.prepare('SELECT term FROM terms WHERE term_id = ?').pluck();
+  const where = (termId: number) => {
+    const term = termOf.get(termId) as string | undefined;
+    return term === undefined ? `termID ${termId} (no row in terms)` : `term ${JSON.stringify(term)} (termID ${termId})`;
+  };
+  // The figures, in termID order: the lists lie back to back in that order. One row at a
+  // time (no statement left open: the term lookups for messages share the connection).
+  const figures = new TermStatsReader(db);
+  const chunks = figures.rowCount();
+  if (chunks !== Math.ceil(termRows.n / TERM_STATS_CHUNK)) damage(`term_stats: ${chunks} rows for ${termRows.n} terms (${TERM_STATS_CHUNK} a row)`);
+  for (let first = 0; first < termRows.n; first += TERM_STATS_CHUNK) {
+    let c;
+    try {
+      c = figures.chunkAt(first);
+    } catch (err) {
+      return damage(`term_stats: ${(err as Error).message}`);
+    }
+    if (!c) return damage(`term_stats: no row for termIDs ${first} ..`);
+    if (c.df.length !== Math.min(TERM_STATS_CHUNK, termRows.n - first)) damage(`term_stats: the row of termID ${first} holds ${c.df.length} terms, expected ${Math.min(TERM_STATS_CHUNK, termRows.n - first)}`);
+    for (let i = 0; i < c.df.length; i++) {
+      const e = { termId: c.firstTermId + i, df: c.df[i]!, cf: c.cf[i]!, offset: c.offset[i]!, length: c.length[i]! };
+      lists.check(e, where(e.termId));
+    }
+  }
+  if (lists.terms !== termRows.n) damage(`term_stats: figures for ${lists.terms} terms, the terms table has ${termRows.n}`);
+  return lists;
+}
+
+/** Format 4: lexicon.bin decodes whole (each block its terms, in code point order, at its first list; lexicon-file-reader.ts), and each list checks out. */
+function verifyLexiconFile(dir: string, fd: number, postingsBytes: number, documents: number, positions?: PositionsFile): ListChecker {
+  if (!existsSync(join(dir, LEXICON_FILE))) damage(`${LEXICON_FILE} is missing`);
+  const lists = new ListChecker(fd, postingsBytes, documents, positions);
+  let file;
+  try {
+    file = new LexiconFileReader(join(dir, LEXICON_FILE));
+  } catch (err) {
+    return damage((err as Error).message.replace(`${join(dir, LEXICON_FILE)}: `, `${LEXICON_FILE}: `));
+  }
+  try {
+    file.scan(POSTINGS_MAGIC.length, (term, termId, df, cf, offset, length) => lists.check({ termId, df, cf, offset, length }, `term ${JSON.stringify(term)} (termID ${termId})`));
+  } catch (err) {
+    if (err instanceof LexiconFileError) damage(err.message.replace(`${join(dir, LEXICON_FILE)}: `, `${LEXICON_FILE}: `));
+    throw err;
+  } finally {
+    file.close();
+  }
+  return lists;
+}
+
+/** Checks lists in termID order: back to back inside postings.bin, each decoding to df postings of rising docIDs below the document count, tfs >= 1 summing to cf. */
+class ListChecker {
+  terms = 0;
+  postings = 0;
+  end = POSTINGS_MAGIC.length;
+
+  constructor(
+    private readonly fd: number,
+    private readonly postingsBytes: number,
+    private readonly documents: number,
+    private readonly positions?: PositionsFile,
+  ) {}
+
+  check(e: { termId: number; df: number; cf: number; offset: number; length: number }, where: string): void {
+    const { postingsBytes, documents } = this;
+    if (e.offset !== this.end) damage(`${where}: list at ${e.offset}, the previous list ends at ${this.end}`);
+    if (e.offset + e.length > postingsBytes) damage(`${where}: list ${e.offset}+${e.length} runs past the end of ${POSTINGS_FILE} (${postingsBytes} bytes)`);
+    if (e.df < 1 || e.length < 2 * e.df) damage(`${where}: df ${e.df} does not fit ${e.length} bytes`);
+    const buf = Buffer.alloc(e.length);
+    readSync(this.fd, buf, 0, e.length, e.offset);
+    let list;
+    try {
+      list = decodePostings(buf, e.df);
+    } catch (err) {
+      return damage(`${where}: postings do not decode (${(err as Error).message})`);
+    }
+    let cf = 0;
+    for (let k = 0; k < e.df; k++) {
+      const d = list.docIds[k]!;
+      if (k > 0 && d <= list.docIds[k - 1]!) damage(`${where}: docID ${d} at position ${k} does not increase (previous ${list.docIds[k - 1]})`);
+      if (d >= documents) damage(`${where}: docID ${d} is not in the document table (${documents} documents)`);
+      if (list.tfs[k]! < 1) damage(`${where}: tf 0 at docID ${d}`);
+      cf += list.tfs[k]!;
+    }
+    if (cf !== e.cf) damage(`${where}: cf is ${e.cf} in the lexicon, ${cf} in the postings`);
+    if (this.positions) verifyPositions(this.positions, e.termId, list, () => where);
+    this.end = e.offset + e.length;
+    this.terms++;
+    this.postings += e.df;
+  }
 }
 
 /** impacts.bin against the impacts of the postings as they are (a second pass over them). */

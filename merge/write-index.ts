@@ -1,17 +1,17 @@
 /**
- * merge_batches: heap-merges the sorted runs into postings.bin and writes the lexicon, the
- * document table, collection statistics and build settings into index.sqlite.
+ * merge_batches: heap-merges the sorted runs into postings.bin, writes the lexicon (lexicon.bin)
+ * and the document table, collection statistics and build settings into index.sqlite.
  */
 import { join } from 'node:path';
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
-import { INDEX_FORMAT_VERSION, POSTINGS_FILE, type CollectionStats, type IndexStoreWriter } from './index-store.js';
+import { POSTINGS_FILE, type CollectionStats, type IndexStoreWriter } from './index-store.js';
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
-import { termsOfTexts } from './lexicon-union.js';
+import { textChunks } from './lexicon-union.js';
 
 /** The runs' lexicons: as given, or the dictionary's order for every run. */
 function runLexiconsOf(contents: IndexContents): RunLexicons {
@@ -20,9 +20,9 @@ function runLexiconsOf(contents: IndexContents): RunLexicons {
 
 export interface IndexContents {
   /**
-   * The rows known before the merge (the documents and the terms' strings, in rows.store, the
-   * index database opened before the parse), the first of them perhaps written already while the
-   * parse waited (rows-ahead.ts). The merge writes the rest, then the lexicon's figures.
+   * The rows known before the merge (the documents, in rows.store, the index database opened
+   * before the parse), the first of them perhaps written already while the parse waited
+   * (rows-ahead.ts). The merge writes the rest, and the lexicon as it hands out the lists.
    */
   rows: IndexRowsAhead;
   /** Terms in the dictionary: each must get its figures from the merge. */
@@ -60,16 +60,16 @@ export function cursorChunkPairs(runs: number, memoryBytes: number): number {
 }
 
 /**
- * The single-threaded merge_batches. The rows not written ahead go in first (documents and the
- * terms' strings), then the lexicon's figures in termID order, the same order as
- * writeIndexParallel, so both give identical index.sqlite bytes.
+ * The single-threaded merge_batches. The document rows not written ahead go in first, then the
+ * lexicon in termID order, the same order as writeIndexParallel, so both give identical
+ * index.sqlite and lexicon.bin bytes.
  */
 export function writeIndex(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
   const { store } = contents.rows;
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
     contents.rows.writeRest();
-    writeTermRows(store, contents);
+    store.termsFrom(termsInIdOrder(contents));
     let postingsCount = 0;
     const { termCount } = contents;
     const lexicons = runLexiconsOf(contents);
@@ -120,7 +120,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       postings,
       meanwhile: () => {
         contents.rows.writeRest();
-        writeTermRows(store, contents);
+        store.termsFrom(termsInIdOrder(contents));
       },
       onList: (termId, df, cf, offset, length) => {
         store.addTermStats(termId, df, cf, offset, length);
@@ -146,7 +146,7 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
   const { store } = contents.rows;
   try {
     contents.rows.writeRest();
-    writeTermRows(store, contents);
+    store.termsFrom(termsInIdOrder(contents));
     const { lexicon } = block;
     if (lexicon.terms !== contents.termCount) throw new Error(`the tally holds ${lexicon.terms} terms, the dictionary ${contents.termCount}`);
     // The tally is indexed by the fill's ids; the lexicon goes in termID order.
@@ -167,18 +167,20 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
   }
 }
 
-/** The terms table: each term's string at its termID, its rank in code point order. */
-function writeTermRows(store: IndexStoreWriter, contents: IndexContents): void {
+/** The terms' strings in termID order (their ranks in code point order), in chunks, for the lexicon as the merge hands out the lists. */
+function* termsInIdOrder(contents: IndexContents): Generator<readonly string[]> {
   if (contents.termTexts) {
-    let p = 0;
-    for (const term of termsOfTexts(contents.termTexts)) store.addTermRow(p++, term);
-    if (p !== contents.termCount) throw new Error(`the united lexicon holds ${p} terms, not ${contents.termCount}`);
-  } else {
-    const { terms, order } = contents;
-    if (order.length !== contents.termCount) throw new Error(`the term order holds ${order.length} terms, the dictionary ${contents.termCount}`);
-    for (let p = 0; p < order.length; p++) store.addTermRow(p, terms[order[p]!]!);
+    yield* textChunks(contents.termTexts);
+    return;
   }
-  store.flushTerms();
+  const { terms, order } = contents;
+  if (order.length !== contents.termCount) throw new Error(`the term order holds ${order.length} terms, the dictionary ${contents.termCount}`);
+  const CHUNK = 1 << 16;
+  for (let p = 0; p < order.length; p += CHUNK) {
+    const chunk = new Array<string>(Math.min(CHUNK, order.length - p));
+    for (let i = 0; i < chunk.length; i++) chunk[i] = terms[order[p + i]!]!;
+    yield chunk;
+  }
 }
 
 function finish(store: IndexStoreWriter, contents: IndexContents, merge: WriteIndexResult['merge'], postingsCount: number, postingsBytes: number, postingsSha256: string): WriteIndexResult {
@@ -197,7 +199,7 @@ function finishStore(store: IndexStoreWriter, contents: IndexContents, terms: nu
     totalTokens: contents.totalTokens,
     averageLength: contents.documentCount ? contents.totalTokens / contents.documentCount : 0,
     postings: postingsCount,
-    formatVersion: INDEX_FORMAT_VERSION,
+    formatVersion: store.formatVersion,
   };
   store.setStats(stats);
   store.setSettings(contents.settings);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { IMPACTS_FILE } from '../merge/impacts.js';
+import { LEXICON_FILE } from '../merge/lexicon-file.js';
 import { SegmentFormatError, SegmentReader } from '../merge/segment-reader.js';
 import { readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
@@ -55,7 +56,7 @@ export function joinShards(output: string, shardDirs: readonly string[], force =
       const s = byIndex.get(i)!;
       const name = segmentName(i);
       mkdirSync(join(plan.temp, name));
-      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE, ...[IMPACTS_FILE].filter((g) => existsSync(join(s.dir, g)))]) linked += linkOrCopy(join(s.dir, f), join(plan.temp, name, f));
+      for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE, ...[LEXICON_FILE, IMPACTS_FILE].filter((g) => existsSync(join(s.dir, g)))]) linked += linkOrCopy(join(s.dir, f), join(plan.temp, name, f));
       entries.push(segmentEntry(name, s.stats));
     }
     writeSegments(plan.temp, {

@@ -90,7 +90,6 @@ export interface SearchOptions {
 
 /** One segment as the reader uses it: its files, where its documents start, lookups. */
 class Segment {
-  readonly termStmt;
   readonly docStmt;
   private lengthsCache?: Uint32Array;
 
@@ -129,7 +128,6 @@ class Segment {
         }
       }
     }
-    this.termStmt = files.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck();
     this.docStmt = files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
   }
 
@@ -139,21 +137,15 @@ class Segment {
 
   /**
    * Lexicon entries looked up so far (null: not in the segment), kept for the segment's life:
-   * a query log repeats its terms, and a lookup (SQLite, then the term's figures) cost more
-   * than the evaluation of a query of rare terms.
+   * a query log repeats its terms, and a lookup (a block of the lexicon read and scanned) cost
+   * more than the evaluation of a query of rare terms.
    */
   private entries = new Map<string, LexiconEntry | null>();
 
   entry(term: string): LexiconEntry | undefined {
     const kept = this.entries.get(term);
     if (kept !== undefined) return kept ?? undefined;
-    const termId = this.termStmt.get(term) as number | undefined;
-    let e: LexiconEntry | null = null;
-    if (termId !== undefined) {
-      const figures = this.files.termStats.get(termId);
-      if (!figures) throw new Error(`${this.files.dir}: index.sqlite has no figures for termID ${termId}`);
-      e = { term, termId, ...figures };
-    }
+    const e = this.files.lexicon.entry(term) ?? null;
     if (this.entries.size >= KEPT_ENTRIES) this.entries.clear();
     this.entries.set(term, e);
     return e ?? undefined;
@@ -247,9 +239,10 @@ class Segment {
     return plan.phrases.map((phrase) => phraseMatches(phrase, terms, source));
   }
 
-  /** Terms in code point order with their termIDs (SQLite's BINARY collation orders UTF-8 bytes). */
-  termsInOrder(): Iterator<[string, number]> {
-    return (this.files.db.prepare('SELECT term, term_id FROM terms ORDER BY term').raw().iterate() as Iterable<[string, number]>)[Symbol.iterator]();
+  /** Terms in code point order with their termIDs. */
+  *termsInOrder(): Generator<[string, number]> {
+    const { terms, ids } = this.files.termsInTermOrder();
+    for (let i = 0; i < terms.length; i++) yield [terms[i]!, ids ? ids[i]! : i];
   }
 }
 
@@ -392,7 +385,7 @@ export class IndexReader {
       const n = this.statistics.terms;
       for (let it = s.termsInOrder(), r = it.next(); !r.done; r = it.next()) {
         const [term, t] = r.value;
-        if (t >= n) throw new Error(`${this.path}: index.sqlite's termID ${t} is past its ${n} terms`);
+        if (t >= n) throw new Error(`${this.path}: the lexicon's termID ${t} is past its ${n} terms`);
         yield { term, termId: t, df: f.df[t]!, cf: f.cf[t]!, offset: f.offset[t]!, length: f.length[t]! };
       }
       return;

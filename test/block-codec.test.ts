@@ -87,7 +87,7 @@ describe('block codec', () => {
             const impacts = readImpacts(output, segment.stats.terms)!;
             const packed = packSegment(segment, impacts);
             const lengths = segment.documentLengths();
-            const termId = (term: string) => segment.db.prepare('SELECT term_id FROM terms WHERE term = ?').pluck().get(term) as number | undefined;
+            const termId = (term: string) => segment.lexicon.entry(term)?.termId;
             const f = segment.figures();
             const input = (format: 'varint' | 'bp128'): SegmentInput => ({
               docBase: 0,

@@ -45,8 +45,8 @@ describe('gpuindex CLI on corpus-samples', () => {
     expect(summary.documents).toBeGreaterThan(100);
     expect(summary.skipped.count).toBe(0);
     expect(summary.sorter).toBe('cpu');
-    expect(readdirSync(index).sort()).toEqual(['MANIFEST.json', 'impacts.bin', 'index.sqlite', 'postings.bin']);
-    expect(gpuindex('verify', index).stdout).toMatch(/^ok: 3 files, [\d,]+ terms/);
+    expect(readdirSync(index).sort()).toEqual(['MANIFEST.json', 'impacts.bin', 'index.sqlite', 'lexicon.bin', 'postings.bin']);
+    expect(gpuindex('verify', index).stdout).toMatch(/^ok: 4 files, [\d,]+ terms/);
 
     const s = gpuindex('search', index, 'white whale', '-k', '5', '--json');
     expect(s.code).toBe(0);

@@ -109,7 +109,7 @@ describe.runIf(hasGpu())('gpuindex build --gpu-sort', () => {
       expect(r.summary.gpuSort).toBe(choice === 'auto' ? 'radix' : choice);
       files[choice] = Object.fromEntries(readdirSync(out).map((f) => [f, sha(join(out, f))]));
     }
-    expect(Object.keys(files.bsn!).sort()).toEqual(['MANIFEST.json', 'impacts.bin', 'index.sqlite', 'postings.bin']);
+    expect(Object.keys(files.bsn!).sort()).toEqual(['MANIFEST.json', 'impacts.bin', 'index.sqlite', 'lexicon.bin', 'postings.bin']);
     expect(files.radix).toEqual(files.bsn);
     expect(files.auto).toEqual(files.bsn);
   });

@@ -23,7 +23,7 @@ describe('impacts on threads', () => {
     await buildIndex({ input: crawl, output: index, workers: 1, sorter: 'cpu' });
     const one = join(dir, 'one');
     mkdirSync(one);
-    for (const f of ['index.sqlite', 'postings.bin']) copyFileSync(join(index, f), join(one, f));
+    for (const f of ['index.sqlite', 'lexicon.bin', 'postings.bin']) copyFileSync(join(index, f), join(one, f));
     writeImpacts(one);
     const reference = readFileSync(join(one, IMPACTS_FILE));
     expect(readFileSync(join(index, IMPACTS_FILE))).toEqual(reference);

@@ -96,7 +96,7 @@ describe('interruption', () => {
     }
     const ok = spawnSync(process.execPath, [cli, 'build', crawl, '-o', output, '--sorter', 'cpu', '-q'], { encoding: 'utf8' });
     expect(ok.status).toBe(0);
-    expect(readdirSync(output).sort()).toEqual(['MANIFEST.json', 'impacts.bin', 'index.sqlite', 'postings.bin']);
+    expect(readdirSync(output).sort()).toEqual(['MANIFEST.json', 'impacts.bin', 'index.sqlite', 'lexicon.bin', 'postings.bin']);
     expect(leftovers(parent)).toEqual([]);
     expect(spawnSync(process.execPath, [cli, 'verify', output], { encoding: 'utf8' }).status).toBe(0);
   });

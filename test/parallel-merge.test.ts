@@ -63,7 +63,7 @@ const runsArb = fc.integer({ min: 1, max: 5 }).chain((runCount) =>
 );
 
 describe('parallel merge', () => {
-  it('gives the same postings.bin and index.sqlite bytes as the single-threaded merge, for any thread count (fuzzed)', async () => {
+  it('gives the same postings.bin, lexicon.bin and index.sqlite bytes as the single-threaded merge, for any thread count (fuzzed)', async () => {
     await fc.assert(
       fc.asyncProperty(runsArb, fc.integer({ min: 2, max: 7 }), fc.integer({ min: 1, max: 64 }), async (sparse, threads, memoryKiB) => {
         const { blocks, terms } = denseTerms(sparse);
@@ -74,13 +74,14 @@ describe('parallel merge', () => {
         const a = writeIndex(one, paths, contents(one, terms, 10 * blocks.length), memoryKiB * 1024);
         const b = await writeIndexParallel(many, paths, contents(many, terms, 10 * blocks.length), memoryKiB * 1024, threads);
         expect(readFileSync(join(many, 'postings.bin'))).toEqual(readFileSync(join(one, 'postings.bin')));
+        expect(readFileSync(join(many, 'lexicon.bin'))).toEqual(readFileSync(join(one, 'lexicon.bin')));
         expect(readFileSync(join(many, 'index.sqlite'))).toEqual(readFileSync(join(one, 'index.sqlite')));
         const { threadsMs, appendMs, ...counted } = b.merge;
         expect(threadsMs).toBeGreaterThanOrEqual(0);
         expect(appendMs).toBeGreaterThanOrEqual(0);
         expect({ ...counted, threads: 0, segmentPops: 0 }).toEqual({ ...a.merge, threads: 0, segmentPops: 0 });
         expect(b.merge.threads).toBeLessThanOrEqual(threads);
-        expect(readdirSync(many).sort()).toEqual(['index.sqlite', 'postings.bin']);
+        expect(readdirSync(many).sort()).toEqual(['index.sqlite', 'lexicon.bin', 'postings.bin']);
         // The SHA-256 for MANIFEST.json, computed while writing: that of the bytes on disk.
         expect(a.postingsSha256).toBe(sha256OfFile(join(one, 'postings.bin')));
         expect(b.postingsSha256).toBe(a.postingsSha256);

@@ -232,12 +232,12 @@ describe('a full disk', () => {
   const crawl = join(work, 'disk-crawl');
   /** Blocks small enough for several runs (the whole 6 MB crawl fits one block by default). */
   const RUNS = ['--sorter', 'cpu', '--block-size', '200000'];
-  let reference: { runBytes: number; postingsBytes: number; sqliteBytes: number };
+  let reference: { runBytes: number; postingsBytes: number; sqliteBytes: number; lexiconBytes: number };
   /** The default build: one block, sorted and written as postings.bin by the parse worker. */
-  let oneBlock: { runBytes: number; blocks: number; postingsBytes: number; sqliteBytes: number };
+  let oneBlock: { runBytes: number; blocks: number; postingsBytes: number; sqliteBytes: number; lexiconBytes: number };
   let n = 0;
 
-  const figures = (out: string, stdout: string) => ({ runBytes: JSON.parse(stdout).runBytes, blocks: JSON.parse(stdout).blocks, postingsBytes: statSync(join(out, 'postings.bin')).size, sqliteBytes: statSync(join(out, 'index.sqlite')).size });
+  const figures = (out: string, stdout: string) => ({ runBytes: JSON.parse(stdout).runBytes, blocks: JSON.parse(stdout).blocks, postingsBytes: statSync(join(out, 'postings.bin')).size, sqliteBytes: statSync(join(out, 'index.sqlite')).size, lexiconBytes: statSync(join(out, 'lexicon.bin')).size });
 
   beforeAll(() => {
     const g = gpuindex(['gen-corpus', '--size', '6MB', '--seed', '3', '--files', '3', '-o', crawl]);
@@ -304,17 +304,18 @@ describe('a full disk', () => {
 
   it('the crawl in one block, whose postings.bin the parse worker writes while this thread writes the lexicon: one line (ENOSPC or SQLITE_FULL, whichever fills the device first), nothing left', ({ skip }) => {
     expect(oneBlock).toMatchObject({ runBytes: 0, blocks: 1 });
-    const bytes = Math.ceil((oneBlock.sqliteBytes + oneBlock.postingsBytes / 2) / 4096) * 4096;
+    const bytes = Math.ceil((oneBlock.sqliteBytes + oneBlock.lexiconBytes + oneBlock.postingsBytes / 2) / 4096) * 4096;
     const { dir, out, r } = buildOnto(`size=${bytes}`, skip, ['--sorter', 'cpu']);
     expectCleanFailure(dir, r, new RegExp(`^gpuindex: no space left on the device for ${esc(out)} \\((ENOSPC: no space left on device, write|SQLITE_FULL: database or disk is full)\\)\\n$`));
   });
 
-  it('room for the runs and postings but not the SQLite tables: the same one line (SQLITE_FULL), nothing left', ({ skip }) => {
-    expect(reference.sqliteBytes).toBeGreaterThan(512 * 1024);
-    const bytes = Math.ceil((reference.runBytes + reference.postingsBytes + 256 * 1024) / 4096) * 4096;
+  it('room for the runs and postings but not the lexicon and the SQLite tables: the same one line (ENOSPC or SQLITE_FULL, whichever fills the device first), nothing left', ({ skip }) => {
+    // Room for half the lexicon and the database beside the runs and postings.
+    const tables = reference.sqliteBytes + reference.lexiconBytes;
+    expect(tables).toBeGreaterThan(256 * 1024);
+    const bytes = Math.ceil((reference.runBytes + reference.postingsBytes + tables / 2) / 4096) * 4096;
     const { dir, out, r } = buildOnto(`size=${bytes}`, skip);
-    expect(r.stderr).toBe(`gpuindex: no space left on the device for ${out} (SQLITE_FULL: database or disk is full)\n`);
-    expectCleanFailure(dir, r, /^gpuindex: no space left/);
+    expectCleanFailure(dir, r, new RegExp(`^gpuindex: no space left on the device for ${esc(out)} \\((ENOSPC: no space left on device, write|SQLITE_FULL: database or disk is full)\\)\\n$`));
   });
 
   it('no inode left at each step (temporary folder, runs folder, run file, postings, database): one line, nothing left', ({ skip }) => {

@@ -4,7 +4,7 @@
  * unchanged; a build with a raised maxTokenLength keeps (and finds) a 10,000-character token.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -15,7 +15,8 @@ import { UserError } from '../src/shared/errors.js';
 import { openIndex } from '../src/reader.js';
 import { createTokenizer, MAX_TOKEN_LENGTH, MAX_TOKEN_LENGTH_LIMIT, resolveTokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { exportCiff } from '../src/ciff/ciff.js';
-import { INDEX_DB, INDEX_FORMAT_VERSION, POSTINGS_FILE } from '../merge/index-store.js';
+import { INDEX_DB, POSTINGS_FILE } from '../merge/index-store.js';
+import { LEXICON_FILE } from '../merge/lexicon-file.js';
 import { contentsIn, documentTable } from './helpers/index-contents.js';
 import { writeManifest } from '../merge/manifest.js';
 import { writeRunFile } from '../merge/runs.js';
@@ -44,7 +45,7 @@ const docsOf = (i: number): number[] => (i % 2 === 0 ? [i % DOCS] : [...new Set(
  * Writes an index whose terms are exactly `terms` (term i has the postings docsOf(i)), through two
  * runs sorted by term keys, as a build's blocks are, and the heap merge.
  */
-function writeTermIndex(terms: readonly string[]): string {
+function writeTermIndex(terms: readonly string[], formatVersion: 3 | 4 = 4): string {
   const dir = fresh('written');
   mkdirSync(dir);
   const pairs: number[] = [];
@@ -72,9 +73,9 @@ function writeTermIndex(terms: readonly string[]): string {
   }
   expect(dictionary.terms).toEqual(terms);
   const documents = documentTable(lengths.map((length, docId) => ({ externalId: `doc-${docId}`, path: '<test>', length })));
-  writeIndex(dir, runPaths, contentsIn(dir, terms, documents, { tokenizer: { stem: 'none', stopwords: 'none', cjk: 'unigram' } }), 1 << 24);
+  writeIndex(dir, runPaths, contentsIn(dir, terms, documents, { tokenizer: { stem: 'none', stopwords: 'none', cjk: 'unigram' } }, false, formatVersion), 1 << 24);
   for (const p of runPaths) rmSync(p);
-  writeManifest(dir, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION);
+  writeManifest(dir, [INDEX_DB, POSTINGS_FILE], formatVersion);
   return dir;
 }
 
@@ -104,16 +105,19 @@ function expectRoundTrip(dir: string, terms: readonly string[]): void {
     reader.close();
   }
   expect(verifyIndex(dir)).toMatchObject({ terms: terms.length, documents: DOCS });
-  // The stored value is the whole string, NUL and all (not cut at the first NUL by a C API).
-  const db = new Database(join(dir, INDEX_DB), { readonly: true });
-  try {
-    const stored = db.prepare('SELECT term_id AS id, typeof(term) AS type, length(CAST(term AS BLOB)) AS bytes FROM terms').all() as { id: number; type: string; bytes: number }[];
-    for (const r of stored) {
-      expect(r.type).toBe('text');
-      expect(r.bytes).toBe(Buffer.byteLength(sorted[r.id]!, 'utf8'));
+  if (!existsSync(join(dir, LEXICON_FILE))) {
+    // Format 3: the stored value is the whole string, NUL and all (not cut at the first NUL by a C API).
+    const db = new Database(join(dir, INDEX_DB), { readonly: true });
+    try {
+      const stored = db.prepare('SELECT term_id AS id, typeof(term) AS type, length(CAST(term AS BLOB)) AS bytes FROM terms').all() as { id: number; type: string; bytes: number }[];
+      expect(stored.length).toBe(terms.length);
+      for (const r of stored) {
+        expect(r.type).toBe('text');
+        expect(r.bytes).toBe(Buffer.byteLength(sorted[r.id]!, 'utf8'));
+      }
+    } finally {
+      db.close();
     }
-  } finally {
-    db.close();
   }
 }
 
@@ -141,8 +145,9 @@ const HOSTILE_TERMS = [
 ];
 
 describe('term strings through the index writer, reader, verify and CIFF (layer b)', () => {
-  it('keeps quotes, backslashes, NUL, emoji and 10 kB terms exactly', () => {
+  it('keeps quotes, backslashes, NUL, emoji and 10 kB terms exactly (lexicon.bin, and format 3\'s SQLite lexicon)', () => {
     expectRoundTrip(writeTermIndex(HOSTILE_TERMS), HOSTILE_TERMS);
+    expectRoundTrip(writeTermIndex(HOSTILE_TERMS, 3), HOSTILE_TERMS);
   });
 
   it('keeps any random Unicode strings exactly (property)', () => {

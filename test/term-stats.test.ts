@@ -9,6 +9,7 @@ import { writeManifest } from '../merge/manifest.js';
 import { TERM_STATS_CHUNK, TERM_STATS_SCHEMA, TermStatsReader, TermStatsWriter } from '../merge/term-stats.js';
 import { verifyIndex } from '../merge/verify.js';
 import { buildIndex } from '../src/build.js';
+import { rewriteAsFormat3 } from './helpers/old-format.js';
 import { IndexReader } from '../src/reader.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-term-stats-'));
@@ -96,10 +97,11 @@ describe('term_stats (the lexicon figures in chunks)', () => {
   });
 });
 
-describe('index.sqlite with term_stats, read back and verified', () => {
+describe('index.sqlite with term_stats (format 3), read back and verified', () => {
   const good = join(work, 'good');
   beforeAll(async () => {
     await buildIndex({ input: 'corpus-samples', output: good, sorter: 'cpu', workers: 1 });
+    rewriteAsFormat3(good);
   });
   const copy = () => {
     const dir = join(work, `copy-${n++}`);
@@ -155,7 +157,7 @@ describe('index.sqlite with term_stats, read back and verified', () => {
 
   it('an index of format 1 gets a one-line error from the reader and from verify', () => {
     const dir = tamper("UPDATE stats SET value = 1 WHERE key = 'formatVersion'");
-    expect(() => new IndexReader(dir)).toThrow(new RegExp(`^${dir.replaceAll('/', '\\/')}: index format 1, this gpuindex reads formats 2 and 3: build the index again$`));
-    expect(() => verifyIndex(dir)).toThrow(/^stats: index format 1, this gpuindex reads formats 2 and 3: build the index again$/);
+    expect(() => new IndexReader(dir)).toThrow(new RegExp(`^${dir.replaceAll('/', '\\/')}: index format 1, this gpuindex reads formats 2, 3 and 4: build the index again$`));
+    expect(() => verifyIndex(dir)).toThrow(/^stats: index format 1, this gpuindex reads formats 2, 3 and 4: build the index again$/);
   });
 });

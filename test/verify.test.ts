@@ -25,12 +25,12 @@ function copy(): string {
 describe('gpuindex verify', () => {
   it('accepts a complete index', () => {
     // 138 Moby-Dick documents, the README, and the 7 pages of postgresql-docs/postgresql-15-docs.warc.gz
-    expect(verifyIndex(good)).toMatchObject({ files: 3, documents: 146 });
+    expect(verifyIndex(good)).toMatchObject({ files: 4, documents: 146 });
   });
 
   it('catches any byte flipped at random in any file', () => {
     fc.assert(
-      fc.property(fc.constantFrom('postings.bin', 'index.sqlite', 'impacts.bin'), fc.nat(), fc.integer({ min: 1, max: 255 }), (file, at, xor) => {
+      fc.property(fc.constantFrom('postings.bin', 'index.sqlite', 'impacts.bin', 'lexicon.bin'), fc.nat(), fc.integer({ min: 1, max: 255 }), (file, at, xor) => {
         const dir = copy();
         const path = join(dir, file);
         const bytes = readFileSync(path);

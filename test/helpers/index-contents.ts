@@ -21,10 +21,11 @@ export function documentTable(documents: readonly PlainDocument[]): DocumentTabl
 /**
  * Contents whose rows all go in at the merge (none ahead), unless the caller writes some first
  * through `rows`. `order` is read when the contents are (the caller may add terms until then).
+ * `formatVersion` 3 writes the lexicon into index.sqlite, as indexes before lexicon.bin have it.
  */
-export function contentsIn(dir: string, terms: readonly string[], documents: DocumentTable, settings: Record<string, unknown> = {}, releaseWritten = false): IndexContents {
+export function contentsIn(dir: string, terms: readonly string[], documents: DocumentTable, settings: Record<string, unknown> = {}, releaseWritten = false, formatVersion: 3 | 4 = 4): IndexContents {
   return {
-    rows: new IndexRowsAhead(new IndexStoreWriter(join(dir, INDEX_DB)), documents, releaseWritten),
+    rows: new IndexRowsAhead(new IndexStoreWriter(join(dir, INDEX_DB), { formatVersion }), documents, releaseWritten),
     termCount: terms.length,
     terms,
     get order() {

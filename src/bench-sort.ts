@@ -11,6 +11,7 @@ import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs, type Distribution } from '../gpu/distributions.js';
 import { AdaptiveSorter } from '../gpu/adaptive-sorter.js';
 import { GpuSorter, type GpuSortTiming } from '../gpu/gpu-sorter.js';
+import { heatGpu } from '../gpu/clock-heater.js';
 import { OddEvenSorter } from '../gpu/oddeven-sorter.js';
 import { RadixSorter } from '../gpu/radix-sorter.js';
 import { DEFAULT_WARMUP, median, spreadOf, warmUntilSteady, type Spread, type Warmup, type WarmupRule } from './bench-warmup.js';
@@ -38,6 +39,8 @@ export interface BenchSortOptions {
   jsSortAt?: number;
   /** The warm-up before each size's GPU measurements (default DEFAULT_WARMUP). */
   warmup?: Partial<WarmupRule>;
+  /** Milliseconds of a fully busy arithmetic kernel before each GPU measurement's warm-up, to raise the clocks (gpu/clock-heater.ts; default 1000, 0: none). */
+  heatMs?: number;
   log?: (line: string) => void;
 }
 
@@ -114,11 +117,12 @@ function makeGpuSorter(ctx: GpuContext, name: GpuSorterName, o: BenchSortOptions
 }
 
 /** One GPU sorter at one size: warm-up, timed repetitions, zero-copy repetitions, one profiled sort. */
-async function benchGpu(c: GpuContender, block: Uint32Array, n: number, dist: Distribution, o: BenchSortOptions, rule: WarmupRule, profileHere: boolean, inPlaceBytes: number): Promise<BenchSortRow> {
+async function benchGpu(ctx: GpuContext, c: GpuContender, block: Uint32Array, n: number, dist: Distribution, o: BenchSortOptions, rule: WarmupRule, profileHere: boolean, inPlaceBytes: number): Promise<BenchSortRow> {
   const timings: GpuSortTiming[] = [];
   // Warm-up: the GPU's clocks drop while another sorter runs; sort until the times are steady.
   // The first sort checks the order (once per size, outside the timed repetitions).
   let checked = false;
+  await heatGpu(ctx, o.heatMs ?? 1000);
   const warmup = await warmUntilSteady(async () => {
     const t = await c.sorter.sortBlock(block, n, (sorted) => {
       if (checked) return;
@@ -211,7 +215,7 @@ export async function benchSort(o: BenchSortOptions): Promise<BenchSortReport> {
             log(`${name}: ${n} pairs exceed its largest block (${c.sorter.maxPairs}); skipped`);
             continue;
           }
-          const row = c ? await benchGpu(c, block, n, dist, o, rule, profileHere, reference.gpuBytesFor(n)) : benchCpu(block, n, dist, o.cpuReps ?? (n >= 2 ** 22 ? 1 : 3));
+          const row = c ? await benchGpu(ctx, c, block, n, dist, o, rule, profileHere, reference.gpuBytesFor(n)) : benchCpu(block, n, dist, o.cpuReps ?? (n >= 2 ** 22 ? 1 : 3));
           rows.push(row);
           log(formatRow(row));
         }

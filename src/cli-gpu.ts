@@ -31,10 +31,11 @@ export function registerGpuCommands(program: Command): void {
     .option('--tile <pairs>', 'pairs per workgroup tile', (v) => Number(v))
     .option('--fuse', 'fused tile kernels (local sort: stages 2..16 in one register phase; local merge: first phase loads from global memory)', false)
     .option('--max', 'also sort the largest block the adapter allows', false)
+    .option('--heat-ms <ms>', 'a fully busy kernel this long before each GPU measurement\'s warm-up, to raise the clocks the CPU sorter let fall', (v) => Number(v), 1000)
     .option('--warm-min-ms <ms>', 'shortest warm-up before each size', (v) => Number(v), 300)
     .option('--warm-max-ms <ms>', 'longest warm-up before each size (it ends earlier once the last 3 sorts are within 5 % of each other)', (v) => Number(v), 10000)
     .option('--json', 'print the report as JSON', false)
-    .action(async (o: { sorters: string; sizes: string; dist: string; reps: number; warmMinMs: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
+    .action(async (o: { sorters: string; sizes: string; dist: string; reps: number; heatMs: number; warmMinMs: number; warmMaxMs: number; maxSteps?: number; tile?: number; fuse: boolean; max: boolean; json: boolean }) => {
       const { benchSort, BENCH_HEADER, BENCH_SORTERS, DISTRIBUTIONS } = await import('./bench-sort.js');
       const sorters = o.sorters.split(',').map((s) => s.trim());
       for (const s of sorters) if (!(BENCH_SORTERS as readonly string[]).includes(s)) throw new UserError(`--sorters: unknown sorter "${s}" (${BENCH_SORTERS.join(', ')})`);
@@ -45,7 +46,7 @@ export function registerGpuCommands(program: Command): void {
       const dists = o.dist.split(',').map((d) => d.trim());
       for (const d of dists) if (!(DISTRIBUTIONS as readonly string[]).includes(d)) throw new UserError(`--dist: unknown distribution "${d}"`);
       if (!Number.isInteger(o.reps) || o.reps < 1) throw new UserError(`--reps must be a positive integer, got ${o.reps}`);
-      if (!(o.warmMinMs >= 0) || !(o.warmMaxMs >= 0)) throw new UserError('--warm-min-ms and --warm-max-ms must be numbers of milliseconds');
+      if (!(o.warmMinMs >= 0) || !(o.warmMaxMs >= 0) || !(o.heatMs >= 0)) throw new UserError('--heat-ms, --warm-min-ms and --warm-max-ms must be numbers of milliseconds');
       if (!o.json) process.stdout.write(BENCH_HEADER + '\n');
       const report = await benchSort({
         sizes,
@@ -58,6 +59,7 @@ export function registerGpuCommands(program: Command): void {
         includeMax: o.max,
         jsSortAt: 24,
         warmup: { minMs: o.warmMinMs, maxMs: o.warmMaxMs },
+        heatMs: o.heatMs,
         log: o.json ? undefined : (l) => process.stdout.write(l + '\n'),
       }).catch((err: Error) => {
         throw err.message.startsWith('no GPU') ? new UserError(err.message) : err;

@@ -49,9 +49,14 @@ fn upsweep_match(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
   let d = digitNo();
   let copy = (lid & 7u) * 257u;
   let base = g * TILE;
+  // All loads first (in flight together), then the counting.
+  var digits: array<u32, KPT>;
   for (var j = 0u; j < KPT; j++) {
     let i = base + j * WG + lid;
-    if (i < params.n) { atomicAdd(&hist8[copy + digitOf(loadKey(fromA, i), d)], 1u); }
+    digits[j] = select(256u, digitOf(loadKey(fromA, min(i, params.n - 1u)), d), i < params.n);
+  }
+  for (var j = 0u; j < KPT; j++) {
+    if (digits[j] < 256u) { atomicAdd(&hist8[copy + digits[j]], 1u); }
   }
   workgroupBarrier();
   var sum = 0u;
@@ -116,14 +121,16 @@ fn downsweep_match(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   let live = ballot(true);
   let below = lanesBelow(sgId);
   var keys: array<vec2<u32>, KPT>;
-  var ranked: array<u32, KPT>; // rank within the slot's keys of the digit << 8 | digit
+  // All loads first (in flight together). Indexes past n get the largest key (bin 255 in every
+  // digit): ranked after every real key.
   for (var j = 0u; j < KPT; j++) {
     let p = first * KPT + j * size + lane;
-    // Indexes past n get the largest key (bin 255 in every digit): ranked after every real key.
-    var k = vec2<u32>(0xffffffffu, 0xffffffffu);
-    if (p < valid) { k = loadKey(fromA, tileBase + p); }
-    keys[j] = k;
-    let b = digitOf(k, d);
+    keys[j] = vec2<u32>(0xffffffffu, 0xffffffffu);
+    if (p < valid) { keys[j] = loadKey(fromA, tileBase + p); }
+  }
+  var ranked: array<u32, KPT>; // rank within the slot's keys of the digit << 8 | digit
+  for (var j = 0u; j < KPT; j++) {
+    let b = digitOf(keys[j], d);
     var peers = live;
     for (var bit = 0u; bit < 8u; bit++) {
       let one = ((b >> bit) & 1u) != 0u;

@@ -117,11 +117,11 @@ const STATS_REDUCE_SUBGROUPS = `  let sOrT = subgroupOr(orT);
   }`;
 
 /** The kernels of a sort, by role: the entry points of each ranking. */
-const ROLES = ['stats', 'plan', 'upsweep', 'scan', 'downsweep', 'copy-back'] as const;
+const ROLES = ['stats', 'plan', 'upsweep', 'scan', 'scan-ranges', 'downsweep', 'copy-back'] as const;
 type Role = (typeof ROLES)[number];
 const ENTRY_POINTS: Record<RadixRank, Partial<Record<Role, string>>> = {
   split4: { stats: 'stats_pass', upsweep: 'upsweep', scan: 'scan_counts', downsweep: 'downsweep', 'copy-back': 'copy_back' },
-  match: { stats: 'stats_pass', plan: 'plan_pass', upsweep: 'upsweep_match', scan: 'scan_counts', downsweep: 'downsweep_match', 'copy-back': 'copy_back' },
+  match: { stats: 'stats_pass', plan: 'plan_pass', upsweep: 'upsweep_match', scan: 'scan_counts', 'scan-ranges': 'scan_ranges', downsweep: 'downsweep_match', 'copy-back': 'copy_back' },
 };
 
 export class RadixSorter extends GpuSorter {
@@ -277,6 +277,7 @@ export class RadixSorter extends GpuSorter {
     for (let d = 0; d < DIGITS; d++) {
       out.push({ pipeline: p.upsweep!, groups, params: params(d), kind: 'upsweep' });
       out.push({ pipeline: p.scan!, groups: [ranges, 1], params: params(d), kind: 'scan' });
+      if (p['scan-ranges']) out.push({ pipeline: p['scan-ranges'], groups: [1, 1], params: params(d), kind: 'scan' });
       out.push({ pipeline: p.downsweep!, groups, params: params(d), kind: 'downsweep' });
     }
     out.push({ pipeline: p['copy-back']!, groups: strided, params: params(0), kind: 'copy-back' });

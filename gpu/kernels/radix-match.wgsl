@@ -64,6 +64,21 @@ fn upsweep_match(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
   counts[lid * params.groups + g] = sum;
 }
 
+// After scan_counts: the scan ranges' totals become their exclusive prefix (where each range's
+// bins start in the output), once, instead of a scan in every downsweep workgroup.
+@compute @workgroup_size(WG)
+fn scan_ranges(@builtin(local_invocation_index) lid: u32) {
+  if (lid == 0u) { passInfo = {{PASS_INFO}}(digitNo()); }
+  let info = workgroupUniformLoad(&passInfo);
+  if ((info & 1u) == 0u) { return; }
+  let ranges = 256u >> rangeShift();
+  var total = 0u;
+  if (lid < ranges) { total = counts[256u * params.groups + lid]; }
+  scratch[lid] = total;
+  _ = scanScratch(lid);
+  if (lid < ranges) { counts[256u * params.groups + lid] = scratch[lid]; }
+}
+
 // Exclusive prefix sum over the workgroup in logical invocation order; `slot` is the caller's
 // subgroup slot. Called by every invocation (it holds two barriers).
 fn blockExclusiveScan(v: u32, slot: u32) -> u32 {
@@ -104,14 +119,9 @@ fn downsweep_match(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   let slot = min(claim >> 16u, MAXWARPS - 1u);
   let logical = first + lane;
 
-  // Where this tile's keys of each bin start in the output (as in downsweep).
-  let ranges = 256u >> rangeShift();
-  var rangeTotal = 0u;
-  if (logical < ranges) { rangeTotal = counts[256u * params.groups + logical]; }
-  let rangeStart = blockExclusiveScan(rangeTotal, slot);
-  if (logical < ranges) { scratch[logical] = rangeStart; }
-  workgroupBarrier();
-  bases[lid] = scratch[lid >> rangeShift()] + counts[lid * params.groups + g];
+  // Where this tile's keys of each bin start in the output: where the bin's scan range starts
+  // (scan_ranges), plus the bins before it in the range and the same bin in earlier tiles.
+  bases[lid] = counts[256u * params.groups + (lid >> rangeShift())] + counts[lid * params.groups + g];
 
   // Rank: round j takes key j of every lane; the lanes with the same digit (peers, from 8
   // ballots) are counted by the lowest of them into the slot's histogram, and each key's rank

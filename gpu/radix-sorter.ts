@@ -46,8 +46,6 @@ export interface RadixSorterOptions extends GpuSorterOptions {
   rank?: RadixRank;
   /** Keys per invocation in a tile; default: the largest of 8, 4, 2 whose downsweep fits the workgroup memory. */
   keysPerThread?: number;
-  /** Match: consecutive tiles each upsweep / downsweep workgroup takes, one after the other (default 1). */
-  tilesPerWorkgroup?: number;
   /** Test hook: 128-lane ballot masks even where every subgroup has at most 32 invocations. */
   wideMasks?: boolean;
 }
@@ -138,8 +136,6 @@ export class RadixSorter extends GpuSorter {
   /** Match: the most subgroups a workgroup can have (WG / the adapter's smallest subgroup), and the mask width. */
   readonly maxWarps: number;
   private readonly wideMasks: boolean;
-  /** Match: tiles per upsweep / downsweep workgroup. */
-  readonly tilesPerWorkgroup: number;
   /** GpuSorter's, plus (on a software adapter, whose GPU memory is host memory) the second block and the counts. */
   override readonly hostBytesPerPair: number;
   private layoutR?: GPUBindGroupLayout;
@@ -168,9 +164,6 @@ export class RadixSorter extends GpuSorter {
     }
     this.keysPerThread = options.keysPerThread ?? radixKeysPerThread(storage, this.rank, this.maxWarps);
     this.radixTile = WG * this.keysPerThread;
-    const tpw = options.tilesPerWorkgroup ?? 1;
-    if (!Number.isInteger(tpw) || tpw < 1 || (tpw > 1 && this.rank !== 'match')) throw new RangeError(`${tpw} tiles per workgroup: a whole number from 1, above 1 only with the match ranking`);
-    this.tilesPerWorkgroup = tpw;
     const software = isSoftwareAdapter(ctx.adapterInfo);
     this.hostBytesPerPair = BYTES_PER_PAIR * (software ? 3 : 2) + (software ? BYTES_PER_PAIR + Math.ceil(4 / this.keysPerThread) : 0);
     this.stats = this.device.createBuffer({ size: 4 * 32, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC, label: 'radix stats' });
@@ -190,7 +183,6 @@ export class RadixSorter extends GpuSorter {
       // Where a kernel reads its pass decision (infoOf in radix.wgsl; planOf in radix-match.wgsl).
       PASS_INFO: match ? 'planOf' : 'infoOf',
       MAXWARPS: this.maxWarps,
-      TPW: this.tilesPerWorkgroup,
       MASKS: this.wideMasks ? MASKS_WIDE : MASKS_NARROW,
       ENABLE: this.subgroups ? 'enable subgroups;' : '',
       STATS_REDUCE: this.subgroups ? STATS_REDUCE_SUBGROUPS : STATS_REDUCE_WORKGROUP,
@@ -202,7 +194,7 @@ export class RadixSorter extends GpuSorter {
   override async compile(): Promise<void> {
     if (this.pipelinesR) return;
     const shared = !this.options.transformKernel;
-    const variant = `${this.rank}-${this.keysPerThread}-${this.tilesPerWorkgroup}-${this.subgroups ? 'subgroups' : 'workgroup'}-${this.wideMasks ? 'wide' : 'narrow'}`;
+    const variant = `${this.rank}-${this.keysPerThread}-${this.subgroups ? 'subgroups' : 'workgroup'}-${this.wideMasks ? 'wide' : 'narrow'}`;
     const cached = shared ? cache.get(this.device)?.get(variant) : undefined;
     if (cached) {
       this.layoutR = cached.layout;
@@ -268,9 +260,8 @@ export class RadixSorter extends GpuSorter {
   /** Tiles of a block of `count` pairs, and the grid that covers them. */
   private grid(count: number): { tiles: number; groups: [number, number] } {
     const tiles = Math.ceil(count / this.radixTile);
-    const workgroups = Math.ceil(tiles / this.tilesPerWorkgroup);
-    const x = Math.min(workgroups, this.ctx.limits.maxComputeWorkgroupsPerDimension);
-    return { tiles, groups: [x, Math.ceil(workgroups / x)] };
+    const x = Math.min(tiles, this.ctx.limits.maxComputeWorkgroupsPerDimension);
+    return { tiles, groups: [x, Math.ceil(tiles / x)] };
   }
 
   /** Stats, then upsweep / scan / downsweep per digit (from the docID's low byte up), then the copy back. */

@@ -105,13 +105,12 @@ interface GpuContender {
   profiler: GpuSorter;
 }
 
-/** The radix sort's variant for A/B runs: GPUINDEX_RADIX_RANK (split4 | match), GPUINDEX_RADIX_KPT (keys per invocation), GPUINDEX_RADIX_TPW (tiles per workgroup); unset: its defaults. */
+/** The radix sort's variant for A/B runs: GPUINDEX_RADIX_RANK (split4 | match), GPUINDEX_RADIX_KPT (keys per invocation); unset: its defaults. */
 function radixVariantFromEnv(): RadixSorterOptions {
   const rank = process.env.GPUINDEX_RADIX_RANK;
   const kpt = process.env.GPUINDEX_RADIX_KPT;
-  const tpw = process.env.GPUINDEX_RADIX_TPW;
   if (rank && !(RADIX_RANKS as readonly string[]).includes(rank)) throw new Error(`GPUINDEX_RADIX_RANK: unknown ranking "${rank}" (${RADIX_RANKS.join(', ')})`);
-  return { ...(rank ? { rank: rank as RadixRank } : {}), ...(kpt ? { keysPerThread: Number(kpt) } : {}), ...(tpw ? { tilesPerWorkgroup: Number(tpw) } : {}) };
+  return { ...(rank ? { rank: rank as RadixRank } : {}), ...(kpt ? { keysPerThread: Number(kpt) } : {}) };
 }
 
 function makeGpuSorter(ctx: GpuContext, name: GpuSorterName, o: BenchSortOptions, profile: boolean): GpuSorter {

@@ -9,9 +9,13 @@
  *
  * Steps: probe; sort a second distribution (zipf); probe; 5 zero-copy sorts (stagingBlock);
  * probe; a second sorter of the same kind in profile mode sorts once; probe; that sorter
- * disposed; probe; a bitonic-network sorter sorts; probe. Prints one line per step.
+ * disposed; probe; BigUint64Array.prototype.sort of the block (bench-sort's reference, 2 s of
+ * CPU); probe; 5 s idle; probe; a bitonic-network sorter sorts; probe; 10 s idle; probe.
+ * Prints one line per step, with the GPU's clocks, temperature, power and throttle reasons
+ * where nvidia-smi is there (read between steps, so while the GPU idles).
  * Not a test: nothing is asserted.
  */
+import { execFileSync } from 'node:child_process';
 import { openGpu } from '../dist/gpu/device.js';
 import { makePairs } from '../dist/gpu/distributions.js';
 import { GpuSorter } from '../dist/gpu/gpu-sorter.js';
@@ -48,7 +52,16 @@ async function kernelMs(sorter, block, reps = 7, unmeasured = 5) {
 
 const a = await make();
 await a.compile();
-const line = async (step) => console.log(`${kind} 2^${Math.log2(n)} | ${step} | probe (uniform) ${await kernelMs(a, uniform)} ms`);
+function smi() {
+  try {
+    const q = 'clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active';
+    return execFileSync('nvidia-smi', [`--query-gpu=${q}`, '--format=csv,noheader'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'no nvidia-smi';
+  }
+}
+const line = async (step) => console.log(`${kind} 2^${Math.log2(n)} | ${step} | probe (uniform) ${await kernelMs(a, uniform)} ms | ${smi()}`);
+const idle = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 await line('first');
 console.log(`${kind} 2^${Math.log2(n)} | zipf | ${await kernelMs(a, zipf)} ms`);
 await line('after zipf');
@@ -65,9 +78,17 @@ console.log(`${kind} 2^${Math.log2(n)} | profiled sort | ${prof.kernelMs?.toFixe
 await line('after a profiled sort by a second sorter');
 profiler.dispose();
 await line('after that sorter is disposed');
+const keys = new BigUint64Array(n);
+for (let i = 0; i < n; i++) keys[i] = (BigInt(uniform[2 * i]) << 32n) | BigInt(uniform[2 * i + 1]);
+keys.sort();
+await line('after BigUint64Array.prototype.sort');
+await idle(5000);
+await line('after 5 s idle');
 const network = new GpuSorter(await context());
 await network.compile();
 console.log(`${kind} 2^${Math.log2(n)} | a bsn sorter | ${await kernelMs(network, uniform)} ms`);
 network.dispose();
 await line('after a bsn sorter ran and was disposed');
+await idle(10_000);
+await line('after 10 s idle');
 a.dispose();

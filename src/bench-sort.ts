@@ -13,7 +13,7 @@ import { AdaptiveSorter } from '../gpu/adaptive-sorter.js';
 import { GpuSorter, type GpuSortTiming } from '../gpu/gpu-sorter.js';
 import { heatGpu } from '../gpu/clock-heater.js';
 import { OddEvenSorter } from '../gpu/oddeven-sorter.js';
-import { RadixSorter } from '../gpu/radix-sorter.js';
+import { RADIX_RANKS, RadixSorter, type RadixRank, type RadixSorterOptions } from '../gpu/radix-sorter.js';
 import { DEFAULT_WARMUP, median, spreadOf, warmUntilSteady, type Spread, type Warmup, type WarmupRule } from './bench-warmup.js';
 
 /** The sorters bench-sort can compare. */
@@ -109,8 +109,16 @@ interface GpuContender {
   profiler: GpuSorter;
 }
 
+/** The radix sort's variant for A/B runs: GPUINDEX_RADIX_RANK (split4 | match), GPUINDEX_RADIX_KPT (keys per invocation); unset: its defaults. */
+function radixVariantFromEnv(): RadixSorterOptions {
+  const rank = process.env.GPUINDEX_RADIX_RANK;
+  const kpt = process.env.GPUINDEX_RADIX_KPT;
+  if (rank && !(RADIX_RANKS as readonly string[]).includes(rank)) throw new Error(`GPUINDEX_RADIX_RANK: unknown ranking "${rank}" (${RADIX_RANKS.join(', ')})`);
+  return { ...(rank ? { rank: rank as RadixRank } : {}), ...(kpt ? { keysPerThread: Number(kpt) } : {}) };
+}
+
 function makeGpuSorter(ctx: GpuContext, name: GpuSorterName, o: BenchSortOptions, profile: boolean): GpuSorter {
-  if (name === 'radix') return new RadixSorter(ctx, { profile });
+  if (name === 'radix') return new RadixSorter(ctx, { profile, ...radixVariantFromEnv() });
   if (name === 'oddeven') return new OddEvenSorter(ctx, { tile: o.tile, profile });
   if (name === 'adaptive') return new AdaptiveSorter(ctx, { tile: o.tile, profile });
   return new GpuSorter(ctx, { maxSteps: o.maxSteps, tile: o.tile, fuse: o.fuse, profile });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyDocBases } from '../indexer/fill/doc-bases.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
-import { digitPassesOf, radixExtraBytes, RadixSorter, scanRanges } from '../gpu/radix-sorter.js';
+import { digitPassesOf, matchDownsweepBytes, radixExtraBytes, radixKeysPerThread, RadixSorter, scanRanges, type RadixSorterOptions } from '../gpu/radix-sorter.js';
 import { hasGpu } from './helpers/gpu-available.js';
 import { pairsDiffer } from './helpers/gpu.js';
 
@@ -46,16 +46,30 @@ describe('the radix sorter\'s plan', () => {
     // a second block buffer and 256 words a tile of 2048 pairs
     expect(radixExtraBytes(1 << 20, 8)).toBe(8 * (1 << 20) + 4 * (256 * 512 + 256));
   });
+
+  it('takes the most keys per invocation whose downsweep fits the workgroup memory, for either ranking', () => {
+    // split4: 8 keys need 4 * (4096 + 768) + 4 * 262 bytes; WebGPU's default 16 KiB takes 4.
+    expect([32768, 20504, 20503, 16384].map((b) => radixKeysPerThread(b))).toEqual([8, 8, 4, 4]);
+    expect(() => radixKeysPerThread(8192)).toThrow(/12312 bytes of workgroup memory/);
+    // match: the tile, 128 words per subgroup slot (8 slots: subgroups of 32), bins' bases and starts.
+    expect(matchDownsweepBytes(8, 8)).toBe(4 * (4096 + 1024 + 768 + 10));
+    expect(radixKeysPerThread(32768, 'match', 8)).toBe(8);
+    expect(radixKeysPerThread(32768, 'match', 32)).toBe(4); // subgroups of 8: 32 slots
+    expect(radixKeysPerThread(16384, 'match', 8)).toBe(4);
+    expect(() => radixKeysPerThread(8192, 'match', 64)).toThrow(/workgroup memory/);
+  });
 });
 
 describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
   let ctx: GpuContext;
   let sorter: RadixSorter;
+  // A software adapter compiles each new kernel on its first dispatch (a minute on a busy machine).
+  const slowCompile = { readbackTimeoutMs: 600_000 };
   beforeAll(async () => {
     const opened = await openGpu();
     if (typeof opened === 'string') throw new Error(opened);
     ctx = opened;
-    sorter = new RadixSorter(ctx);
+    sorter = new RadixSorter(ctx, slowCompile);
     await sorter.compile();
   });
   afterAll(() => {
@@ -111,7 +125,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
   });
 
   it('skips the docID digits of a block whose docIDs ascend and the bytes no key varies in; runs them when a docID descends', async () => {
-    const profiled = new RadixSorter(await openCtx(), { profile: true });
+    const profiled = new RadixSorter(await openCtx(), { profile: true, ...slowCompile });
     await profiled.compile();
     try {
       const n = 10_000;
@@ -152,10 +166,55 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
     return { out, digitPasses: timing.digitPasses };
   }
 
+  it('ranks by subgroup ballots (match) where the adapter has subgroups, else by 4-bit splits; a match ranking without subgroups is refused', async () => {
+    expect(sorter.rank).toBe(ctx.hasSubgroups ? 'match' : 'split4');
+    expect(sorter.source().includes('fn downsweep_match')).toBe(sorter.rank === 'match');
+    expect(() => new RadixSorter(ctx, { rank: 'match', subgroups: false })).toThrow(/subgroup operations/);
+    expect(() => new RadixSorter(ctx, { keysPerThread: 1000 })).toThrow(/keys per invocation/);
+  });
+
+  /** Sizes around a tile of `t` pairs, and blocks whose keys share a digit (one bin takes a whole tile). */
+  async function sortsExactly(s: RadixSorter): Promise<void> {
+    const t = s.radixTile;
+    for (const dist of DISTRIBUTIONS) {
+      for (const n of [1, 2, 31, 33, t - 1, t, t + 1, 2 * t + 1, 5 * t - 3]) {
+        const pairs = makePairs(dist, n, 7 * n + dist.length);
+        expect(pairsDiffer(await radixSort(s, pairs, n), jsSorted(pairs, n)), `${s.rank} ${s.keysPerThread} ${dist} n=${n}`).toBeUndefined();
+      }
+    }
+    // Every key in one bin of every digit but the lowest docID byte, which takes 2 values: the
+    // first tile is one run, the rest split in two.
+    const n = 3 * t + 5;
+    const pairs = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      pairs[2 * i] = 0x01020304;
+      pairs[2 * i + 1] = 0x0a0b0c00 | (i < t ? 7 : (i * 2654435761) >>> 31);
+    }
+    expect(pairsDiffer(await radixSort(s, pairs, n), jsSorted(pairs, n)), `${s.rank} one bin`).toBeUndefined();
+  }
+
+  it('sorts exactly with either ranking: split4 with subgroup statistics, match with 128-lane masks and a tile of 3 keys per invocation', async () => {
+    const variants: RadixSorterOptions[] = [{ rank: 'split4' }, ...(ctx.hasSubgroups ? [{ rank: 'match' as const, wideMasks: true, keysPerThread: 3 }] : [])];
+    for (const options of variants) {
+      const s = new RadixSorter(await openCtx(), { ...options, ...slowCompile });
+      await s.compile();
+      try {
+        expect([s.rank, s.keysPerThread]).toEqual([options.rank, options.keysPerThread ?? s.keysPerThread]);
+        await sortsExactly(s);
+      } finally {
+        s.dispose();
+      }
+    }
+  }, 900_000);
+
+  it('sorts exactly with the default ranking around its tile and with one bin taking a tile', async () => {
+    await sortsExactly(sorter);
+  });
+
   it('uses subgroup operations exactly where the adapter has them, and sorts the same with the shared-memory fallback', async () => {
     expect(sorter.subgroups).toBe(ctx.hasSubgroups);
     expect(sorter.source().includes('enable subgroups;')).toBe(ctx.hasSubgroups);
-    const fallback = new RadixSorter(await openCtx(), { subgroups: false, profile: true });
+    const fallback = new RadixSorter(await openCtx(), { subgroups: false, profile: true, ...slowCompile });
     await fallback.compile();
     try {
       expect(fallback.subgroups).toBe(false);

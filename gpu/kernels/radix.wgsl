@@ -23,8 +23,9 @@ struct Params {
 // Bin-major tile counts: counts[bin * groups + tile]; after the scan their exclusive prefix
 // within the scan workgroup's range of bins, and counts[256 * groups + r] range r's total.
 @group(0) @binding(2) var<storage, read_write> counts: array<u32>;
-// [OR of termIDs, AND of termIDs, OR of docIDs, AND of docIDs, docID descents]
-@group(0) @binding(3) var<storage, read_write> stats: array<atomic<u32>, 5>;
+// [OR of termIDs, AND of termIDs, OR of docIDs, AND of docIDs, docID descents]; the match
+// kernels (radix-match.wgsl) add a layout fault flag at 7 and the pass plan at 8 .. 16.
+@group(0) @binding(3) var<storage, read_write> stats: array<atomic<u32>, {{STATS_LEN}}>;
 @group(0) @binding(4) var<uniform> params: Params;
 
 const WG = {{WG}}u;          // invocations per workgroup; also the number of bins (256)
@@ -125,7 +126,7 @@ fn stats_pass(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invo
 fn upsweep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let g = wid.x + wid.y * params.groupsX;
   if (g >= params.groups) { return; }
-  if (lid == 0u) { passInfo = infoOf(digitNo()); }
+  if (lid == 0u) { passInfo = {{PASS_INFO}}(digitNo()); }
   let info = workgroupUniformLoad(&passInfo);
   if ((info & 1u) == 0u) { return; }
   let fromA = (info & 2u) != 0u;
@@ -150,7 +151,7 @@ fn digitNo() -> u32 { return params.digit & 0xffu; }
 // total (at counts[256 * groups + r]).
 @compute @workgroup_size(WG)
 fn scan_counts(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  if (lid == 0u) { passInfo = infoOf(digitNo()); }
+  if (lid == 0u) { passInfo = {{PASS_INFO}}(digitNo()); }
   let info = workgroupUniformLoad(&passInfo);
   if ((info & 1u) == 0u) { return; }
   let len = (1u << rangeShift()) * params.groups;
@@ -183,7 +184,7 @@ fn scan_counts(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
 fn downsweep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let g = wid.x + wid.y * params.groupsX;
   if (g >= params.groups) { return; }
-  if (lid == 0u) { passInfo = infoOf(digitNo()); }
+  if (lid == 0u) { passInfo = {{PASS_INFO}}(digitNo()); }
   let info = workgroupUniformLoad(&passInfo);
   if ((info & 1u) == 0u) { return; }
   let fromA = (info & 2u) != 0u;
@@ -290,7 +291,7 @@ fn downsweep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
 // After an odd number of digit passes the sorted block is in keysB: copy it to keysA.
 @compute @workgroup_size(WG)
 fn copy_back(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  if (lid == 0u) { passInfo = infoOf(8u); }
+  if (lid == 0u) { passInfo = {{PASS_INFO}}(8u); }
   let info = workgroupUniformLoad(&passInfo);
   if ((info & 2u) != 0u) { return; }
   for (var i = gid.x; i < params.n; i += STATS_GROUPS * WG) { keysA[i] = keysB[i]; }

@@ -170,11 +170,14 @@ async function mergeOnce(dist, threads, runs, scratch) {
   if (threads === 1) {
     const keys = m.ranges.runKeysAt(runs.runPaths, [0], lexicons);
     const partPath = join(scratch, 'part');
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const r = m.range.mergeRange({ runPaths: runs.runPaths, chunkPairs: opts.chunkPairs, startTerm: 0, keys, lexicons, lengths: runs.lengths, partPath });
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(c0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     const postings = createHash('sha256').update(readFileSync(partPath)).digest('hex').slice(0, 16);
-    return { ms, postings, impacts: impactsDigest(r.impacts), terms: r.counters.terms, segmentPops: r.counters.segmentPops };
+    return { ms, cpuMs, postings, impacts: impactsDigest(r.impacts), terms: r.counters.terms, segmentPops: r.counters.segmentPops };
   }
   const postingsPath = join(scratch, 'postings.bin');
   const writer = new m.file.PostingsFileWriter(postingsPath);
@@ -201,6 +204,8 @@ const runs = await prepareRuns(dists[0]);
 console.log(`runs: ${runs.runPaths.length} in ${runDir}; ${runs.pairs} pairs, ${runs.documents} documents, ${opts.workers} workers x ${opts.batch}-document batches, ${opts.terms} terms; chunk ${opts.chunkPairs} pairs`);
 const scratch = join(tmpdir(), `merge-only-out-${process.pid}`);
 const times = new Map();
+/** CPU time of the in-process merge (threads=1): steadier than wall time on a loaded machine. */
+const cpuTimes = new Map();
 const digests = new Map();
 try {
   for (let round = 0; round < rounds; round++) {
@@ -211,11 +216,15 @@ try {
         const key = `${dist} threads=${threads}`;
         if (!times.has(key)) times.set(key, []);
         times.get(key).push(r.ms);
+        if (r.cpuMs !== undefined) {
+          if (!cpuTimes.has(key)) cpuTimes.set(key, []);
+          cpuTimes.get(key).push(r.cpuMs);
+        }
         const digest = `${r.postings}/${r.impacts}/${r.terms}`;
         const prev = digests.get(threads);
         if (prev && prev.digest !== digest) throw new Error(`output differs: ${prev.dist} gave ${prev.digest}, ${dist} gave ${digest} (threads=${threads})`);
         digests.set(threads, { dist, digest });
-        console.log(`round ${round} ${key.padEnd(28)} ${r.ms.toFixed(0).padStart(6)} ms  ${((r.ms * 1e6) / runs.pairs).toFixed(1)} ns/pair  pops ${r.segmentPops}  load ${loadavg()[0].toFixed(2)}  out ${digest}`);
+        console.log(`round ${round} ${key.padEnd(28)} ${r.ms.toFixed(0).padStart(6)} ms  ${((r.ms * 1e6) / runs.pairs).toFixed(1)} ns/pair${r.cpuMs === undefined ? '' : `  cpu ${r.cpuMs.toFixed(0)} ms`}  pops ${r.segmentPops}  load ${loadavg()[0].toFixed(2)}  out ${digest}`);
       }
     }
   }
@@ -226,5 +235,9 @@ console.log('\nmedian (min) over rounds:');
 for (const [key, ms] of times) {
   const s = [...ms].sort((a, b) => a - b);
   console.log(`  ${key.padEnd(28)} ${s[s.length >> 1].toFixed(0).padStart(6)} ms (${s[0].toFixed(0)})  ${((s[s.length >> 1] * 1e6) / runs.pairs).toFixed(1)} ns/pair`);
+}
+for (const [key, ms] of cpuTimes) {
+  const s = [...ms].sort((a, b) => a - b);
+  console.log(`  ${key.padEnd(28)} cpu ${s[s.length >> 1].toFixed(0).padStart(6)} ms (${s[0].toFixed(0)})  ${((s[s.length >> 1] * 1e6) / runs.pairs).toFixed(1)} ns/pair`);
 }
 console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -1,15 +1,15 @@
 /**
  * Merge (Sec. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large scale datasets:
  * a thorough comparison"): a k-way merge of sorted runs through a binary min-heap over run
- * cursors, keyed by (termID, docID, run). When a run is at the top of the heap the merge takes
- * its segment for the current term at once, instead of one pair at a time, up to the docID the
- * next run holds for the same term: runs of one dictionary hold increasing docID ranges (its
- * blocks are filled in crawl order), so that is the whole segment; runs of parse workers' own
- * lexicons hold each worker's documents, which interleave in crawl order, so their segments
- * are taken in stretches. A document split across two blocks appears in two runs: its two
- * counts are added.
+ * cursors, keyed by (termID, run). For each term the merge takes every run's whole segment for
+ * it at once (one heap pop per (run, term)), then merges those segments by docID. Runs of one
+ * dictionary hold increasing docID ranges (its blocks are filled in crawl order), so their
+ * segments follow each other; runs of parse workers' own lexicons hold each worker's documents,
+ * which interleave in crawl order, so their segments are merged in stretches: each stretch is
+ * copied up to the next segment's docID in a tight loop over typed arrays (mergeSegments). A
+ * document split across two blocks appears in two runs: its two counts are added.
  */
-import { RunCursor, type CursorTerms, type PairRange } from './runs.js';
+import { RunCursor, type CursorTerms, type PairRange, type PostingsColumns } from './runs.js';
 
 /** The collection frequency of a postings list: the sum of its term frequencies. */
 export function collectionFrequency(tfs: Uint32Array, df: number): number {
@@ -37,7 +37,6 @@ class RunHeap {
     const x = this.cursors[a]!;
     const y = this.cursors[b]!;
     if (x.termId !== y.termId) return x.termId < y.termId;
-    if (x.docId !== y.docId) return x.docId < y.docId;
     return a < b;
   }
 
@@ -91,30 +90,83 @@ class RunHeap {
   }
 }
 
-/** Growable pair of columns holding one term's postings while it is being merged. */
-class PostingsAccumulator {
+/** Growable pair of columns holding postings (one term's list, or its runs' segments) while it is being merged. */
+class Postings implements PostingsColumns {
   docIds = new Uint32Array(1024);
   tfs = new Uint32Array(1024);
   df = 0;
 
-  add(docId: number, tf: number): void {
-    const last = this.df - 1;
-    if (last >= 0 && this.docIds[last] === docId) {
-      this.tfs[last]! += tf; // the document straddles two runs
-      return;
-    }
-    if (last >= 0 && docId < this.docIds[last]!) throw new Error(`merge: docIDs out of order (${docId} after ${this.docIds[last]})`);
-    if (this.df === this.docIds.length) {
-      const d = new Uint32Array(this.df * 2);
-      d.set(this.docIds);
-      this.docIds = d;
-      const t = new Uint32Array(this.df * 2);
-      t.set(this.tfs);
-      this.tfs = t;
-    }
-    this.docIds[this.df] = docId;
-    this.tfs[this.df++] = tf;
+  reserve(n: number): void {
+    if (n <= this.docIds.length) return;
+    const size = Math.max(n, 2 * this.docIds.length);
+    const d = new Uint32Array(size);
+    d.set(this.docIds.subarray(0, this.df));
+    this.docIds = d;
+    const t = new Uint32Array(size);
+    t.set(this.tfs.subarray(0, this.df));
+    this.tfs = t;
   }
+}
+
+/**
+ * Merges k segments by docID into `out` (emptied first): segment i is from.docIds/tfs
+ * [starts[i], starts[i + 1]), each strictly increasing. A min-heap of segments by their next
+ * docID; the top segment is copied up to the docID of the next one in heap order, so a pop
+ * moves a stretch of postings, not one. Equal docIDs (a document split across two runs) can
+ * only meet at the start of a stretch: their tfs are added there.
+ */
+export function mergeSegments(from: PostingsColumns, starts: Int32Array, k: number, out: PostingsColumns, heap: Int32Array, at: Int32Array): void {
+  out.df = 0;
+  out.reserve(starts[k]! - starts[0]!);
+  const docs = from.docIds;
+  const tfs = from.tfs;
+  const outDocs = out.docIds;
+  const outTfs = out.tfs;
+  let n = 0;
+  let size = 0;
+  const less = (a: number, b: number) => {
+    const x = docs[at[a]!]!;
+    const y = docs[at[b]!]!;
+    return x < y || (x === y && a < b);
+  };
+  const siftDown = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < size && less(heap[l]!, heap[m]!)) m = l;
+      if (r < size && less(heap[r]!, heap[m]!)) m = r;
+      if (m === i) return;
+      const t = heap[i]!;
+      heap[i] = heap[m]!;
+      heap[m] = t;
+      i = m;
+    }
+  };
+  for (let i = 0; i < k; i++) {
+    at[i] = starts[i]!;
+    if (starts[i]! < starts[i + 1]!) heap[size++] = i;
+  }
+  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(i);
+  while (size > 0) {
+    const s = heap[0]!;
+    let limit = 0xffffffff;
+    if (size > 1) {
+      const next = size === 2 || less(heap[1]!, heap[2]!) ? heap[1]! : heap[2]!;
+      limit = docs[at[next]!]!;
+    }
+    let p = at[s]!;
+    const end = starts[s + 1]!;
+    if (n > 0 && outDocs[n - 1] === docs[p]) outTfs[n - 1]! += tfs[p++]!;
+    while (p < end && docs[p]! <= limit) {
+      outDocs[n] = docs[p]!;
+      outTfs[n++] = tfs[p++]!;
+    }
+    at[s] = p;
+    if (p === end) heap[0] = heap[--size]!;
+    siftDown(0);
+  }
+  out.df = n;
 }
 
 /**
@@ -131,28 +183,36 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
     counters.pairs += c.count;
     if (!c.done) heap.push(i);
   });
-  const acc = new PostingsAccumulator();
-  const add = (docId: number, tf: number) => acc.add(docId, tf);
-  let term = -1;
+  const list = new Postings();
+  const segments = new Postings();
+  const k = cursors.length;
+  const starts = new Int32Array(k + 1);
+  const segmentHeap = new Int32Array(k);
+  const segmentAt = new Int32Array(k);
   try {
     while (heap.size > 0) {
-      const cursor = cursors[heap.peek()]!;
-      if (cursor.termId !== term) {
-        if (term >= 0) {
-          sink(term, acc.docIds, acc.tfs, acc.df);
-          counters.terms++;
-        }
-        term = cursor.termId;
-        acc.df = 0;
-      }
+      const term = cursors[heap.peek()]!.termId;
       const next = heap.second();
-      const rival = next >= 0 ? cursors[next]! : undefined;
-      cursor.takeSegment(add, rival !== undefined && rival.termId === term ? rival.docId : 0xffffffff);
-      counters.segmentPops++;
-      heap.replaceTop();
-    }
-    if (term >= 0) {
-      sink(term, acc.docIds, acc.tfs, acc.df);
+      if (next < 0 || cursors[next]!.termId !== term) {
+        // One run holds the term: its segment is the list.
+        list.df = 0;
+        cursors[heap.peek()]!.takeTerm(list);
+        counters.segmentPops++;
+        heap.replaceTop();
+        sink(term, list.docIds, list.tfs, list.df);
+      } else {
+        segments.df = 0;
+        let count = 0;
+        while (heap.size > 0 && cursors[heap.peek()]!.termId === term) {
+          starts[count++] = segments.df;
+          cursors[heap.peek()]!.takeTerm(segments);
+          counters.segmentPops++;
+          heap.replaceTop();
+        }
+        starts[count] = segments.df;
+        mergeSegments(segments, starts, count, list, segmentHeap, segmentAt);
+        sink(term, list.docIds, list.tfs, list.df);
+      }
       counters.terms++;
     }
   } finally {

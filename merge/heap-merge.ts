@@ -108,6 +108,20 @@ class Postings implements PostingsColumns {
   }
 }
 
+/** Scratch memory of mergeSegments for up to `k` segments (one per run). */
+export class SegmentHeap {
+  /** Heap of segment numbers, and the next docID of each heap entry (kept beside it: one read a comparison). */
+  readonly segment: Int32Array;
+  readonly key: Uint32Array;
+  /** Each segment's next posting. */
+  readonly at: Int32Array;
+  constructor(k: number) {
+    this.segment = new Int32Array(k);
+    this.key = new Uint32Array(k);
+    this.at = new Int32Array(k);
+  }
+}
+
 /**
  * Merges k segments by docID into `out` (emptied first): segment i is from.docIds/tfs
  * [starts[i], starts[i + 1]), each strictly increasing. A min-heap of segments by their next
@@ -115,46 +129,44 @@ class Postings implements PostingsColumns {
  * moves a stretch of postings, not one. Equal docIDs (a document split across two runs) can
  * only meet at the start of a stretch: their tfs are added there.
  */
-export function mergeSegments(from: PostingsColumns, starts: Int32Array, k: number, out: PostingsColumns, heap: Int32Array, at: Int32Array): void {
+export function mergeSegments(from: PostingsColumns, starts: Int32Array, k: number, out: PostingsColumns, scratch: SegmentHeap): void {
   out.df = 0;
   out.reserve(starts[k]! - starts[0]!);
   const docs = from.docIds;
   const tfs = from.tfs;
   const outDocs = out.docIds;
   const outTfs = out.tfs;
+  const { segment: heap, key, at } = scratch;
   let n = 0;
   let size = 0;
-  const less = (a: number, b: number) => {
-    const x = docs[at[a]!]!;
-    const y = docs[at[b]!]!;
-    return x < y || (x === y && a < b);
-  };
-  const siftDown = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < size && less(heap[l]!, heap[m]!)) m = l;
-      if (r < size && less(heap[r]!, heap[m]!)) m = r;
-      if (m === i) return;
-      const t = heap[i]!;
-      heap[i] = heap[m]!;
-      heap[m] = t;
-      i = m;
-    }
-  };
   for (let i = 0; i < k; i++) {
     at[i] = starts[i]!;
-    if (starts[i]! < starts[i + 1]!) heap[size++] = i;
+    if (starts[i]! < starts[i + 1]!) {
+      heap[size] = i;
+      key[size++] = docs[starts[i]!]!;
+    }
   }
+  // Moves heap entry i down to its place (a closure V8 inlines; keys beside segments save a lookup).
+  const siftDown = (i: number): void => {
+    const seg = heap[i]!;
+    const k0 = key[i]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= size) break;
+      const c = l + 1 < size && key[l + 1]! < key[l]! ? l + 1 : l;
+      if (key[c]! >= k0) break;
+      heap[i] = heap[c]!;
+      key[i] = key[c]!;
+      i = c;
+    }
+    heap[i] = seg;
+    key[i] = k0;
+  };
   for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(i);
   while (size > 0) {
+    // Copy the top segment up to the next segment's docID.
     const s = heap[0]!;
-    let limit = 0xffffffff;
-    if (size > 1) {
-      const next = size === 2 || less(heap[1]!, heap[2]!) ? heap[1]! : heap[2]!;
-      limit = docs[at[next]!]!;
-    }
+    const limit = size === 1 ? 0xffffffff : size === 2 || key[1]! <= key[2]! ? key[1]! : key[2]!;
     let p = at[s]!;
     const end = starts[s + 1]!;
     if (n > 0 && outDocs[n - 1] === docs[p]) outTfs[n - 1]! += tfs[p++]!;
@@ -163,7 +175,11 @@ export function mergeSegments(from: PostingsColumns, starts: Int32Array, k: numb
       outTfs[n++] = tfs[p++]!;
     }
     at[s] = p;
-    if (p === end) heap[0] = heap[--size]!;
+    if (p === end) {
+      size--;
+      heap[0] = heap[size]!;
+      key[0] = key[size]!;
+    } else key[0] = docs[p]!;
     siftDown(0);
   }
   out.df = n;
@@ -187,8 +203,7 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
   const segments = new Postings();
   const k = cursors.length;
   const starts = new Int32Array(k + 1);
-  const segmentHeap = new Int32Array(k);
-  const segmentAt = new Int32Array(k);
+  const scratch = new SegmentHeap(k);
   try {
     while (heap.size > 0) {
       const term = cursors[heap.peek()]!.termId;
@@ -210,7 +225,7 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
           heap.replaceTop();
         }
         starts[count] = segments.df;
-        mergeSegments(segments, starts, count, list, segmentHeap, segmentAt);
+        mergeSegments(segments, starts, count, list, scratch);
         sink(term, list.docIds, list.tfs, list.df);
       }
       counters.terms++;

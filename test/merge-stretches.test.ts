@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mergeRuns, mergeSegments } from '../merge/heap-merge.js';
+import { mergeRuns, mergeSegments, SegmentHeap } from '../merge/heap-merge.js';
 import { ImpactsBuilder, IMPACT_BLOCK } from '../merge/impacts.js';
 import { encodePostings, maxEncodedBytes } from '../merge/postings-codec.js';
 import { writeRunFile, type PostingsColumns } from '../merge/runs.js';
@@ -64,7 +64,7 @@ describe('mergeSegments', () => {
         });
         starts[segs.length] = from.df;
         const out = columns();
-        mergeSegments(from, starts, segs.length, out, new Int32Array(segs.length), new Int32Array(segs.length));
+        mergeSegments(from, starts, segs.length, out, new SegmentHeap(segs.length));
         expect(Array.from(out.docIds.subarray(0, out.df), (d, i) => [d, out.tfs[i]!])).toEqual(naiveUnion(segs));
       }),
       { numRuns: 300 },

@@ -237,7 +237,10 @@ export class ImpactsBuilder {
       const end = Math.min(df, i + IMPACT_BLOCK);
       for (; i < end; i++) {
         const d = docIds[i]!;
-        pos = writeVarintU32(out, pos, d - prev);
+        const gap = d - prev;
+        // Most gaps and tfs take one byte: written here, the call only for longer ones.
+        if (gap < 0x80) out[pos++] = gap;
+        else pos = writeVarintU32(out, pos, gap);
         prev = d;
       }
       lastDoc[first + k] = prev;
@@ -248,7 +251,8 @@ export class ImpactsBuilder {
       frontier.clear();
       for (; i < end; i++) {
         const tf = tfs[i]!;
-        pos = writeVarintU32(out, pos, tf);
+        if (tf < 0x80) out[pos++] = tf;
+        else pos = writeVarintU32(out, pos, tf);
         frontier.add(tf, lengths[docIds[i]!]!);
       }
       firstPair[first + k] = pairs.count;

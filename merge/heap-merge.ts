@@ -29,64 +29,76 @@ export interface MergeCounters {
   segmentPops: number;
 }
 
+/**
+ * A min-heap of runs by the termID of their cursors, each entry's termID kept beside it (one
+ * typed-array read a comparison). Runs on one term come off in any order: mergeSegments does
+ * not depend on it.
+ */
 class RunHeap {
-  private readonly heap: number[] = [];
-  constructor(private readonly cursors: RunCursor[]) {}
+  private readonly run: Int32Array;
+  private readonly key: Uint32Array;
+  size = 0;
 
-  private less(a: number, b: number): boolean {
-    const x = this.cursors[a]!;
-    const y = this.cursors[b]!;
-    if (x.termId !== y.termId) return x.termId < y.termId;
-    return a < b;
-  }
-
-  get size(): number {
-    return this.heap.length;
+  constructor(private readonly cursors: RunCursor[]) {
+    this.run = new Int32Array(cursors.length);
+    this.key = new Uint32Array(cursors.length);
   }
 
   peek(): number {
-    return this.heap[0]!;
+    return this.run[0]!;
   }
 
-  /** The run after the top in heap order (the lesser of its children), or -1. */
-  second(): number {
-    const h = this.heap;
-    if (h.length < 2) return -1;
-    if (h.length === 2 || this.less(h[1]!, h[2]!)) return h[1]!;
-    return h[2]!;
+  /** The termID of the top run. */
+  topTerm(): number {
+    return this.key[0]!;
+  }
+
+  /** The termID of the run after the top in heap order (the lesser of its children), or -1. */
+  secondTerm(): number {
+    if (this.size < 2) return -1;
+    if (this.size === 2) return this.key[1]!;
+    return Math.min(this.key[1]!, this.key[2]!);
   }
 
   push(run: number): void {
-    const h = this.heap;
-    let i = h.length;
-    h.push(run);
+    const { run: runs, key } = this;
+    const k = this.cursors[run]!.termId;
+    let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      if (key[parent]! <= k) break;
+      runs[i] = runs[parent]!;
+      key[i] = key[parent]!;
       i = parent;
     }
+    runs[i] = run;
+    key[i] = k;
   }
 
   /** Restores heap order after the top cursor moved forward (or is done: then it is removed). */
   replaceTop(): void {
-    const h = this.heap;
-    if (this.cursors[h[0]!]!.done) {
-      const last = h.pop()!;
-      if (h.length === 0) return;
-      h[0] = last;
+    const { run: runs, key } = this;
+    const top = this.cursors[runs[0]!]!;
+    let run = runs[0]!;
+    let k = top.termId;
+    if (top.done) {
+      if (--this.size === 0) return;
+      run = runs[this.size]!;
+      k = key[this.size]!;
     }
+    const size = this.size;
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-      if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-      if (m === i) return;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
+      if (l >= size) break;
+      const c = l + 1 < size && key[l + 1]! < key[l]! ? l + 1 : l;
+      if (key[c]! >= k) break;
+      runs[i] = runs[c]!;
+      key[i] = key[c]!;
+      i = c;
     }
+    runs[i] = run;
+    key[i] = k;
   }
 }
 
@@ -206,9 +218,8 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
   const scratch = new SegmentHeap(k);
   try {
     while (heap.size > 0) {
-      const term = cursors[heap.peek()]!.termId;
-      const next = heap.second();
-      if (next < 0 || cursors[next]!.termId !== term) {
+      const term = heap.topTerm();
+      if (heap.secondTerm() !== term) {
         // One run holds the term: its segment is the list.
         list.df = 0;
         cursors[heap.peek()]!.takeTerm(list);
@@ -218,7 +229,7 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
       } else {
         segments.df = 0;
         let count = 0;
-        while (heap.size > 0 && cursors[heap.peek()]!.termId === term) {
+        while (heap.size > 0 && heap.topTerm() === term) {
           starts[count++] = segments.df;
           cursors[heap.peek()]!.takeTerm(segments);
           counters.segmentPops++;

@@ -245,18 +245,20 @@ export class RunCursor {
       const c = this.chunk;
       let p = this.pos;
       const end = this.chunkPairs;
-      // Room for every pair left in the chunk, and the pending posting.
-      if (n + end - p + 1 > out.docIds.length) {
-        out.df = n;
-        out.reserve(n + end - p + 1);
-      }
-      const docs = out.docIds;
-      const tfs = out.tfs;
+      let docs = out.docIds;
+      let tfs = out.tfs;
       while (p < end && c[2 * p] === term) {
         const d = c[2 * p + 1]!;
         if (d === doc) tf++;
         else {
           if (d < doc) throw new Error(`${this.path}: docIDs out of order (${d} after ${doc})`);
+          if (n === docs.length) {
+            // Grown as postings come (the columns stay as long as the longest list, not a chunk).
+            out.df = n;
+            out.reserve(n + 1);
+            docs = out.docIds;
+            tfs = out.tfs;
+          }
           docs[n] = doc;
           tfs[n++] = tf;
           doc = d;

@@ -204,7 +204,7 @@ const runs = await prepareRuns(dists[0]);
 console.log(`runs: ${runs.runPaths.length} in ${runDir}; ${runs.pairs} pairs, ${runs.documents} documents, ${opts.workers} workers x ${opts.batch}-document batches, ${opts.terms} terms; chunk ${opts.chunkPairs} pairs`);
 const scratch = join(tmpdir(), `merge-only-out-${process.pid}`);
 const times = new Map();
-/** CPU time of the in-process merge (threads=1): steadier than wall time on a loaded machine. */
+/** The process's CPU time over an in-process merge (threads=1: the merge and V8's own threads): steadier than wall time on a loaded machine. */
 const cpuTimes = new Map();
 const digests = new Map();
 try {

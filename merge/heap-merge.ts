@@ -1,15 +1,15 @@
 /**
  * Merge (Sec. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs for large scale datasets:
  * a thorough comparison"): a k-way merge of sorted runs through a binary min-heap over run
- * cursors, keyed by (termID, docID, run). When a run is at the top of the heap the merge takes
- * its segment for the current term at once, instead of one pair at a time, up to the docID the
- * next run holds for the same term: runs of one dictionary hold increasing docID ranges (its
- * blocks are filled in crawl order), so that is the whole segment; runs of parse workers' own
- * lexicons hold each worker's documents, which interleave in crawl order, so their segments
- * are taken in stretches. A document split across two blocks appears in two runs: its two
- * counts are added.
+ * cursors, keyed by (termID, run). For each term the merge takes every run's whole segment for
+ * it at once (one heap pop per (run, term)), then merges those segments by docID. Runs of one
+ * dictionary hold increasing docID ranges (its blocks are filled in crawl order), so their
+ * segments follow each other; runs of parse workers' own lexicons hold each worker's documents,
+ * which interleave in crawl order, so their segments are merged in stretches: each stretch is
+ * copied up to the next segment's docID in a tight loop over typed arrays (mergeSegments). A
+ * document split across two blocks appears in two runs: its two counts are added.
  */
-import { RunCursor, type CursorTerms, type PairRange } from './runs.js';
+import { RunCursor, type CursorTerms, type PairRange, type PostingsColumns } from './runs.js';
 
 /** The collection frequency of a postings list: the sum of its term frequencies. */
 export function collectionFrequency(tfs: Uint32Array, df: number): number {
@@ -29,92 +29,172 @@ export interface MergeCounters {
   segmentPops: number;
 }
 
-export class RunHeap {
-  private readonly heap: number[] = [];
-  constructor(private readonly cursors: RunCursor[]) {}
+/**
+ * A min-heap of runs by the termID of their cursors, each entry's termID kept beside it (one
+ * typed-array read a comparison). Runs on one term come off in any order: mergeSegments does
+ * not depend on it.
+ */
+class RunHeap {
+  private readonly run: Int32Array;
+  private readonly key: Uint32Array;
+  size = 0;
 
-  private less(a: number, b: number): boolean {
-    const x = this.cursors[a]!;
-    const y = this.cursors[b]!;
-    if (x.termId !== y.termId) return x.termId < y.termId;
-    if (x.docId !== y.docId) return x.docId < y.docId;
-    return a < b;
-  }
-
-  get size(): number {
-    return this.heap.length;
+  constructor(private readonly cursors: RunCursor[]) {
+    this.run = new Int32Array(cursors.length);
+    this.key = new Uint32Array(cursors.length);
   }
 
   peek(): number {
-    return this.heap[0]!;
+    return this.run[0]!;
   }
 
-  /** The run after the top in heap order (the lesser of its children), or -1. */
-  second(): number {
-    const h = this.heap;
-    if (h.length < 2) return -1;
-    if (h.length === 2 || this.less(h[1]!, h[2]!)) return h[1]!;
-    return h[2]!;
+  /** The termID of the top run. */
+  topTerm(): number {
+    return this.key[0]!;
+  }
+
+  /** The termID of the run after the top in heap order (the lesser of its children), or -1. */
+  secondTerm(): number {
+    if (this.size < 2) return -1;
+    if (this.size === 2) return this.key[1]!;
+    return Math.min(this.key[1]!, this.key[2]!);
   }
 
   push(run: number): void {
-    const h = this.heap;
-    let i = h.length;
-    h.push(run);
+    const { run: runs, key } = this;
+    const k = this.cursors[run]!.termId;
+    let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      if (key[parent]! <= k) break;
+      runs[i] = runs[parent]!;
+      key[i] = key[parent]!;
       i = parent;
     }
+    runs[i] = run;
+    key[i] = k;
   }
 
   /** Restores heap order after the top cursor moved forward (or is done: then it is removed). */
   replaceTop(): void {
-    const h = this.heap;
-    if (this.cursors[h[0]!]!.done) {
-      const last = h.pop()!;
-      if (h.length === 0) return;
-      h[0] = last;
+    const { run: runs, key } = this;
+    const top = this.cursors[runs[0]!]!;
+    let run = runs[0]!;
+    let k = top.termId;
+    if (top.done) {
+      if (--this.size === 0) return;
+      run = runs[this.size]!;
+      k = key[this.size]!;
     }
+    const size = this.size;
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-      if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-      if (m === i) return;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
+      if (l >= size) break;
+      const c = l + 1 < size && key[l + 1]! < key[l]! ? l + 1 : l;
+      if (key[c]! >= k) break;
+      runs[i] = runs[c]!;
+      key[i] = key[c]!;
+      i = c;
     }
+    runs[i] = run;
+    key[i] = k;
   }
 }
 
-/** Growable pair of columns holding one term's postings while it is being merged. */
-class PostingsAccumulator {
+/** Growable pair of columns holding postings (one term's list, or its runs' segments) while it is being merged. */
+class Postings implements PostingsColumns {
   docIds = new Uint32Array(1024);
   tfs = new Uint32Array(1024);
   df = 0;
 
-  add(docId: number, tf: number): void {
-    const last = this.df - 1;
-    if (last >= 0 && this.docIds[last] === docId) {
-      this.tfs[last]! += tf; // the document straddles two runs
-      return;
-    }
-    if (last >= 0 && docId < this.docIds[last]!) throw new Error(`merge: docIDs out of order (${docId} after ${this.docIds[last]})`);
-    if (this.df === this.docIds.length) {
-      const d = new Uint32Array(this.df * 2);
-      d.set(this.docIds);
-      this.docIds = d;
-      const t = new Uint32Array(this.df * 2);
-      t.set(this.tfs);
-      this.tfs = t;
-    }
-    this.docIds[this.df] = docId;
-    this.tfs[this.df++] = tf;
+  reserve(n: number): void {
+    if (n <= this.docIds.length) return;
+    const size = Math.max(n, 2 * this.docIds.length);
+    const d = new Uint32Array(size);
+    d.set(this.docIds.subarray(0, this.df));
+    this.docIds = d;
+    const t = new Uint32Array(size);
+    t.set(this.tfs.subarray(0, this.df));
+    this.tfs = t;
   }
+}
+
+/** Scratch memory of mergeSegments for up to `k` segments (one per run). */
+export class SegmentHeap {
+  /** Heap of segment numbers, and the next docID of each heap entry (kept beside it: one read a comparison). */
+  readonly segment: Int32Array;
+  readonly key: Uint32Array;
+  /** Each segment's next posting. */
+  readonly at: Int32Array;
+  constructor(k: number) {
+    this.segment = new Int32Array(k);
+    this.key = new Uint32Array(k);
+    this.at = new Int32Array(k);
+  }
+}
+
+/**
+ * Merges k segments by docID into `out` (emptied first): segment i is from.docIds/tfs
+ * [starts[i], starts[i + 1]), each strictly increasing. A min-heap of segments by their next
+ * docID; the top segment is copied up to the docID of the next one in heap order, so a pop
+ * moves a stretch of postings, not one. Equal docIDs (a document split across two runs) can
+ * only meet at the start of a stretch: their tfs are added there.
+ */
+export function mergeSegments(from: PostingsColumns, starts: Int32Array, k: number, out: PostingsColumns, scratch: SegmentHeap): void {
+  out.df = 0;
+  out.reserve(starts[k]! - starts[0]!);
+  const docs = from.docIds;
+  const tfs = from.tfs;
+  const outDocs = out.docIds;
+  const outTfs = out.tfs;
+  const { segment: heap, key, at } = scratch;
+  let n = 0;
+  let size = 0;
+  for (let i = 0; i < k; i++) {
+    at[i] = starts[i]!;
+    if (starts[i]! < starts[i + 1]!) {
+      heap[size] = i;
+      key[size++] = docs[starts[i]!]!;
+    }
+  }
+  // Moves heap entry i down to its place (a closure V8 inlines; keys beside segments save a lookup).
+  const siftDown = (i: number): void => {
+    const seg = heap[i]!;
+    const k0 = key[i]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= size) break;
+      const c = l + 1 < size && key[l + 1]! < key[l]! ? l + 1 : l;
+      if (key[c]! >= k0) break;
+      heap[i] = heap[c]!;
+      key[i] = key[c]!;
+      i = c;
+    }
+    heap[i] = seg;
+    key[i] = k0;
+  };
+  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(i);
+  while (size > 0) {
+    // Copy the top segment up to the next segment's docID.
+    const s = heap[0]!;
+    const limit = size === 1 ? 0xffffffff : size === 2 || key[1]! <= key[2]! ? key[1]! : key[2]!;
+    let p = at[s]!;
+    const end = starts[s + 1]!;
+    if (n > 0 && outDocs[n - 1] === docs[p]) outTfs[n - 1]! += tfs[p++]!;
+    while (p < end && docs[p]! <= limit) {
+      outDocs[n] = docs[p]!;
+      outTfs[n++] = tfs[p++]!;
+    }
+    at[s] = p;
+    if (p === end) {
+      size--;
+      heap[0] = heap[size]!;
+      key[0] = key[size]!;
+    } else key[0] = docs[p]!;
+    siftDown(0);
+  }
+  out.df = n;
 }
 
 /**
@@ -131,28 +211,34 @@ export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink:
     counters.pairs += c.count;
     if (!c.done) heap.push(i);
   });
-  const acc = new PostingsAccumulator();
-  const add = (docId: number, tf: number) => acc.add(docId, tf);
-  let term = -1;
+  const list = new Postings();
+  const segments = new Postings();
+  const k = cursors.length;
+  const starts = new Int32Array(k + 1);
+  const scratch = new SegmentHeap(k);
   try {
     while (heap.size > 0) {
-      const cursor = cursors[heap.peek()]!;
-      if (cursor.termId !== term) {
-        if (term >= 0) {
-          sink(term, acc.docIds, acc.tfs, acc.df);
-          counters.terms++;
+      const term = heap.topTerm();
+      if (heap.secondTerm() !== term) {
+        // One run holds the term: its segment is the list.
+        list.df = 0;
+        cursors[heap.peek()]!.takeTerm(list);
+        counters.segmentPops++;
+        heap.replaceTop();
+        sink(term, list.docIds, list.tfs, list.df);
+      } else {
+        segments.df = 0;
+        let count = 0;
+        while (heap.size > 0 && heap.topTerm() === term) {
+          starts[count++] = segments.df;
+          cursors[heap.peek()]!.takeTerm(segments);
+          counters.segmentPops++;
+          heap.replaceTop();
         }
-        term = cursor.termId;
-        acc.df = 0;
+        starts[count] = segments.df;
+        mergeSegments(segments, starts, count, list, scratch);
+        sink(term, list.docIds, list.tfs, list.df);
       }
-      const next = heap.second();
-      const rival = next >= 0 ? cursors[next]! : undefined;
-      cursor.takeSegment(add, rival !== undefined && rival.termId === term ? rival.docId : 0xffffffff);
-      counters.segmentPops++;
-      heap.replaceTop();
-    }
-    if (term >= 0) {
-      sink(term, acc.docIds, acc.tfs, acc.df);
       counters.terms++;
     }
   } finally {

@@ -25,7 +25,7 @@ import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
-import { varintBytes } from './varint.js';
+import { varintBytes, writeVarintU32 } from './varint.js';
 
 export const IMPACTS_FILE = 'impacts.bin';
 export const IMPACTS_MAGIC = Buffer.from('GPIXIMP1', 'latin1');
@@ -210,6 +210,56 @@ export class ImpactsBuilder {
       frontier.emit(this.pairs);
     }
     this.blocks += blockCount;
+  }
+
+  /**
+   * add() and encodePostings() (merge/postings-codec.ts) in one pass: writes the list's bytes at
+   * out[pos..] (the same bytes encodePostings writes) and records its blocks' offsets as it
+   * writes them, instead of recounting each varint's bytes. Returns the position after the list.
+   */
+  encode(docIds: Uint32Array, tfs: Uint32Array, df: number, out: Uint8Array, pos: number): number {
+    const blockCount = Math.ceil(df / IMPACT_BLOCK);
+    if (this.terms + 2 > this.firstBlock.length) this.firstBlock = grow(this.firstBlock, this.terms + 2);
+    if (this.blocks + blockCount + 1 > this.lastDoc.length) {
+      const n = this.blocks + blockCount + 1;
+      this.lastDoc = grow(this.lastDoc, n);
+      this.gapsAt = grow(this.gapsAt, n);
+      this.tfsAt = grow(this.tfsAt, n);
+      this.firstPair = grow(this.firstPair, n + 1);
+    }
+    this.firstBlock[this.terms++] = this.blocks;
+    const first = this.blocks;
+    const start = pos;
+    const { gapsAt, lastDoc, tfsAt, firstPair, lengths, frontier, pairs } = this;
+    let prev = 0;
+    for (let k = 0, i = 0; k < blockCount; k++) {
+      gapsAt[first + k] = pos - start;
+      const end = Math.min(df, i + IMPACT_BLOCK);
+      for (; i < end; i++) {
+        const d = docIds[i]!;
+        const gap = d - prev;
+        // Most gaps and tfs take one byte: written here, the call only for longer ones.
+        if (gap < 0x80) out[pos++] = gap;
+        else pos = writeVarintU32(out, pos, gap);
+        prev = d;
+      }
+      lastDoc[first + k] = prev;
+    }
+    for (let k = 0, i = 0; k < blockCount; k++) {
+      tfsAt[first + k] = pos - start;
+      const end = Math.min(df, i + IMPACT_BLOCK);
+      frontier.clear();
+      for (; i < end; i++) {
+        const tf = tfs[i]!;
+        if (tf < 0x80) out[pos++] = tf;
+        else pos = writeVarintU32(out, pos, tf);
+        frontier.add(tf, lengths[docIds[i]!]!);
+      }
+      firstPair[first + k] = pairs.count;
+      frontier.emit(pairs);
+    }
+    this.blocks += blockCount;
+    return pos;
   }
 
   finish(): Impacts {

@@ -116,6 +116,16 @@ export function firstPairAtOrAfter(fd: number, count: number, termId: number): n
   return lo;
 }
 
+/** Growable columns a cursor appends postings to (RunCursor.takeTerm). */
+export interface PostingsColumns {
+  docIds: Uint32Array;
+  tfs: Uint32Array;
+  /** Postings held. */
+  df: number;
+  /** Makes room for at least `n` postings, keeping the first `df`. */
+  reserve(n: number): void;
+}
+
 /** Pairs [start, end) of a run file: what one merge thread reads of it. */
 export interface PairRange {
   start: number;
@@ -219,6 +229,59 @@ export class RunCursor {
     }
     this.setKey(this.chunk[2 * this.pos]!);
     this.docId = this.chunk[2 * this.pos + 1]!;
+  }
+
+  /**
+   * Consumes every pair of the current term (the run's whole segment for it), appending each
+   * distinct docID with its count of pairs (the term frequency in that document) to `out`.
+   * One tight loop a chunk, no call a posting: the merge spends most of its time here.
+   */
+  takeTerm(out: PostingsColumns): void {
+    const term = this.key;
+    let doc = this.docId;
+    let tf = 0;
+    let n = out.df;
+    while (!this.done && this.key === term) {
+      const c = this.chunk;
+      let p = this.pos;
+      const end = this.chunkPairs;
+      let docs = out.docIds;
+      let tfs = out.tfs;
+      while (p < end && c[2 * p] === term) {
+        const d = c[2 * p + 1]!;
+        if (d === doc) tf++;
+        else {
+          if (d < doc) throw new Error(`${this.path}: docIDs out of order (${d} after ${doc})`);
+          if (n === docs.length) {
+            // Grown as postings come (the columns stay as long as the longest list, not a chunk).
+            out.df = n;
+            out.reserve(n + 1);
+            docs = out.docIds;
+            tfs = out.tfs;
+          }
+          docs[n] = doc;
+          tfs[n++] = tf;
+          doc = d;
+          tf = 1;
+        }
+        p++;
+      }
+      if (p === end) {
+        this.pos = end - 1;
+        this.advance();
+      } else {
+        this.pos = p;
+        this.setKey(c[2 * p]!);
+        this.docId = c[2 * p + 1]!;
+      }
+    }
+    if (n + 1 > out.docIds.length) {
+      out.df = n;
+      out.reserve(n + 1);
+    }
+    out.docIds[n] = doc;
+    out.tfs[n++] = tf;
+    out.df = n;
   }
 
   /**

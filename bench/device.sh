@@ -31,7 +31,7 @@
 #   sorters       the sorters side by side, in one process: `bench-sort --sorters bsn,radix,adaptive,oddeven,cpu` at
 #                 SIZES (default 16,20,24) over every distribution, --reps 5, table and JSON; then the
 #                 radix sort alone at 2^24 zipf and uniform (--sorters radix) in a fresh process.
-#                 -> sorters.md, sorters.json, sorters-radix.md
+#                 -> sorters.md, sorters.json, sorters.svg (bench/sorters-plot.mjs), sorters-radix.md
 #   cub           the CUB reference on the same card: bench/cub-sort.py (the image's python3, CuPy and PyTorch)
 #                 at SIZES (default 20,24), zipf, uniform, sorted and few-terms. -> cub.md
 #   table         Table 2: `bench --sizes 5 --repeat $REPEAT` (default 3) of /tmp/crawl: Indexcpu, Indexgpu
@@ -179,6 +179,7 @@ cmd_sorters() {
   log "rc=$?"
   $cli bench-sort --sorters bsn,radix,adaptive,oddeven,cpu --sizes "$sizes" --reps 5 --json > "$OUT/sorters.json" 2>> "$details/sorters-json.stderr"
   log "json rc=$?"
+  node bench/sorters-plot.mjs "$OUT/sorters.json" > "$OUT/sorters.svg" 2>> "$details/sorters-json.stderr"
   $cli bench-sort --sorters radix --sizes 24 --dist zipf,uniform --reps 5 > "$OUT/sorters-radix.md" 2>&1
   tail -4 "$OUT/sorters-radix.md" | tee -a "$OUT/log.txt"
 }

@@ -4,6 +4,7 @@
  * position read in step with it, title copies' NO_POSITION dropped. Its own pass so that every
  * merge of the postings (one thread, term ranges on threads) stays as it is.
  */
+import { BinaryHeap } from './binary-heap.js';
 import { RunCursor } from './runs.js';
 import { NO_POSITION, positionsPathOf, RunPositionsReader } from './run-positions.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
@@ -83,7 +84,14 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
       cursors.push(cursor);
       readers.push(new RunPositionsReader(positionsPathOf(path), cursor.count, chunkPairs));
     });
-    const heap = new PairOrderHeap(cursors);
+    // Runs in (termID, docID) order of their cursors: positions are merged a segment at a time in pair order.
+    const heap = new BinaryHeap<number>((a, b) => {
+      const x = cursors[a]!;
+      const y = cursors[b]!;
+      if (x.termId !== y.termId) return x.termId < y.termId;
+      if (x.docId !== y.docId) return x.docId < y.docId;
+      return a < b;
+    });
     cursors.forEach((c, i) => {
       if (!c.done) heap.push(i);
     });
@@ -99,7 +107,7 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
     let reader!: RunPositionsReader;
     const take = (docId: number, tf: number) => acc.take(docId, tf, reader);
     while (heap.size > 0) {
-      const top = heap.peek();
+      const top = heap.top;
       const cursor = cursors[top]!;
       if (cursor.termId !== term) {
         if (term >= 0) flushTerm(term);
@@ -107,10 +115,11 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
         acc.reset();
       }
       const next = heap.second();
-      const rival = next >= 0 ? cursors[next]! : undefined;
+      const rival = next !== undefined ? cursors[next]! : undefined;
       reader = readers[top]!;
       cursor.takeSegment(take, rival !== undefined && rival.termId === term ? rival.docId : 0xffffffff);
-      heap.replaceTop();
+      if (cursor.done) heap.pop();
+      else heap.siftTop();
     }
     if (term >= 0) flushTerm(term);
     writer.close();
@@ -122,68 +131,5 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
   } finally {
     for (const c of cursors) c.close();
     for (const r of readers) r.close();
-  }
-}
-
-/** Runs ordered by (termID, docID) of their cursors: the positions are merged a segment at a time in pair order. */
-class PairOrderHeap {
-  private readonly heap: number[] = [];
-  constructor(private readonly cursors: RunCursor[]) {}
-
-  private less(a: number, b: number): boolean {
-    const x = this.cursors[a]!;
-    const y = this.cursors[b]!;
-    if (x.termId !== y.termId) return x.termId < y.termId;
-    if (x.docId !== y.docId) return x.docId < y.docId;
-    return a < b;
-  }
-
-  get size(): number {
-    return this.heap.length;
-  }
-
-  peek(): number {
-    return this.heap[0]!;
-  }
-
-  /** The run after the top in heap order (the lesser of its children), or -1. */
-  second(): number {
-    const h = this.heap;
-    if (h.length < 2) return -1;
-    if (h.length === 2 || this.less(h[1]!, h[2]!)) return h[1]!;
-    return h[2]!;
-  }
-
-  push(run: number): void {
-    const h = this.heap;
-    let i = h.length;
-    h.push(run);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
-  }
-
-  /** Restores heap order after the top cursor moved forward (or is done: then it is removed). */
-  replaceTop(): void {
-    const h = this.heap;
-    if (this.cursors[h[0]!]!.done) {
-      const last = h.pop()!;
-      if (h.length === 0) return;
-      h[0] = last;
-    }
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-      if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-      if (m === i) return;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
-    }
   }
 }

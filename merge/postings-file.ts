@@ -6,6 +6,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { HashThread } from './hash-thread.js';
 import { encodePostings, maxEncodedBytes } from './postings-codec.js';
+import type { ImpactsBuilder } from './impacts.js';
 
 export const POSTINGS_MAGIC = Buffer.from('GPIXPST1', 'latin1');
 const FLUSH_BYTES = 8 << 20;
@@ -70,9 +71,12 @@ export class PostingsFileWriter {
     return copied;
   }
 
-  /** Appends one encoded list; returns its offset and length in bytes. */
-  append(docIds: Uint32Array, tfs: Uint32Array, df: number): { offset: number; length: number } {
-    return this.appendWith(maxEncodedBytes(df), (buf, pos) => encodePostings(docIds, tfs, df, buf, pos));
+  /**
+   * Appends one encoded list; returns its offset and length in bytes. With `impacts`, the same
+   * pass records the list's impacts blocks (ImpactsBuilder.encode writes the same bytes).
+   */
+  append(docIds: Uint32Array, tfs: Uint32Array, df: number, impacts?: Pick<ImpactsBuilder, 'encode'>): { offset: number; length: number } {
+    return this.appendWith(maxEncodedBytes(df), impacts ? (buf, pos) => impacts.encode(docIds, tfs, df, buf, pos) : (buf, pos) => encodePostings(docIds, tfs, df, buf, pos));
   }
 
   /**

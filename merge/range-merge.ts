@@ -6,7 +6,6 @@
  */
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
-import { maxEncodedBytes } from './postings-codec.js';
 import { runSharesFor } from './term-ranges.js';
 import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { RunLexicons } from './run-lexicons.js';
@@ -61,7 +60,7 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
         dfs[n] = df;
         cfs[n] = collectionFrequency(tfs, df);
         // With impacts, one pass encodes the list and measures its blocks.
-        lengths[n++] = impacts ? part.appendWith(maxEncodedBytes(df), (buf, pos) => impacts.encode(docIds, tfs, df, buf, pos)).length : part.append(docIds, tfs, df).length;
+        lengths[n++] = part.append(docIds, tfs, df, impacts).length;
       },
       ranges,
       terms,

@@ -79,8 +79,7 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
       runPaths,
       cursorChunkPairs(runPaths.length, memoryBytes),
       (termId, docIds, tfs, df) => {
-        impacts?.add(docIds, tfs, df);
-        const { offset, length } = postings.append(docIds, tfs, df);
+        const { offset, length } = postings.append(docIds, tfs, df, impacts);
         store.addTermStats(termId, df, collectionFrequency(tfs, df), offset, length);
         postingsCount += df;
         if (onFraction && (termId & 0xffff) === 0) onFraction(termId / Math.max(1, termCount));

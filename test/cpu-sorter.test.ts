@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
-
-/** Reference: sort through BigUint64Array of termID<<32|docID. */
-function referenceSort(pairs: Uint32Array, count: number): Uint32Array {
-  const keys = new BigUint64Array(count);
-  for (let i = 0; i < count; i++) keys[i] = (BigInt(pairs[2 * i]!) << 32n) | BigInt(pairs[2 * i + 1]!);
-  keys.sort();
-  const out = new Uint32Array(2 * count);
-  for (let i = 0; i < count; i++) {
-    out[2 * i] = Number(keys[i]! >> 32n);
-    out[2 * i + 1] = Number(keys[i]! & 0xffffffffn);
-  }
-  return out;
-}
+import { bigIntSorted } from './helpers/gpu.js';
 
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
@@ -39,7 +27,7 @@ describe('radixSortPairs', () => {
         const r = lcg(count + name.length);
         const pairs = new Uint32Array(2 * count);
         for (let i = 0; i < count; i++) [pairs[2 * i], pairs[2 * i + 1]] = gen(r, i);
-        const expected = referenceSort(pairs, count);
+        const expected = bigIntSorted(pairs, count);
         const sorted = radixSortPairs(pairs, count, new Uint32Array(2 * count));
         expect(sorted.subarray(0, 2 * count)).toEqual(expected);
       });
@@ -96,7 +84,7 @@ describe('CpuSorter.prepareFor (scratch touched while the block fills)', () => {
     for (const count of [10_000, 30_000, 50_000]) {
       for (let filled = 0; filled <= count; filled += 4096) sorter.prepareFor(filled, capacity);
       const pairs = block(count);
-      const expected = referenceSort(pairs, count);
+      const expected = bigIntSorted(pairs, count);
       let held: Uint32Array | undefined;
       let copyAtConsume: Uint32Array | undefined;
       await sorter.sortBlock(pairs, count, async (sorted) => {

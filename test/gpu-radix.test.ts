@@ -5,20 +5,7 @@ import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { digitPassesOf, matchDownsweepBytes, radixExtraBytes, radixKeysPerThread, RadixSorter, scanRanges, type RadixSorterOptions } from '../gpu/radix-sorter.js';
 import { hasGpu } from './helpers/gpu-available.js';
-import { pairsDiffer } from './helpers/gpu.js';
-
-/** The reference: a JS sort of the pairs as 64-bit keys (not the CPU radix sorter). */
-function jsSorted(pairs: Uint32Array, count: number): Uint32Array {
-  const keys = new BigUint64Array(count);
-  for (let i = 0; i < count; i++) keys[i] = (BigInt(pairs[2 * i]!) << 32n) | BigInt(pairs[2 * i + 1]!);
-  keys.sort();
-  const out = new Uint32Array(2 * count);
-  for (let i = 0; i < count; i++) {
-    out[2 * i] = Number(keys[i]! >> 32n);
-    out[2 * i + 1] = Number(keys[i]! & 0xffffffffn);
-  }
-  return out;
-}
+import { bigIntSorted, pairsDiffer } from './helpers/gpu.js';
 
 describe('the radix sorter\'s plan', () => {
   it('counts the digit passes a block needs: varying bytes, docID bytes only when the docIDs descend somewhere', () => {
@@ -100,7 +87,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
     for (const dist of DISTRIBUTIONS) {
       for (const n of sizes) {
         const pairs = makePairs(dist, n, n + dist.length);
-        expect(pairsDiffer(await radixSort(sorter, pairs, n), jsSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
+        expect(pairsDiffer(await radixSort(sorter, pairs, n), bigIntSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
       }
     }
   });
@@ -108,7 +95,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
   it('sorts large blocks: 2^20 zipfian, 2^20 - 1 uniform, 2^18 + 1 few-terms, 2^17 gaussian', async () => {
     for (const [dist, n] of [['zipf', 2 ** 20], ['uniform', 2 ** 20 - 1], ['few-terms', 2 ** 18 + 1], ['gaussian', 2 ** 17]] as const) {
       const pairs = makePairs(dist, n, 5);
-      expect(pairsDiffer(await radixSort(sorter, pairs, n), jsSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
+      expect(pairsDiffer(await radixSort(sorter, pairs, n), bigIntSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
     }
   });
 
@@ -118,7 +105,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
         for (let byte = 0; byte < 4; byte++) {
           const pairs = new Uint32Array(2 * n).fill(0xffffffff);
           for (let i = 0; i < n; i += 3) pairs[2 * i + word] = (0xffffffff ^ (((i * 37) & 0xff) << (8 * byte))) >>> 0;
-          expect(pairsDiffer(await radixSort(sorter, pairs, n), jsSorted(pairs, n)), `n=${n} word=${word} byte=${byte}`).toBeUndefined();
+          expect(pairsDiffer(await radixSort(sorter, pairs, n), bigIntSorted(pairs, n)), `n=${n} word=${word} byte=${byte}`).toBeUndefined();
         }
       }
     }
@@ -137,13 +124,13 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
       }
       const sortedAsc = await profiledSort(profiled, ascending, n);
       expect(sortedAsc.digitPasses).toBe(ctx.hasTimestamps ? 2 : undefined);
-      expect(pairsDiffer(sortedAsc.out, jsSorted(ascending, n))).toBeUndefined();
+      expect(pairsDiffer(sortedAsc.out, bigIntSorted(ascending, n))).toBeUndefined();
       // One descent: the docID bytes that vary (2: docIDs up to 30997) run too, 4 in all.
       const descending = ascending.slice();
       descending[2 * (n - 1) + 1] = 5;
       const sortedDesc = await profiledSort(profiled, descending, n);
       if (ctx.hasTimestamps) expect(sortedDesc.digitPasses).toBe(4);
-      expect(pairsDiffer(sortedDesc.out, jsSorted(descending, n))).toBeUndefined();
+      expect(pairsDiffer(sortedDesc.out, bigIntSorted(descending, n))).toBeUndefined();
       // All keys equal but the docIDs' low byte: one pass (an odd count: the block is copied back).
       const oneByte = new Uint32Array(2 * n);
       for (let i = 0; i < n; i++) {
@@ -152,7 +139,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
       }
       const sortedOne = await profiledSort(profiled, oneByte, n);
       if (ctx.hasTimestamps) expect(sortedOne.digitPasses).toBe(1);
-      expect(pairsDiffer(sortedOne.out, jsSorted(oneByte, n))).toBeUndefined();
+      expect(pairsDiffer(sortedOne.out, bigIntSorted(oneByte, n))).toBeUndefined();
     } finally {
       profiled.dispose();
     }
@@ -179,7 +166,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
     for (const dist of DISTRIBUTIONS) {
       for (const n of [1, 2, 31, 33, t - 1, t, t + 1, 2 * t + 1, 5 * t - 3]) {
         const pairs = makePairs(dist, n, 7 * n + dist.length);
-        expect(pairsDiffer(await radixSort(s, pairs, n), jsSorted(pairs, n)), `${s.rank} ${s.keysPerThread} ${dist} n=${n}`).toBeUndefined();
+        expect(pairsDiffer(await radixSort(s, pairs, n), bigIntSorted(pairs, n)), `${s.rank} ${s.keysPerThread} ${dist} n=${n}`).toBeUndefined();
       }
     }
     // Every key in one bin of every digit but the lowest docID byte, which takes 2 values: the
@@ -190,7 +177,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
       pairs[2 * i] = 0x01020304;
       pairs[2 * i + 1] = 0x0a0b0c00 | (i < t ? 7 : (i * 2654435761) >>> 31);
     }
-    expect(pairsDiffer(await radixSort(s, pairs, n), jsSorted(pairs, n)), `${s.rank} one bin`).toBeUndefined();
+    expect(pairsDiffer(await radixSort(s, pairs, n), bigIntSorted(pairs, n)), `${s.rank} one bin`).toBeUndefined();
   }
 
   it('sorts exactly with either ranking: split4 with subgroup statistics, match with 128-lane masks and a tile of 3 keys per invocation', async () => {
@@ -226,7 +213,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
           const timing = await fallback.sortBlock(pairs.slice(), n, (sorted) => {
             out = sorted.slice();
           });
-          expect(pairsDiffer(out, jsSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
+          expect(pairsDiffer(out, bigIntSorted(pairs, n)), `${dist} n=${n}`).toBeUndefined();
           // The stats the passes were chosen from: as the keys say.
           if (ctx.hasTimestamps && n > 1) expect(timing.digitPasses, `${dist} n=${n}`).toBe(expectedPasses(pairs, n));
         }
@@ -275,7 +262,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
       expect(await s.reserve(1 << 16)).toBeUndefined();
       expect(s.gpuBytes - idle).toBe(s.gpuBytesFor(1 << 16));
       const pairs = makePairs('zipf', 1 << 16, 2);
-      expect(pairsDiffer(await radixSort(s, pairs, 1 << 16), jsSorted(pairs, 1 << 16))).toBeUndefined();
+      expect(pairsDiffer(await radixSort(s, pairs, 1 << 16), bigIntSorted(pairs, 1 << 16))).toBeUndefined();
     } finally {
       s.dispose();
     }
@@ -290,7 +277,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
       const docBases = Uint32Array.from(bases);
       const whole = pairs.slice();
       applyDocBases(whole, n, docBases);
-      expect(pairsDiffer(await radixSort(sorter, pairs, n, docBases), jsSorted(whole, n)), `n=${n}`).toBeUndefined();
+      expect(pairsDiffer(await radixSort(sorter, pairs, n, docBases), bigIntSorted(whole, n)), `n=${n}`).toBeUndefined();
     }
   });
 
@@ -306,7 +293,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
         await s.sortBlock(view, n, (sorted) => {
           out = sorted.slice();
         });
-        expect(pairsDiffer(out, jsSorted(pairs, n))).toBeUndefined();
+        expect(pairsDiffer(out, bigIntSorted(pairs, n))).toBeUndefined();
       }
       // The smallest buffers hold 2^13 pairs (64 KiB): 3 of them in GpuSorter, the second block and the counts here.
       const pairs = 1 << 13;

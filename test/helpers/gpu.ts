@@ -163,6 +163,19 @@ export function cpuSorted(pairs: Uint32Array, count: number, docBases?: Uint32Ar
   return radixSortPairs(whole, count, new Uint32Array(2 * count)).slice(0, 2 * count);
 }
 
+/** An independent reference (not the CPU radix sorter): the pairs sorted as 64-bit keys termID << 32 | docID by BigUint64Array. */
+export function bigIntSorted(pairs: Uint32Array, count: number): Uint32Array {
+  const keys = new BigUint64Array(count);
+  for (let i = 0; i < count; i++) keys[i] = (BigInt(pairs[2 * i]!) << 32n) | BigInt(pairs[2 * i + 1]!);
+  keys.sort();
+  const out = new Uint32Array(2 * count);
+  for (let i = 0; i < count; i++) {
+    out[2 * i] = Number(keys[i]! >> 32n);
+    out[2 * i + 1] = Number(keys[i]! & 0xffffffffn);
+  }
+  return out;
+}
+
 /**
  * What `sorter` makes of the first `count` pairs (document bases applied on the GPU first), as
  * a fresh array; throws if the sorter wrote into the caller's block (GPU sorters never may).

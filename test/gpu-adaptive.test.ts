@@ -5,7 +5,7 @@ import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { GpuSorter } from '../gpu/gpu-sorter.js';
 import { hasGpu } from './helpers/gpu-available.js';
-import { cpuSorted, gpuSorted, pairsDiffer } from './helpers/gpu.js';
+import { gpuSortedStaged, cpuSorted, gpuSorted, pairsDiffer } from './helpers/gpu.js';
 
 describe('the adaptive bitonic sort plan', () => {
   it('sorts the tiles, makes them trees, then per level j: j - s global stages and one workgroup pass, then traverses', () => {
@@ -164,12 +164,7 @@ describe.runIf(hasGpu())('the adaptive bitonic sort on the available adapter', (
     try {
       for (const n of [1000, 4096, 777]) {
         const pairs = makePairs('gaussian', n, n);
-        const view = await s.stagingBlock(n);
-        view.set(pairs);
-        let out = new Uint32Array(0);
-        await s.sortBlock(view, n, (sorted) => {
-          out = sorted.slice();
-        });
+        const out = await gpuSortedStaged(s, pairs, n);
         expect(pairsDiffer(out, cpuSorted(pairs, n))).toBeUndefined();
       }
       // The smallest buffers hold 2^13 pairs: 3 block-sized ones in GpuSorter, the trees here.

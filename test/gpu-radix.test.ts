@@ -5,7 +5,7 @@ import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { digitPassesOf, matchDownsweepBytes, radixExtraBytes, radixKeysPerThread, RadixSorter, scanRanges, type RadixSorterOptions } from '../gpu/radix-sorter.js';
 import { hasGpu } from './helpers/gpu-available.js';
-import { bigIntSorted, pairsDiffer } from './helpers/gpu.js';
+import { gpuSortedStaged, bigIntSorted, pairsDiffer } from './helpers/gpu.js';
 
 describe('the radix sorter\'s plan', () => {
   it('counts the digit passes a block needs: varying bytes, docID bytes only when the docIDs descend somewhere', () => {
@@ -287,12 +287,7 @@ describe.runIf(hasGpu())('the radix sorter on the available adapter', () => {
     try {
       for (const n of [1000, 4096, 777]) {
         const pairs = makePairs('gaussian', n, n);
-        const view = await s.stagingBlock(n);
-        view.set(pairs);
-        let out = new Uint32Array(0);
-        await s.sortBlock(view, n, (sorted) => {
-          out = sorted.slice();
-        });
+        const out = await gpuSortedStaged(s, pairs, n);
         expect(pairsDiffer(out, bigIntSorted(pairs, n))).toBeUndefined();
       }
       // The smallest buffers hold 2^13 pairs (64 KiB): 3 of them in GpuSorter, the second block and the counts here.

@@ -9,7 +9,7 @@ import { planSort, stepCount } from '../gpu/bitonic-plan.js';
 import { GpuSorter, type GpuSorterOptions } from '../gpu/gpu-sorter.js';
 import { closeGpu, openGpu, type GpuContext } from '../gpu/device.js';
 import { hasGpu } from './helpers/gpu-available.js';
-import { cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
+import { gpuSortedStaged, cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
 import { DISTRIBUTIONS, makePairs } from '../gpu/distributions.js';
 import { RunWriteError } from '../src/shared/types.js';
 
@@ -111,12 +111,7 @@ describe.runIf(gpuOk)('GpuSort on the available adapter', () => {
     const sorter = new GpuSorter(ctx, { tile: 64, maxSteps: 2 });
     for (const n of [1000, 4096, 777]) {
       const pairs = makePairs('gaussian', n, n);
-      const view = await sorter.stagingBlock(n);
-      view.set(pairs);
-      let out = new Uint32Array(0);
-      await sorter.sortBlock(view, n, (sorted) => {
-        out = sorted.slice();
-      });
+      const out = await gpuSortedStaged(sorter, pairs, n);
       expect(out).toEqual(cpuSorted(pairs, n));
     }
     const view = await sorter.stagingBlock(10);

@@ -19,6 +19,7 @@ import { applyDocBases } from '../../indexer/fill/doc-bases.js';
 import { RunCursor } from '../../merge/runs.js';
 import { globalKernelSource, localKernelSource } from '../../gpu/kernel-source.js';
 import type { PairSorter } from '../../src/shared/types.js';
+import type { GpuSorter } from '../../gpu/gpu-sorter.js';
 
 interface Pair {
   readonly x: number;
@@ -188,6 +189,17 @@ export async function gpuSorted(sorter: Pick<PairSorter, 'sortBlock'>, pairs: Ui
   }, docBases);
   const written = pairsDiffer(input, pairs);
   if (written) throw new Error(`the sorter wrote into the host block: ${written}`);
+  return out;
+}
+
+/** What `sorter` makes of `pairs` written straight into its staging buffer (the zero-copy upload), as a fresh array. */
+export async function gpuSortedStaged(sorter: Pick<GpuSorter, 'stagingBlock' | 'sortBlock'>, pairs: Uint32Array, count: number): Promise<Uint32Array> {
+  const view = await sorter.stagingBlock(count);
+  view.set(pairs.subarray(0, 2 * count));
+  let out = new Uint32Array(0);
+  await sorter.sortBlock(view, count, (sorted) => {
+    out = sorted.slice();
+  });
   return out;
 }
 

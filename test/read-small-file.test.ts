@@ -96,7 +96,7 @@ describe('readSmallFileSync', () => {
         expect([...item.doc.termIds!]).toEqual([...textInverter.invert(reference.doc)]);
         expect(viaBytes.count).toBe(viaText.count);
       }),
-      { numRuns: 300 },
+      { numRuns: 600 },
     );
     expect(fromBytes).toBeGreaterThan(30);
     expect(viaBytes.takeUnsent()).toEqual(viaText.takeUnsent());

@@ -5,6 +5,13 @@
  *
  *   node bench/ingest.mjs --crawl <dir> --work <dir> [--batch 100] [--docs N] [--memory 1GiB]
  *        [--cap-seconds 60] [--systems writer,build,fts5,rebuild,minisearch,orama] [--json out.json]
+ *        [--dist dist] [--dists old=<dist>,new=dist --rounds 2] [--rate docs/s]
+ *
+ * --dist       the compiled gpuindex the systems import (default the repository's dist/).
+ * --dists      A/B: the writer alone, once per named dist each round, the order alternated
+ *              round by round (a dist outside the repository finds no node_modules: copy it in).
+ * --rate       the writer's batches at most this many documents a second (an offered load below
+ *              what it sustains: visibility then measures the refresh path, not a backlog).
  *
  * writer      openWriter: each batch one add() (logged, fsynced before it resolves), refresh
  *             every second (refreshMs 1000), a commit every 10 s, merges by the default policy in
@@ -26,8 +33,8 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { lines } from './lines.mjs';
 
 const args = process.argv.slice(2);
@@ -41,7 +48,10 @@ const batch = Number(opt('batch', 100));
 const maxDocs = Number(opt('docs', Infinity));
 const memory = opt('memory', '1GiB');
 const capSeconds = Number(opt('cap-seconds', 60));
+const rate = Number(opt('rate', Infinity));
 const run = opt('run');
+const dist = resolve(opt('dist', join(dirname(fileURLToPath(import.meta.url)), '..', 'dist')));
+const gpuindex = () => import(pathToFileURL(join(dist, 'src', 'index.js')).href);
 if (!crawl) {
   process.stderr.write('usage: node bench/ingest.mjs --crawl <dir> --work <dir> [--batch 100] [--docs N] [--memory 1GiB] [--cap-seconds 60] [--systems ...] [--json out.json]\n');
   process.exit(1);
@@ -104,7 +114,7 @@ function queriesFrom(count) {
 
 const systems = {
   async writer() {
-    const { openWriter, openIndex, optimizeIndex } = await import('../dist/src/index.js');
+    const { openWriter, openIndex, optimizeIndex } = await gpuindex();
     const dir = join(work, 'writer');
     rmSync(dir, { recursive: true, force: true });
     const warnings = [];
@@ -125,6 +135,9 @@ const systems = {
     let nextCheck = performance.now() + 20_000;
     const t0 = performance.now();
     for (const b of batches()) {
+      // An offered load: the batch waits until the stream's schedule reaches it.
+      const due = t0 + (n / rate) * 1000;
+      if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
       await writer.add(b);
       n += b.length;
       // Batches arrive as a service's requests do: the event loop turns between them (timers run).
@@ -200,13 +213,14 @@ const systems = {
       queryP95Ms: { live: round(quantile(times.live, 0.95), 3), optimized: round(quantile(times.optimized, 0.95), 3), queries: qs.length },
       queryP95Ratio: round(quantile(times.live, 0.95) / quantile(times.optimized, 0.95)),
       memory,
+      ...(rate < Infinity ? { offeredDocsPerSecond: rate } : {}),
       peakRssBytes: peak,
       warnings: warnings.slice(0, 5),
     };
   },
 
   async build() {
-    const { buildIndex } = await import('../dist/src/index.js');
+    const { buildIndex } = await gpuindex();
     const dir = join(work, 'build');
     const t0 = performance.now();
     const s = await buildIndex({ input: maxDocs < Infinity ? (function* () { for (const b of batches()) yield* b; })() : crawl, output: dir, force: true, memory });
@@ -239,7 +253,7 @@ const systems = {
   },
 
   async rebuild() {
-    const { buildIndex } = await import('../dist/src/index.js');
+    const { buildIndex } = await gpuindex();
     const dir = join(work, 'rebuild');
     const all = [];
     const points = [];
@@ -307,9 +321,10 @@ if (run) {
 const chosen = opt('systems', 'writer,build,fts5,rebuild,minisearch,orama').split(',');
 const results = { crawl, batch, memory, capSeconds, node: process.version, loadBefore: loadavg().map((x) => round(x)), systems: {} };
 const self = fileURLToPath(import.meta.url);
-for (const name of chosen) {
-  const load = loadavg()[0];
-  const r = spawnSync(process.execPath, ['--max-old-space-size=16384', self, ...args, '--run', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
+/** Runs one system in a process of its own (with `extra` arguments): its result, with the load average at its start. */
+function runSystem(name, extra = []) {
+  const load = loadavg();
+  const r = spawnSync(process.execPath, ['--max-old-space-size=16384', self, ...args, ...extra, '--run', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
   const line = r.stdout.trim().split('\n').at(-1);
   let out;
   try {
@@ -317,8 +332,26 @@ for (const name of chosen) {
   } catch {
     out = { error: `exit ${r.status}${r.signal ? ` (${r.signal})` : ''}` };
   }
-  results.systems[name] = { ...out, loadAverageAtStart: round(load) };
-  process.stderr.write(`${name}: ${JSON.stringify(results.systems[name])}\n`);
+  return { ...out, loadAverageAtStart: round(load[0]), loadAverage5AtStart: round(load[1]) };
+}
+const dists = opt('dists');
+if (dists) {
+  // A/B of the writer: each named dist once a round, the order alternated.
+  const named = dists.split(',').map((d) => d.split('='));
+  results.ab = Object.fromEntries(named.map(([label]) => [label, []]));
+  const rounds = Number(opt('rounds', 2));
+  for (let round = 0; round < rounds; round++) {
+    for (const [label, path] of round % 2 ? [...named].reverse() : named) {
+      const out = runSystem('writer', ['--dist', resolve(path)]);
+      results.ab[label].push(out);
+      process.stderr.write(`writer ${label} round ${round + 1}: ${JSON.stringify(out)}\n`);
+    }
+  }
+} else {
+  for (const name of chosen) {
+    results.systems[name] = runSystem(name);
+    process.stderr.write(`${name}: ${JSON.stringify(results.systems[name])}\n`);
+  }
 }
 results.loadAfter = loadavg().map((x) => round(x));
 const w = results.systems.writer;

@@ -27,9 +27,9 @@ export class WriteAheadLog {
     this.fd = openSync(join(dir, WAL_FILE), 'a');
   }
 
-  /** Appends one operation; resolves once it is on disk. */
-  async append(op: LoggedOperation): Promise<void> {
-    const line = Buffer.from(JSON.stringify(op) + '\n');
+  /** Appends one operation (`json`: its JSON, where the caller has it already); resolves once it is on disk. */
+  async append(op: LoggedOperation, json = JSON.stringify(op)): Promise<void> {
+    const line = Buffer.from(json + '\n');
     let off = 0;
     while (off < line.length) off += writeSync(this.fd, line, off, line.length - off);
     // On libuv's thread pool: the event loop (timers, merges completing, requests) runs meanwhile.

@@ -16,7 +16,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
-const ENTRIES = ['src/cli.js', 'indexer/parse/parse-worker.js', 'merge/merge-worker.js', 'merge/lexicon-union-worker.js', 'merge/segment-merge-worker.js', 'merge/hash-worker.js', 'merge/impacts-worker.js', 'gpu/sort-thread-worker.js'];
+const ENTRIES = ['src/cli.js', 'indexer/parse/parse-worker.js', 'merge/merge-worker.js', 'merge/lexicon-union-worker.js', 'merge/segment-merge-worker.js', 'src/feed-worker.js', 'merge/hash-worker.js', 'merge/impacts-worker.js', 'gpu/sort-thread-worker.js'];
 const CHUNK = /\.chunk-[A-Z0-9]+\.js(\.map)?$/;
 
 // Chunks of an earlier build (their names change with their contents).

@@ -29,6 +29,7 @@ import { resolveTokenizerOptions, withTitleWeightDefault } from '../indexer/anal
 import { closeGpu, openGpu } from '../gpu/index.js';
 import { buildIndex } from './build.js';
 import { IndexReader } from './reader.js';
+import { FeedThread, type ThreadFeed } from './feed-thread.js';
 import { UserError } from './shared/errors.js';
 import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice } from './shared/options.js';
 import { BigMap } from '../runtime/big-map.js';
@@ -80,6 +81,9 @@ export function writerMemory(memory: number, concurrentMerges: number): { flushB
   if (memory < MIN_WRITER_MEMORY) throw new UserError(`writer memory ${Math.floor(memory / 2 ** 20)} MiB is too small: a writer needs at least ${MIN_WRITER_MEMORY / 2 ** 20} MiB (half of it for each flush's build)`);
   return { flushBytes: Math.min(DEFAULT_FLUSH_BYTES, Math.floor(memory / 16)), flushBuild: Math.floor(memory / 2), mergeInputs: Math.floor(memory / 4 / Math.max(1, concurrentMerges)) };
 }
+
+/** How many refreshes' durations the refresh timer looks back on. */
+const RECENT_REFRESHES = 8;
 
 /** A merge in progress wrote into a folder of this prefix (older writers); removed on open. */
 const MERGING = '.merging-';
@@ -153,8 +157,17 @@ export class IndexWriter {
   private committed: SegmentsManifest;
   /** The index as reader() sees it, in docID order: committed segments and those flushed or merged since. */
   private segments: LiveSegment[] = [];
+  /** Documents logged since the last flush, in ordinal order, and those of them deleted since (they stay in the flush, as deleted documents). */
   private buffer: { doc: InputDocument; ordinal: number }[] = [];
+  private readonly bufferDeleted = new Set<number>();
   private bufferedBytes = 0;
+  /** The next segment, built on the feed thread from the buffer's documents as they are logged. */
+  private feed?: { feed: ThreadFeed; name: string };
+  private readonly feedThread: FeedThread;
+  /** The flushes' sorter, once flushSorter() chose it. */
+  private sorter?: SorterChoice;
+  /** The block size feeds are built with; undefined once the build's plan refused it (its own choice then). */
+  private feedBlockSize?: number;
   private seq: number;
   /** Each live document's ordinal, by external id (buffered ones included): a live index passes 2^24 documents. */
   private readonly live = new BigMap<string, number>();
@@ -168,7 +181,8 @@ export class IndexWriter {
   /** The automatic refresh, set when an operation leaves something unrefreshed. */
   private refreshTimer?: NodeJS.Timeout;
   /** How long the last refresh took: the next automatic one starts that much early. */
-  private lastRefreshMs = 0;
+  /** The last refreshes' durations (ms), newest last: the timer leaves room for the slowest of them. */
+  private readonly recentRefreshMs: number[] = [];
   private closed = false;
   private closing = false;
   private readonly merges = new Set<RunningMerge>();
@@ -202,6 +216,9 @@ export class IndexWriter {
     this.maxSegments = options.maxSegments ?? 40;
     this.memory = writerMemory(options.memory === undefined ? DEFAULT_WRITER_MEMORY : parseMemory(options.memory), this.maxConcurrentMerges);
     this.flushBytes = options.flushBytes ?? this.memory.flushBytes;
+    // A block of about a full buffer's pairs (a token and its separator take 5 bytes or more), not
+    // the largest the budget allows: a flush is small. A buffer past it gets a second block.
+    this.feedBlockSize = blockFor(this.flushBytes);
     this.policy = options.mergePolicy === false ? undefined : { ...DEFAULT_MERGE_POLICY, ...options.mergePolicy };
     // Segments no commit names were flushed or merged by a writer that died: the log holds their documents.
     const named = new Set(manifest.segments.map((s) => s.name));
@@ -217,6 +234,7 @@ export class IndexWriter {
       this.seq = op.seq;
     }
     this.wal = new WriteAheadLog(path, options.fsyncGroupMs ?? 0);
+    this.feedThread = new FeedThread((message) => this.warn(message));
     this.startMerges();
   }
 
@@ -276,13 +294,27 @@ export class IndexWriter {
     while (this.segments.length > this.maxSegments && this.merges.size > 0) await Promise.race([...this.merges].map((m) => m.done));
     const t1 = performance.now();
     const entry = { seq: this.seq + 1, ...op } as LoggedOperation;
-    await this.wal.append(entry);
+    const docs = op.op === 'delete' ? undefined : (op.docs as InputDocument[]);
+    this.sorter ??= await this.flushSorter();
+    const line = JSON.stringify(entry);
+    const appending = this.wal.append(entry, line);
+    // The feed thread inverts the documents while this thread waits on the fsync and logs the next.
+    if (docs) this.feedNext().push(docs, line);
+    try {
+      await appending;
+    } catch (err) {
+      // Fed but not acknowledged: they take ordinals in the segment as deleted documents.
+      if (docs) for (const d of docs) this.takeDead(d);
+      throw err;
+    }
     this.timings.backPressureMs += t1 - t0;
     this.timings.logMs += performance.now() - t1;
     this.seq = entry.seq;
     const n = this.apply(entry);
-    // The operation is acknowledged whatever the flush does: a failed one keeps the buffer for the next.
-    if (this.bufferedBytes >= this.flushBytes) await this.flush().catch((err) => this.warn(`flush failed: ${(err as Error).message}`));
+    // A full buffer is a refresh: its flush makes the documents searchable, so the deletes before
+    // them become so too. The operation is acknowledged whatever the flush does: a failed one
+    // keeps the buffer for the next.
+    if (this.bufferedBytes >= this.flushBytes) await this.refreshNow().catch((err) => this.warn(`flush failed: ${(err as Error).message}`));
     return n;
   }
 
@@ -298,7 +330,6 @@ export class IndexWriter {
   /** Deletes documents by id, buffered or flushed; returns how many there were. */
   private remove(ids: readonly string[]): number {
     let n = 0;
-    const unflushed = new Set<number>();
     for (const id of ids) {
       const ordinal = this.live.get(id);
       if (ordinal === undefined) continue;
@@ -308,11 +339,7 @@ export class IndexWriter {
       if (at) {
         at.segment.deleted.add(at.local);
         at.segment.unrefreshed.add(at.local);
-      } else unflushed.add(ordinal);
-    }
-    if (unflushed.size > 0) {
-      this.buffer = this.buffer.filter((b) => !unflushed.has(b.ordinal));
-      this.bufferedBytes = this.buffer.reduce((a, b) => a + docBytes(b.doc), 0);
+      } else this.bufferDeleted.add(ordinal);
     }
     return n;
   }
@@ -341,6 +368,37 @@ export class IndexWriter {
     this.buffer.push({ doc: d, ordinal });
     this.live.set(d.id, ordinal);
     this.bufferedBytes += docBytes(d);
+  }
+
+  /** A document the next segment holds but no operation acknowledged: an ordinal, deleted at once. */
+  private takeDead(d: InputDocument): void {
+    const ordinal = this.nextOrdinal++;
+    this.buffer.push({ doc: d, ordinal });
+    this.bufferDeleted.add(ordinal);
+    this.bufferedBytes += docBytes(d);
+  }
+
+  /** The feed of the next segment, started (with what the buffer holds already, e.g. replayed from the log) if there is none. */
+  private feedNext(): ThreadFeed {
+    if (this.feed) return this.feed.feed;
+    const name = segmentName(this.nextSegment++);
+    const feed = this.feedThread.feed(name, { output: join(this.path, name), options: { ...this.analysis(), sorter: this.sorter ?? 'cpu', memory: this.memory.flushBuild }, blockSize: this.feedBlockSize });
+    if (this.buffer.length > 0) feed.push(this.buffer.map((b) => b.doc));
+    this.feed = { feed, name };
+    return feed;
+  }
+
+  /** A flush's build: the index's analysis, the flush sorter, into the segment folder `name`. */
+  private async buildSegment(input: InputDocument[], name: string, blockSize: number | undefined) {
+    return buildIndex({
+      ...this.analysis(),
+      input,
+      output: join(this.path, name),
+      sorter: await this.flushSorter(),
+      memory: this.memory.flushBuild,
+      blockSize,
+      onWarning: this.options.onWarning,
+    });
   }
 
   /**
@@ -389,36 +447,57 @@ export class IndexWriter {
     return this.sorterChoice;
   }
 
-  /** The buffered documents into a new segment (searchable at once; the index's at the next commit). */
+  /**
+   * The buffered documents into a new segment (searchable at once; the index's at the next
+   * commit): the feed's build ends, or where there is no feed or it failed, a build of the buffer.
+   * Documents deleted while buffered are the segment's deleted documents from the start.
+   */
   private async flush(): Promise<void> {
     if (this.buffer.length === 0) return;
-    const name = segmentName(this.nextSegment++);
-    const docs = this.buffer;
-    const dir = join(this.path, name);
     const t0 = performance.now();
-    const build = async (blockSize: number | undefined) =>
-      buildIndex({
-        ...this.analysis(),
-        input: docs.map((b) => b.doc),
-        output: dir,
-        sorter: await this.flushSorter(),
-        memory: this.memory.flushBuild,
-        blockSize,
-        onWarning: this.options.onWarning,
-      });
-    try {
-      // A block of about the buffer's pairs (a token and its separator take 5 bytes or more, or a
-      // second block takes the rest), not the largest the budget allows: a flush is small.
-      await build(Math.min(1 << 22, Math.max(1 << 14, Math.ceil(this.bufferedBytes / 5)))).catch((err) => {
-        if (!(err instanceof UserError && err.message.includes('--block-size'))) throw err;
+    const docs = this.buffer;
+    const fed = this.feed;
+    this.feed = undefined;
+    const name = fed?.name ?? segmentName(this.nextSegment++);
+    const dir = join(this.path, name);
+    let built = false;
+    if (fed && fed.feed.fed === docs.length) {
+      try {
+        const documents = await fed.feed.end();
+        if (documents !== docs.length) throw new Error(`the feed built ${documents} documents of ${docs.length}`);
+        built = true;
+      } catch (err) {
         rmSync(dir, { recursive: true, force: true });
-        return build(undefined);
-      });
-    } catch (err) {
+        if (err instanceof UserError && err.message.includes('--block-size')) this.feedBlockSize = undefined;
+        else this.warn(`flush: building from the buffer again after: ${(err as Error).message}`);
+      }
+    } else if (fed) {
+      // Cannot happen (every buffered document is fed in order); a build of the buffer is right anyway.
+      this.warn(`flush: building from the buffer again: ${fed.feed.fed} documents fed of ${docs.length}`);
+      await fed.feed.end().catch(() => {});
       rmSync(dir, { recursive: true, force: true });
-      throw err;
+    }
+    if (!built) {
+      try {
+        await this.buildSegment(docs.map((b) => b.doc), name, this.feedBlockSize === undefined ? undefined : blockFor(this.bufferedBytes)).catch((err) => {
+          // The block the writer chose may be refused by the build's plan: its own choice then.
+          if (!(err instanceof UserError && err.message.includes('--block-size'))) throw err;
+          rmSync(dir, { recursive: true, force: true });
+          this.feedBlockSize = undefined;
+          return this.buildSegment(docs.map((b) => b.doc), name, undefined);
+        });
+      } catch (err) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
     }
     const segment = this.flushed(name, Uint32Array.from(docs, (b) => b.ordinal));
+    docs.forEach((b, local) => {
+      if (this.bufferDeleted.has(b.ordinal)) segment.deleted.add(local);
+    });
+    this.bufferDeleted.clear();
+    // Deleted before they were ever searchable: readers must never see them.
+    if (segment.deleted.size > 0) this.writeDeleteSet(segment);
     this.bytesWritten.flushes += segmentBytes(dir);
     this.segments.push(segment);
     this.refreshes++;
@@ -480,14 +559,15 @@ export class IndexWriter {
 
   /** Writes each segment's delete set where it changed since the last refresh, as a new file of the segment. */
   private writeDeleteSets(): void {
-    for (const s of this.segments) {
-      if (s.unrefreshed.size === 0) continue;
-      const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
-      writeDeletes(join(this.path, s.entry.name), file, s.deleted);
-      s.entry = { ...s.entry, deletes: file, deleted: s.deleted.size };
-      s.unrefreshed.clear();
-      this.refreshes++;
-    }
+    for (const s of this.segments) if (s.unrefreshed.size > 0) this.writeDeleteSet(s);
+  }
+
+  private writeDeleteSet(s: LiveSegment): void {
+    const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
+    writeDeletes(join(this.path, s.entry.name), file, s.deleted);
+    s.entry = { ...s.entry, deletes: file, deleted: s.deleted.size };
+    s.unrefreshed.clear();
+    this.refreshes++;
   }
 
   /** Makes every document added and deleted so far searchable through reader(). */
@@ -504,7 +584,8 @@ export class IndexWriter {
     await this.flush();
     this.writeDeleteSets();
     this.searchableSequence = seq;
-    this.lastRefreshMs = performance.now() - t0;
+    this.recentRefreshMs.push(performance.now() - t0);
+    if (this.recentRefreshMs.length > RECENT_REFRESHES) this.recentRefreshMs.shift();
     this.startMerges();
   }
 
@@ -514,7 +595,10 @@ export class IndexWriter {
    */
   private scheduleRefresh(): void {
     if (this.refreshMs <= 0 || this.refreshTimer || this.closed) return;
-    const delay = Math.max(0, this.refreshMs - Math.min(this.refreshMs / 2, 1.5 * this.lastRefreshMs));
+    // Room for the slowest recent refresh, not the last: one slower than those before it (a merge
+    // or a collection beside it) would otherwise be the visibility's tail.
+    const slowest = this.recentRefreshMs.reduce((a, b) => Math.max(a, b), 0);
+    const delay = Math.max(0, this.refreshMs - Math.min(this.refreshMs / 2, 1.25 * slowest + 20));
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = undefined;
       if (!this.closed) void this.refresh().catch((err) => this.warn(`refresh failed: ${(err as Error).message}`));
@@ -698,6 +782,7 @@ export class IndexWriter {
       this.mergesHeld = true;
       await this.waitForMerges().catch(() => {});
       this.wal.close();
+      await this.feedThread.close();
       this.lock.release();
     }
   }
@@ -705,6 +790,11 @@ export class IndexWriter {
   private checkOpen(): void {
     if (this.closed) throw new UserError('the writer is closed');
   }
+}
+
+/** The pairs of a block that holds `bytes` of documents. */
+function blockFor(bytes: number): number {
+  return Math.min(1 << 22, Math.max(1 << 14, Math.ceil(bytes / 5)));
 }
 
 /** Runs merge/segment-merge-worker.ts on `task`: the merged segment's statistics. */

@@ -158,6 +158,62 @@ describe('gpuindex add', () => {
   });
 });
 
+describe('flushes built while operations are logged', () => {
+  it('write the segment a build of the same documents writes, byte for byte, a second block included, and keep documents deleted before the flush out of search', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { minLength: 150, maxLength: 300 }), { minLength: 5, maxLength: 20 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        async (batches, deletePicks) => {
+          // flushBytes gives blocks of 16,384 pairs: a buffer of more than that many tokens takes two.
+          const dir = fresh('feed');
+          // A flush that had to fall back on a build of its buffer says so: none may.
+          const warnings: string[] = [];
+          const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false, flushBytes: 80_000, onWarning: (m) => warnings.push(m) });
+          const all: { id: string; text: string }[] = [];
+          let from = 0;
+          for (const b of batches) {
+            const docs = docsOf(b, from);
+            from += docs.length;
+            all.push(...docs);
+            await writer.add(docs);
+          }
+          // Deleted while still buffered (the last batch always is: it was logged after any flush).
+          const last = all.slice(all.length - batches[batches.length - 1]!.length);
+          const gone = [...new Set(deletePicks.map((p) => last[p % last.length]!.id))];
+          await writer.delete(gone);
+          await writer.refresh();
+          const segments = writer.segmentList();
+          expect(segments.reduce((a, s) => a + s.documents, 0)).toBe(all.length);
+          expect(segments.reduce((a, s) => a + s.deleted, 0)).toBe(gone.length);
+          // Each segment is the build of its documents, in order.
+          let at = 0;
+          for (const s of segments) {
+            const single = fresh('feed-single');
+            await buildIndex({ input: all.slice(at, at + s.documents), output: single, ...analysis });
+            at += s.documents;
+            expect(readIndexContent(join(dir, s.name))).toEqual(readIndexContent(single));
+          }
+          const r = writer.reader();
+          try {
+            expect([...r.documents()].map((d) => d.externalId)).toEqual(all.filter((d) => !gone.includes(d.id)).map((d) => d.id));
+            for (const w of ['whale', 'moby']) {
+              const hits = r.search(w, { k: 10_000 }).map((h) => h.externalId).sort();
+              expect(hits).toEqual(all.filter((d) => !gone.includes(d.id) && d.text.split(' ').includes(w)).map((d) => d.id).sort());
+            }
+          } finally {
+            r.close();
+          }
+          await writer.close();
+          expect(warnings).toEqual([]);
+          verifyIndex(dir);
+        },
+      ),
+      { numRuns: 12, seed: 23 },
+    );
+  }, 300_000);
+});
+
 describe('deletes and replaces', () => {
   const opArb = fc.oneof(
     fc.record({ op: fc.constant('add' as const), docs: fc.array(fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 8 }), { minLength: 1, maxLength: 6 }) }),

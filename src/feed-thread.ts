@@ -1,0 +1,97 @@
+/**
+ * The writer's feed thread (src/feed-worker.ts): the next segment's build runs there, reading
+ * each operation's documents as the writer logs them, so that documents are inverted on another
+ * core while the writer's thread serializes, logs and fsyncs the next operations. Started with
+ * the first segment and kept for the next ones (a thread's start and module loading would cost
+ * every flush); held (ref'd) only while a flush waits on it, so that an idle writer does not keep
+ * the process alive.
+ */
+import { Worker } from 'node:worker_threads';
+import { workerScript } from '../runtime/worker-script.js';
+import type { BuildOptions, InputDocument } from './shared/options.js';
+import { UserError } from './shared/errors.js';
+
+/** Main thread → feed thread. `start` comes with a segment's first documents. */
+export type FeedMessage =
+  | { type: 'docs'; name: string; start?: { output: string; options: Partial<BuildOptions>; blockSize?: number }; line?: string; docs?: InputDocument[] }
+  | { type: 'end'; name: string };
+
+export type FeedReply = { ok: true; documents: number; fed: number } | { ok: false; message: string; userError: boolean } | { warning: string };
+
+/** One segment fed to the thread: what the writer's flush ends. */
+export class ThreadFeed {
+  fed = 0;
+  constructor(
+    private readonly thread: FeedThread,
+    private readonly name: string,
+    private readonly start: { output: string; options: Partial<BuildOptions>; blockSize?: number },
+  ) {}
+
+  /** The documents of one logged operation; `line`, its log line, is sent instead of the objects where given (a string is copied faster). */
+  push(docs: readonly InputDocument[], line?: string): void {
+    this.thread.post({ type: 'docs', name: this.name, ...(this.fed === 0 ? { start: this.start } : {}), ...(line === undefined ? { docs: [...docs] } : { line }) });
+    this.fed += docs.length;
+  }
+
+  /** The segment's build completes: the documents it holds. */
+  end(): Promise<number> {
+    return this.thread.end(this.name);
+  }
+}
+
+export class FeedThread {
+  private worker?: Worker;
+  private pending?: { resolve: (documents: number) => void; reject: (err: Error) => void };
+
+  constructor(private readonly onWarning: (message: string) => void) {}
+
+  feed(name: string, start: { output: string; options: Partial<BuildOptions>; blockSize?: number }): ThreadFeed {
+    return new ThreadFeed(this, name, start);
+  }
+
+  post(message: FeedMessage): void {
+    (this.worker ??= this.startWorker()).postMessage(message);
+  }
+
+  end(name: string): Promise<number> {
+    if (this.pending) return Promise.reject(new Error('writer: a feed is being ended already'));
+    const worker = this.worker;
+    if (!worker) return Promise.reject(new Error('writer: the feed thread stopped'));
+    worker.ref();
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      worker.postMessage({ type: 'end', name } satisfies FeedMessage);
+    });
+  }
+
+  private startWorker(): Worker {
+    const worker = new Worker(workerScript('src/feed-worker.js'));
+    worker.unref();
+    worker.on('message', (reply: FeedReply) => {
+      if ('warning' in reply) return this.onWarning(reply.warning);
+      const pending = this.settle();
+      if (reply.ok) pending?.resolve(reply.documents);
+      else pending?.reject(reply.userError ? new UserError(reply.message) : new Error(reply.message));
+    });
+    const fail = (err: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.settle()?.reject(err);
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`feed thread exited with code ${code}`)));
+    return worker;
+  }
+
+  private settle() {
+    const pending = this.pending;
+    this.pending = undefined;
+    this.worker?.unref();
+    return pending;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Worker-thread entry of a writer's segment feeds (src/feed-thread.ts): the documents of each
+ * logged operation arrive as its log line, and go into the SegmentFeed of the segment being
+ * built, so that the writer's thread only logs while they are inverted here.
+ */
+import { parentPort } from 'node:worker_threads';
+import { buildIndex } from './build.js';
+import { UserError } from './shared/errors.js';
+import { SegmentFeed } from './segment-feed.js';
+import type { FeedMessage, FeedReply } from './feed-thread.js';
+import type { InputDocument } from './shared/options.js';
+
+let current: { name: string; feed: SegmentFeed } | undefined;
+
+parentPort!.on('message', (m: FeedMessage) => {
+  if (m.type === 'docs') {
+    if (current?.name !== m.name) {
+      // A thread started again mid-segment has no start: that segment's end() fails, and the
+      // writer builds it from its buffer.
+      if (!m.start) return;
+      const { output, options, blockSize } = m.start;
+      current = {
+        name: m.name,
+        feed: new SegmentFeed((input) => buildIndex({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) })),
+      };
+    }
+    const docs = m.line === undefined ? m.docs! : ((JSON.parse(m.line) as { docs: InputDocument[] }).docs);
+    current.feed.push(docs);
+    return;
+  }
+  const ending = current?.name === m.name ? current.feed : undefined;
+  current = undefined;
+  if (!ending) {
+    parentPort!.postMessage({ ok: false, message: `no segment ${m.name} is being fed`, userError: false } satisfies FeedReply);
+    return;
+  }
+  void ending.end().then(
+    (summary) => parentPort!.postMessage({ ok: true, documents: summary.documents, fed: ending.fed } satisfies FeedReply),
+    (err: Error) => parentPort!.postMessage({ ok: false, message: err.message, userError: err instanceof UserError } satisfies FeedReply),
+  );
+});

@@ -157,8 +157,14 @@ export class IndexWriter {
   private committed: SegmentsManifest;
   /** The index as reader() sees it, in docID order: committed segments and those flushed or merged since. */
   private segments: LiveSegment[] = [];
-  /** Documents logged since the last flush, in ordinal order, and those of them deleted since (they stay in the flush, as deleted documents). */
-  private buffer: { doc: InputDocument; ordinal: number }[] = [];
+  /**
+   * Documents logged since the last flush: their ordinals in order, those of them deleted since
+   * (they stay in the flush, as deleted documents), and each operation's log line (or its
+   * documents, replayed from the log), which a flush reads only if the feed thread failed: a
+   * line is a third of its documents' objects in memory.
+   */
+  private bufferOrdinals: number[] = [];
+  private bufferedOps: (string | InputDocument[])[] = [];
   private readonly bufferDeleted = new Set<number>();
   private bufferedBytes = 0;
   /** The next segment, built on the feed thread from the buffer's documents as they are logged. */
@@ -304,13 +310,16 @@ export class IndexWriter {
       await appending;
     } catch (err) {
       // Fed but not acknowledged: they take ordinals in the segment as deleted documents.
-      if (docs) for (const d of docs) this.takeDead(d);
+      if (docs) {
+        for (const d of docs) this.takeDead(d);
+        this.bufferedOps.push(line);
+      }
       throw err;
     }
     this.timings.backPressureMs += t1 - t0;
     this.timings.logMs += performance.now() - t1;
     this.seq = entry.seq;
-    const n = this.apply(entry);
+    const n = this.apply(entry, line);
     // A full buffer is a refresh: its flush makes the documents searchable, so the deletes before
     // them become so too. The operation is acknowledged whatever the flush does: a failed one
     // keeps the buffer for the next.
@@ -319,11 +328,12 @@ export class IndexWriter {
   }
 
   /** Applies a logged operation to the buffer and the delete sets. */
-  private apply(op: LoggedOperation): number {
+  private apply(op: LoggedOperation, line?: string): number {
     this.scheduleRefresh();
     if (op.op === 'delete') return this.remove(op.ids);
     if (op.op === 'replace') this.remove((op.docs as InputDocument[]).map((d) => d.id));
     for (const d of op.docs as InputDocument[]) this.take(d);
+    this.bufferedOps.push(line ?? (op.docs as InputDocument[]));
     return op.docs.length;
   }
 
@@ -365,7 +375,7 @@ export class IndexWriter {
 
   private take(d: InputDocument): void {
     const ordinal = this.nextOrdinal++;
-    this.buffer.push({ doc: d, ordinal });
+    this.bufferOrdinals.push(ordinal);
     this.live.set(d.id, ordinal);
     this.bufferedBytes += docBytes(d);
   }
@@ -373,7 +383,7 @@ export class IndexWriter {
   /** A document the next segment holds but no operation acknowledged: an ordinal, deleted at once. */
   private takeDead(d: InputDocument): void {
     const ordinal = this.nextOrdinal++;
-    this.buffer.push({ doc: d, ordinal });
+    this.bufferOrdinals.push(ordinal);
     this.bufferDeleted.add(ordinal);
     this.bufferedBytes += docBytes(d);
   }
@@ -383,9 +393,14 @@ export class IndexWriter {
     if (this.feed) return this.feed.feed;
     const name = segmentName(this.nextSegment++);
     const feed = this.feedThread.feed(name, { output: join(this.path, name), options: { ...this.analysis(), sorter: this.sorter ?? 'cpu', memory: this.memory.flushBuild }, blockSize: this.feedBlockSize });
-    if (this.buffer.length > 0) feed.push(this.buffer.map((b) => b.doc));
+    if (this.bufferOrdinals.length > 0) feed.push(this.bufferedDocuments());
     this.feed = { feed, name };
     return feed;
+  }
+
+  /** The buffered documents, in order. */
+  private bufferedDocuments(): InputDocument[] {
+    return this.bufferedOps.flatMap((o) => (typeof o === 'string' ? (JSON.parse(o) as { docs: InputDocument[] }).docs : o));
   }
 
   /** A flush's build: the index's analysis, the flush sorter, into the segment folder `name`. */
@@ -453,18 +468,18 @@ export class IndexWriter {
    * Documents deleted while buffered are the segment's deleted documents from the start.
    */
   private async flush(): Promise<void> {
-    if (this.buffer.length === 0) return;
+    if (this.bufferOrdinals.length === 0) return;
     const t0 = performance.now();
-    const docs = this.buffer;
+    const ordinals = this.bufferOrdinals;
     const fed = this.feed;
     this.feed = undefined;
     const name = fed?.name ?? segmentName(this.nextSegment++);
     const dir = join(this.path, name);
     let built = false;
-    if (fed && fed.feed.fed === docs.length) {
+    if (fed && fed.feed.fed === ordinals.length) {
       try {
         const documents = await fed.feed.end();
-        if (documents !== docs.length) throw new Error(`the feed built ${documents} documents of ${docs.length}`);
+        if (documents !== ordinals.length) throw new Error(`the feed built ${documents} documents of ${ordinals.length}`);
         built = true;
       } catch (err) {
         rmSync(dir, { recursive: true, force: true });
@@ -473,27 +488,28 @@ export class IndexWriter {
       }
     } else if (fed) {
       // Cannot happen (every buffered document is fed in order); a build of the buffer is right anyway.
-      this.warn(`flush: building from the buffer again: ${fed.feed.fed} documents fed of ${docs.length}`);
+      this.warn(`flush: building from the buffer again: ${fed.feed.fed} documents fed of ${ordinals.length}`);
       await fed.feed.end().catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     }
     if (!built) {
+      const docs = this.bufferedDocuments();
       try {
-        await this.buildSegment(docs.map((b) => b.doc), name, this.feedBlockSize === undefined ? undefined : blockFor(this.bufferedBytes)).catch((err) => {
+        await this.buildSegment(docs, name, this.feedBlockSize === undefined ? undefined : blockFor(this.bufferedBytes)).catch((err) => {
           // The block the writer chose may be refused by the build's plan: its own choice then.
           if (!(err instanceof UserError && err.message.includes('--block-size'))) throw err;
           rmSync(dir, { recursive: true, force: true });
           this.feedBlockSize = undefined;
-          return this.buildSegment(docs.map((b) => b.doc), name, undefined);
+          return this.buildSegment(docs, name, undefined);
         });
       } catch (err) {
         rmSync(dir, { recursive: true, force: true });
         throw err;
       }
     }
-    const segment = this.flushed(name, Uint32Array.from(docs, (b) => b.ordinal));
-    docs.forEach((b, local) => {
-      if (this.bufferDeleted.has(b.ordinal)) segment.deleted.add(local);
+    const segment = this.flushed(name, Uint32Array.from(ordinals));
+    ordinals.forEach((ordinal, local) => {
+      if (this.bufferDeleted.has(ordinal)) segment.deleted.add(local);
     });
     this.bufferDeleted.clear();
     // Deleted before they were ever searchable: readers must never see them.
@@ -501,7 +517,8 @@ export class IndexWriter {
     this.bytesWritten.flushes += segmentBytes(dir);
     this.segments.push(segment);
     this.refreshes++;
-    this.buffer = [];
+    this.bufferOrdinals = [];
+    this.bufferedOps = [];
     this.bufferedBytes = 0;
     this.timings.flushMs += performance.now() - t0;
     this.startMerges();

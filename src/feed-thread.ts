@@ -13,7 +13,7 @@ import { UserError } from './shared/errors.js';
 
 /** Main thread → feed thread. `start` comes with a segment's first documents. */
 export type FeedMessage =
-  | { type: 'docs'; name: string; start?: { output: string; options: Partial<BuildOptions>; blockSize?: number }; line?: string; docs?: InputDocument[] }
+  | { type: 'docs'; name: string; start?: { output: string; options: Partial<BuildOptions>; blockSize?: number }; record?: Uint8Array; docs?: InputDocument[] }
   | { type: 'end'; name: string };
 
 export type FeedReply = { ok: true; documents: number; fed: number } | { ok: false; message: string; userError: boolean } | { warning: string };
@@ -27,9 +27,9 @@ export class ThreadFeed {
     private readonly start: { output: string; options: Partial<BuildOptions>; blockSize?: number },
   ) {}
 
-  /** The documents of one logged operation; `line`, its log line, is sent instead of the objects where given (a string is copied faster). */
-  push(docs: readonly InputDocument[], line?: string): void {
-    this.thread.post({ type: 'docs', name: this.name, ...(this.fed === 0 ? { start: this.start } : {}), ...(line === undefined ? { docs: [...docs] } : { line }) });
+  /** The documents of one logged operation; `record`, its log record (merge/wal-record.ts), is sent instead of the objects where given (bytes are copied faster). */
+  push(docs: readonly InputDocument[], record?: Uint8Array): void {
+    this.thread.post({ type: 'docs', name: this.name, ...(this.fed === 0 ? { start: this.start } : {}), ...(record === undefined ? { docs: [...docs] } : { record }) });
     this.fed += docs.length;
   }
 

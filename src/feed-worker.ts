@@ -1,10 +1,11 @@
 /**
  * Worker-thread entry of a writer's segment feeds (src/feed-thread.ts): the documents of each
- * logged operation arrive as its log line, and go into the SegmentFeed of the segment being
+ * logged operation arrive as its log record, and go into the SegmentFeed of the segment being
  * built, so that the writer's thread only logs while they are inverted here.
  */
 import { parentPort } from 'node:worker_threads';
 import { buildIndex } from './build.js';
+import { decodeOperation } from '../merge/wal-record.js';
 import { UserError } from './shared/errors.js';
 import { SegmentFeed } from './segment-feed.js';
 import type { FeedMessage, FeedReply } from './feed-thread.js';
@@ -24,7 +25,7 @@ parentPort!.on('message', (m: FeedMessage) => {
         feed: new SegmentFeed((input) => buildIndex({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) })),
       };
     }
-    const docs = m.line === undefined ? m.docs! : ((JSON.parse(m.line) as { docs: InputDocument[] }).docs);
+    const docs = m.record === undefined ? m.docs! : ((decodeOperation(m.record) as { docs: InputDocument[] }).docs);
     current.feed.push(docs);
     return;
   }

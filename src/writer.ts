@@ -21,6 +21,7 @@ import { MANIFEST_FILE } from '../merge/manifest.js';
 import { SegmentReader } from '../merge/segment-reader.js';
 import { fsyncDir, readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
 import { readLog, WriteAheadLog, type LoggedOperation, type LoggedOperationBody } from '../merge/write-ahead-log.js';
+import { decodeOperation, encodeOperation } from '../merge/wal-record.js';
 import { readDeletes, writeDeletes } from '../merge/deletes.js';
 import { DEFAULT_MERGE_POLICY, pickMergeAround, type MergePolicy } from '../merge/merge-policy.js';
 import { workerScript } from '../runtime/worker-script.js';
@@ -159,12 +160,12 @@ export class IndexWriter {
   private segments: LiveSegment[] = [];
   /**
    * Documents logged since the last flush: their ordinals in order, those of them deleted since
-   * (they stay in the flush, as deleted documents), and each operation's log line (or its
+   * (they stay in the flush, as deleted documents), and each operation's log record (or its
    * documents, replayed from the log), which a flush reads only if the feed thread failed: a
-   * line is a third of its documents' objects in memory.
+   * record is a third of its documents' objects in memory.
    */
   private bufferOrdinals: number[] = [];
-  private bufferedOps: (string | InputDocument[])[] = [];
+  private bufferedOps: (Buffer | InputDocument[])[] = [];
   private readonly bufferDeleted = new Set<number>();
   private bufferedBytes = 0;
   /** The next segment, built on the feed thread from the buffer's documents as they are logged. */
@@ -301,25 +302,25 @@ export class IndexWriter {
     const t1 = performance.now();
     const entry = { seq: this.seq + 1, ...op } as LoggedOperation;
     const docs = op.op === 'delete' ? undefined : (op.docs as InputDocument[]);
-    this.sorter ??= await this.flushSorter();
-    const line = JSON.stringify(entry);
-    const appending = this.wal.append(entry, line);
+    if (docs) this.sorter ??= await this.flushSorter();
+    const record = encodeOperation(entry);
+    const appending = this.wal.append(entry, record);
     // The feed thread inverts the documents while this thread waits on the fsync and logs the next.
-    if (docs) this.feedNext().push(docs, line);
+    if (docs) this.feedNext().push(docs, record);
     try {
       await appending;
     } catch (err) {
       // Fed but not acknowledged: they take ordinals in the segment as deleted documents.
       if (docs) {
         for (const d of docs) this.takeDead(d);
-        this.bufferedOps.push(line);
+        this.bufferedOps.push(record);
       }
       throw err;
     }
     this.timings.backPressureMs += t1 - t0;
     this.timings.logMs += performance.now() - t1;
     this.seq = entry.seq;
-    const n = this.apply(entry, line);
+    const n = this.apply(entry, record);
     // A full buffer is a refresh: its flush makes the documents searchable, so the deletes before
     // them become so too. The operation is acknowledged whatever the flush does: a failed one
     // keeps the buffer for the next.
@@ -328,12 +329,12 @@ export class IndexWriter {
   }
 
   /** Applies a logged operation to the buffer and the delete sets. */
-  private apply(op: LoggedOperation, line?: string): number {
+  private apply(op: LoggedOperation, record?: Buffer): number {
     this.scheduleRefresh();
     if (op.op === 'delete') return this.remove(op.ids);
     if (op.op === 'replace') this.remove((op.docs as InputDocument[]).map((d) => d.id));
     for (const d of op.docs as InputDocument[]) this.take(d);
-    this.bufferedOps.push(line ?? (op.docs as InputDocument[]));
+    this.bufferedOps.push(record ?? (op.docs as InputDocument[]));
     return op.docs.length;
   }
 
@@ -400,7 +401,7 @@ export class IndexWriter {
 
   /** The buffered documents, in order. */
   private bufferedDocuments(): InputDocument[] {
-    return this.bufferedOps.flatMap((o) => (typeof o === 'string' ? (JSON.parse(o) as { docs: InputDocument[] }).docs : o));
+    return this.bufferedOps.flatMap((o) => (Array.isArray(o) ? o : ((decodeOperation(o) as { docs: InputDocument[] }).docs)));
   }
 
   /** A flush's build: the index's analysis, the flush sorter, into the segment folder `name`. */

@@ -2,7 +2,8 @@
  * `gpuindex optimize`: merges an index's segments into one (merge/segment-merge.ts), written
  * beside the index and renamed into place when complete. The result is the index one build of
  * the same documents in the same order writes: the same postings.bin, the same rows in every
- * table of index.sqlite but the settings.
+ * table of index.sqlite but the settings, and the same positions.bin where the segments have
+ * positions (--positions).
  */
 import { readSegments } from '../merge/segments.js';
 import { mergeSegments } from '../merge/segment-merge.js';
@@ -74,6 +75,7 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
   } catch (err) {
     discardOutput(plan);
     lock.release();
+    if (err instanceof SegmentFormatError) throw new UserError(err.message);
     throw err;
   }
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -7,7 +8,11 @@ import { buildIndex } from '../src/build.js';
 import { mergeSegments } from '../merge/segment-merge.js';
 import { writeDeletes } from '../merge/deletes.js';
 import { verifyIndex } from '../merge/verify.js';
+import { optimizeIndex } from '../src/optimize.js';
+import { openIndex, type IndexReader } from '../src/reader.js';
+import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
+import { tokenStreams } from './helpers/positions.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-poslive-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -84,5 +89,132 @@ describe('segment merge with positions', () => {
     const mixed = join(work, `m-${serial++}`);
     mkdirSync(mixed);
     expect(() => mergeSegments([{ dir: plain[0]! }, { dir: positioned }], mixed, {})).toThrow(/^segment merge: .* has positions \(--positions\), .* has none; segments with and without positions do not merge$/);
+  });
+});
+
+/** Whether `phrase` (analysed terms) lies in `tokens` at consecutive places. */
+function contains(tokens: readonly string[], phrase: readonly string[]): boolean {
+  for (let i = 0; i + phrase.length <= tokens.length; i++) if (phrase.every((t, j) => tokens[i + j] === t)) return true;
+  return false;
+}
+
+/** The ids of the documents holding the phrase (in the title for title:, else in the title or the text), by a scan of their tokens. */
+function naivePhraseHits(reader: IndexReader, docs: readonly { id: string; title: string; text: string }[], phrase: string, title: boolean): string[] {
+  const terms = reader.analyze(phrase);
+  if (terms.length === 0) return [];
+  const streams = tokenStreams(docs, {});
+  return docs.filter((_, d) => contains(streams[d]!.title, terms) || (!title && contains(streams[d]!.text, terms))).map((d) => d.id).sort();
+}
+
+const phraseArb = fc.record({ text: words(2, 3), title: fc.boolean() });
+const opArb = fc.oneof(
+  fc.record({ op: fc.constant('add' as const), docs: fc.array(doc, { minLength: 1, maxLength: 6 }) }),
+  fc.record({ op: fc.constant('delete' as const), picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ op: fc.constant('replace' as const), pick: fc.nat(), doc }),
+  fc.record({ op: fc.constantFrom('refresh' as const, 'commit' as const) }),
+);
+
+describe('the writer on an index with positions', () => {
+  it('build(A, --positions), then adds, deletes, replaces and merges: phrases on the live index are a token scan\'s; optimized, it is the build of the survivors byte for byte', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 8 }), fc.array(opArb, { minLength: 1, maxLength: 10 }), fc.array(phraseArb, { minLength: 1, maxLength: 4 }), async (first, ops, phrases) => {
+        const dir = await build(withIds(first));
+        // Merges after commits too: neighbours of 2 documents or more, 2 at a time.
+        const writer = await openWriter(dir, { refreshMs: 0, sorter: 'cpu', mergePolicy: { factor: 2, floorDocuments: 2, maxDeletedShare: 0.3 } });
+        let live = withIds(first);
+        let next = first.length;
+        for (const o of ops) {
+          if (o.op === 'add') {
+            const docs = withIds(o.docs, next);
+            next += docs.length;
+            await writer.add(docs);
+            live.push(...docs);
+          } else if (o.op === 'delete' && live.length > 0) {
+            const ids = o.picks.map((p) => live[p % live.length]!.id);
+            await writer.delete(ids);
+            live = live.filter((d) => !ids.includes(d.id));
+          } else if (o.op === 'replace' && live.length > 0) {
+            const id = live[o.pick % live.length]!.id;
+            await writer.replace([{ id, ...o.doc }]);
+            live = [...live.filter((d) => d.id !== id), { id, ...o.doc }];
+          } else if (o.op === 'refresh') await writer.refresh();
+          else if (o.op === 'commit') await writer.commit();
+        }
+        await writer.refresh();
+        const r = writer.reader();
+        try {
+          expect([...r.documents()].map((d) => d.externalId)).toEqual(live.map((d) => d.id));
+          for (const p of phrases) {
+            const hits = r.search(`${p.title ? 'title:' : ''}"${p.text}"`, { k: 1000 }).map((h) => h.externalId).sort();
+            expect(hits).toEqual(naivePhraseHits(r, live, p.text, p.title));
+          }
+        } finally {
+          r.close();
+        }
+        await writer.close();
+        verifyIndex(dir);
+        optimizeIndex(dir);
+        verifyIndex(dir);
+        fc.pre(live.length > 0);
+        expect(contentOf(dir)).toEqual(contentOf(await build(live)));
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('inherits positions from the index, takes them for a new one, and refuses a contradicting option in one line', async () => {
+    const docs = withIds([{ title: 'white whale', text: 'the white whale of the sea' }]);
+    const built = await build(docs);
+    await expect(openWriter(built, { positions: false })).rejects.toThrow(/^.*: the index stores positions \(built with --positions\); the writer's positions: false contradicts it$/);
+    const plain = await build(docs, false);
+    await expect(openWriter(plain, { positions: true })).rejects.toThrow(/^.*: the index stores no positions; the writer's positions: true contradicts it$/);
+    const created = join(work, `new-${serial++}`);
+    const w = await openWriter(created, { positions: true, refreshMs: 0, sorter: 'cpu' });
+    await w.add([{ id: 'a', title: 'ahab', text: 'the white whale' }]);
+    await w.close();
+    // Reopened without the option: the index's own setting holds; a phrase is answered.
+    const again = await openWriter(created, { refreshMs: 0, sorter: 'cpu' });
+    await again.add([{ id: 'b', title: '', text: 'whale white' }]);
+    await again.close();
+    await expect(openWriter(created, { positions: false })).rejects.toThrow(/stores positions/);
+    const r = openIndex(created);
+    try {
+      expect(r.search('"white whale"').map((h) => h.externalId)).toEqual(['a']);
+      expect(r.search('title:ahab').map((h) => h.externalId)).toEqual(['a']);
+    } finally {
+      r.close();
+    }
+  });
+});
+
+describe('gpuindex add and optimize on an index built with --positions', () => {
+  it('add keeps positions; optimize gives the build of both crawls byte for byte', async () => {
+    const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
+    const crawl = (name: string, docs: { id: string; title: string; text: string }[]) => {
+      const dir = join(work, `crawl-${serial++}`);
+      mkdirSync(dir);
+      writeFileSync(join(dir, name), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+      return dir;
+    };
+    const a = withIds([{ title: 'white whale', text: 'the white whale of the sea' }, { title: '', text: 'ahab and the ship' }]);
+    const b = withIds([{ title: 'the ship', text: 'white sea whale' }, { title: 'ahab', text: 'whale white whale' }], 2);
+    const index = join(work, `cli-${serial++}`);
+    await buildIndex({ input: crawl('a.jsonl', a), output: index, sorter: 'cpu', positions: true });
+    execFileSync(process.execPath, [cli, 'add', index, crawl('b.jsonl', b)], { encoding: 'utf8' });
+    const r = openIndex(index);
+    try {
+      expect(r.search('"white whale"', { k: 10 }).map((h) => h.externalId).sort()).toEqual(['d0', 'd3']);
+      expect(r.search('title:"the ship"', { k: 10 }).map((h) => h.externalId)).toEqual(['d2']);
+    } finally {
+      r.close();
+    }
+    execFileSync(process.execPath, [cli, 'optimize', index], { encoding: 'utf8' });
+    const both = join(work, `crawl-${serial++}`);
+    mkdirSync(both);
+    writeFileSync(join(both, 'a.jsonl'), a.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    writeFileSync(join(both, 'b.jsonl'), b.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    const single = join(work, `b-${serial++}`);
+    await buildIndex({ input: both, output: single, sorter: 'cpu', positions: true });
+    expect(contentOf(index)).toEqual(contentOf(single));
   });
 });

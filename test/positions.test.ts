@@ -6,7 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
 import { sha256OfFile } from '../merge/manifest.js';
-import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
 import { naivePositions, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
@@ -133,11 +132,8 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(Object.keys(JSON.parse(readFileSync(join(withPositions, 'MANIFEST.json'), 'utf8')).files)).toContain('positions.bin');
   });
 
-  it('the writer and join refuse a --positions index, and --shard with --positions, in one line each', async () => {
+  it('refuses --shard with --positions in one line', async () => {
     const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
-    const out = join(work, `w-${serial++}`);
-    await buildIndex({ input: dir, output: out, positions: true });
-    await expect(openWriter(out)).rejects.toThrow(/built with --positions; the writer does not keep positions/);
     await expect(buildIndex({ input: dir, output: join(work, `s-${serial++}`), positions: true, shard: '0/2' })).rejects.toThrow(/^--positions cannot be combined with --shard/);
   });
 

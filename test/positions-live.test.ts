@@ -9,6 +9,7 @@ import { mergeSegments } from '../merge/segment-merge.js';
 import { writeDeletes } from '../merge/deletes.js';
 import { verifyIndex } from '../merge/verify.js';
 import { optimizeIndex } from '../src/optimize.js';
+import { joinShards } from '../src/join.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
@@ -216,5 +217,59 @@ describe('gpuindex add and optimize on an index built with --positions', () => {
     const single = join(work, `b-${serial++}`);
     await buildIndex({ input: both, output: single, sorter: 'cpu', positions: true });
     expect(contentOf(index)).toEqual(contentOf(single));
+  });
+});
+
+describe('join of shards built with --positions', () => {
+  it('joined shards answer phrases as a token scan; join + optimize is the single build byte for byte (any crawl, N = 1..4)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(doc, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 4 }), fc.array(phraseArb, { minLength: 1, maxLength: 3 }), async (files, count, phrases) => {
+        const crawl = join(work, `crawl-${serial++}`);
+        mkdirSync(crawl);
+        let next = 0;
+        const all: { id: string; title: string; text: string }[] = [];
+        files.forEach((docs, f) => {
+          const withId = withIds(docs, next);
+          next += docs.length;
+          all.push(...withId);
+          writeFileSync(join(crawl, `f${f}.jsonl`), withId.map((d) => JSON.stringify(d)).join('\n') + '\n');
+        });
+        const single = join(work, `b-${serial++}`);
+        await buildIndex({ input: crawl, output: single, sorter: 'cpu', positions: true });
+        const shards: string[] = [];
+        for (let i = 0; i < count; i++) {
+          const out = join(work, `s-${serial++}`);
+          await buildIndex({ input: crawl, output: out, sorter: 'cpu', positions: true, shard: `${i}/${count}` });
+          shards.push(out);
+        }
+        const joined = join(work, `j-${serial++}`);
+        joinShards(joined, shards);
+        expect(verifyIndex(joined).segments).toBe(count);
+        const r = openIndex(joined);
+        try {
+          for (const p of phrases) {
+            const hits = r.search(`${p.title ? 'title:' : ''}"${p.text}"`, { k: 1000 }).map((h) => h.externalId).sort();
+            expect(hits).toEqual(naivePhraseHits(r, all, p.text, p.title));
+          }
+        } finally {
+          r.close();
+        }
+        optimizeIndex(joined);
+        verifyIndex(joined);
+        expect(contentOf(joined)).toEqual(contentOf(single));
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  it('refuses shards built with and without --positions in one line', async () => {
+    const crawl = join(work, `crawl-${serial++}`);
+    mkdirSync(crawl);
+    writeFileSync(join(crawl, 'a.jsonl'), withIds([{ title: 'x', text: 'white whale' }, { title: '', text: 'sea' }]).map((d) => JSON.stringify(d)).join('\n') + '\n');
+    const with0 = join(work, `s-${serial++}`);
+    const without1 = join(work, `s-${serial++}`);
+    await buildIndex({ input: crawl, output: with0, sorter: 'cpu', positions: true, shard: '0/2' });
+    await buildIndex({ input: crawl, output: without1, sorter: 'cpu', shard: '1/2' });
+    expect(() => joinShards(join(work, `j-${serial++}`), [with0, without1])).toThrow(`join: ${with0} was built with --positions, ${without1} without`);
   });
 });

@@ -132,11 +132,6 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(Object.keys(JSON.parse(readFileSync(join(withPositions, 'MANIFEST.json'), 'utf8')).files)).toContain('positions.bin');
   });
 
-  it('refuses --shard with --positions in one line', async () => {
-    const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
-    await expect(buildIndex({ input: dir, output: join(work, `s-${serial++}`), positions: true, shard: '0/2' })).rejects.toThrow(/^--positions cannot be combined with --shard/);
-  });
-
   it('verify reads positions.bin: damage under a matching checksum is found and named', async () => {
     const out = join(work, `v-${serial++}`);
     await buildIndex({ input: [{ id: 'a', title: 'white whale', text: 'the whale and the white sea whale' }], output: out, sorter: 'cpu', positions: true });

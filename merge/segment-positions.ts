@@ -23,10 +23,10 @@ export interface PositionsInput {
 /** Which inputs' lists make each merged term: appended in termID order while the postings merge. */
 export class MergedTermParts {
   /** Per part: its input, and the input's termID. */
-  private inputs: number[] = [];
-  private locals: number[] = [];
+  readonly inputs: number[] = [];
+  readonly locals: number[] = [];
   /** Where each merged term's parts end in the arrays above. */
-  private ends: number[] = [];
+  readonly ends: number[] = [];
 
   add(input: number, local: number): void {
     this.inputs.push(input);
@@ -39,10 +39,6 @@ export class MergedTermParts {
 
   get terms(): number {
     return this.ends.length;
-  }
-
-  *parts(term: number): Generator<[input: number, local: number]> {
-    for (let i = term === 0 ? 0 : this.ends[term - 1]!; i < this.ends[term]!; i++) yield [this.inputs[i]!, this.locals[i]!];
   }
 }
 
@@ -98,10 +94,12 @@ export function writeMergedPositions(path: string, inputs: readonly PositionsInp
   const writer = new PositionsFileWriter(path, documents, parts.terms, titleLengths, titleWeight);
   let postings = 0;
   try {
+    let k = 0;
     for (let t = 0; t < parts.terms; t++) {
       writer.beginTerm(t);
-      for (const [i, local] of parts.parts(t)) {
-        const input = inputs[i]!;
+      for (const end = parts.ends[t]!; k < end; k++) {
+        const input = inputs[parts.inputs[k]!]!;
+        const local = parts.locals[k]!;
         const bytes = input.file.termBytes(local);
         if (!input.renumber) {
           writer.addEncoded(bytes);

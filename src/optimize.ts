@@ -22,6 +22,8 @@ export interface OptimizeResult {
   documents: number;
   terms: number;
   postingsBytes: number;
+  /** positions.bin's bytes, where the index stores positions. */
+  positionsBytes?: number;
   ms: number;
 }
 
@@ -71,7 +73,7 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
   try {
     const r = mergeSegments(segments, plan.temp, { gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
     commitOutput(plan);
-    return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ms: performance.now() - t0 };
+    return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ...(r.positionsBytes !== undefined ? { positionsBytes: r.positionsBytes } : {}), ms: performance.now() - t0 };
   } catch (err) {
     discardOutput(plan);
     lock.release();

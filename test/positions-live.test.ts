@@ -117,6 +117,8 @@ const opArb = fc.oneof(
 
 describe('the writer on an index with positions', () => {
   it('build(A, --positions), then adds, deletes, replaces and merges: phrases on the live index are a token scan\'s; optimized, it is the build of the survivors byte for byte', async () => {
+    // Runs in which the writer merged segments in the background (with positions) before optimize.
+    let merged = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 8 }), fc.array(opArb, { minLength: 1, maxLength: 10 }), fc.array(phraseArb, { minLength: 1, maxLength: 4 }), async (first, ops, phrases) => {
         const dir = await build(withIds(first));
@@ -153,6 +155,7 @@ describe('the writer on an index with positions', () => {
           r.close();
         }
         await writer.close();
+        if (writer.bytesWritten.merges > 0) merged++;
         verifyIndex(dir);
         optimizeIndex(dir);
         verifyIndex(dir);
@@ -161,6 +164,7 @@ describe('the writer on an index with positions', () => {
       }),
       { numRuns: 25 },
     );
+    expect(merged).toBeGreaterThan(0);
   });
 
   it('inherits positions from the index, takes them for a new one, and refuses a contradicting option in one line', async () => {

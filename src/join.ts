@@ -68,6 +68,8 @@ export function joinShards(output: string, shardDirs: readonly string[], force =
       generation: 1,
       segments: entries,
       shards: { count, listing: first.shard.listing, settings: first.shard.settings },
+      // The analysis a writer on the joined index builds its segments with (src/writer.ts).
+      settings: first.analysis,
     });
     commitOutput(plan);
     return { output: plan.output, segments: count, documents: entries.reduce((a, e) => a + e.documents, 0), linked, ms: performance.now() - t0 };
@@ -77,7 +79,7 @@ export function joinShards(output: string, shardDirs: readonly string[], force =
   }
 }
 
-function readShard(dir: string): { dir: string; shard: ShardSetting; stats: SegmentReader['stats']; positions: boolean } {
+function readShard(dir: string): { dir: string; shard: ShardSetting; stats: SegmentReader['stats']; positions: boolean; analysis: Record<string, unknown> } {
   if (readSegments(dir)) throw new UserError(`join: ${dir} is a joined index, not a shard`);
   let reader: SegmentReader;
   try {
@@ -91,7 +93,8 @@ function readShard(dir: string): { dir: string; shard: ShardSetting; stats: Segm
     if (!shard || typeof shard.index !== 'number') throw new UserError(`join: ${dir} is not a shard (built without --shard)`);
     const positions = reader.settings.positions === true;
     if (positions && !existsSync(join(dir, POSITIONS_FILE))) throw new UserError(`join: ${dir} was built with --positions but ${POSITIONS_FILE} is missing`);
-    return { dir, shard, stats: reader.stats, positions };
+    const analysis = { tokenizer: reader.settings.tokenizer, fields: reader.settings.fields ?? null, ...(positions ? { positions } : {}) };
+    return { dir, shard, stats: reader.stats, positions, analysis };
   } finally {
     reader.close();
   }

@@ -266,6 +266,37 @@ describe('join of shards built with --positions', () => {
     );
   });
 
+  it('a writer on the joined index adds with the shards\' analysis and positions', async () => {
+    const crawl = join(work, `crawl-${serial++}`);
+    mkdirSync(crawl);
+    writeFileSync(join(crawl, 'a.jsonl'), withIds([{ title: 'Whales', text: 'the white whale' }, { title: '', text: 'sea and ships' }]).map((d) => JSON.stringify(d)).join('\n') + '\n');
+    const shards = [join(work, `s-${serial++}`), join(work, `s-${serial++}`)];
+    for (const [i, out] of shards.entries()) await buildIndex({ input: crawl, output: out, sorter: 'cpu', workers: 1, positions: true, stem: 'none', titleWeight: 3, shard: `${i}/2` });
+    const joined = join(work, `j-${serial++}`);
+    joinShards(joined, shards);
+    const writer = await openWriter(joined, { refreshMs: 0, sorter: 'cpu', mergePolicy: false });
+    await writer.add([{ id: 'n', title: 'ships', text: 'white whales' }]);
+    await writer.close();
+    const r = openIndex(joined);
+    try {
+      const segments = r.segmentList();
+      expect(segments).toHaveLength(3);
+      const settingsOf = (dir: string) => {
+        const one = openIndex(dir);
+        one.close();
+        return one.settings;
+      };
+      const added = settingsOf(segments[2]!.path);
+      expect(added.tokenizer).toEqual(settingsOf(shards[0]!).tokenizer);
+      expect(added.positions).toBe(true);
+      // Unstemmed as the shards are: "whales" is not "whale".
+      expect(r.search('"white whales"').map((h) => h.externalId)).toEqual(['n']);
+      expect(r.search('title:ships').map((h) => h.externalId)).toEqual(['n']);
+    } finally {
+      r.close();
+    }
+  });
+
   it('refuses shards built with and without --positions in one line', async () => {
     const crawl = join(work, `crawl-${serial++}`);
     mkdirSync(crawl);

@@ -135,8 +135,8 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
 }
 
 /**
- * Whether the index stores positions: its settings say (writers since positions were kept), or
- * else its first segment (an index joined from shards, whose settings hold none).
+ * Whether the index stores positions: its settings say, or where they do not (a segments.json
+ * that records no analysis), its first segment's.
  */
 function positionsOf(dir: string, manifest: SegmentsManifest): boolean {
   const said = manifest.settings?.positions;

@@ -99,6 +99,11 @@ export class PositionsFileWriter {
     this.used = at;
   }
 
+  /** Postings' positions already encoded as above (copied from another positions.bin: a merge of segments). */
+  addEncoded(bytes: Uint8Array): void {
+    this.put(bytes);
+  }
+
   /** Writes the offsets table and closes the file. */
   close(): void {
     while (this.started <= this.terms) this.starts[this.started++] = this.offset;
@@ -156,7 +161,21 @@ export class PositionsFile {
     }
   }
 
+  /** The file whole, once loadWhole() read it: termBytes() are views of it then. */
+  private whole?: Uint8Array;
+
+  /** Bytes of the file. */
+  get bytes(): number {
+    return fstatSync(this.fd).size;
+  }
+
+  /** Reads the file into memory: a merge takes every term of it, in an order not the file's. */
+  loadWhole(): void {
+    this.whole ??= this.read(0, this.bytes);
+  }
+
   private read(at: number, n: number): Uint8Array {
+    if (this.whole) return this.whole.subarray(at, at + n);
     const out = new Uint8Array(n);
     let got = 0;
     while (got < n) {

@@ -5,7 +5,8 @@
  * it), and termIDs are the ranks of the terms in code point order (merge/term-order.ts), so the
  * segments' lexicons, each in that order, merge in one pass with no dictionary. A term's
  * postings are its lists from every segment that has it, in segment order, as one list; a term
- * left with no live document is dropped.
+ * left with no live document is dropped. Segments with positions (--positions) merge into a
+ * segment with positions (segment-positions.ts); segments with and without do not merge.
  */
 import { join } from 'node:path';
 import { writeVarintU32 } from './varint.js';
@@ -17,10 +18,14 @@ import { writeManifest } from './manifest.js';
 import { writeImpacts } from './impacts.js';
 import { SegmentReader, type SegmentFigures } from './segment-reader.js';
 import { TermHeap } from './term-heap.js';
+import { POSITIONS_FILE, type PositionsFile } from './positions-file.js';
+import { MergedTermParts, openInputPositions, writeMergedPositions } from './segment-positions.js';
 
 export interface SegmentMergeResult {
   stats: CollectionStats;
   postingsBytes: number;
+  /** positions.bin's bytes, where the segments have positions. */
+  positionsBytes?: number;
 }
 
 /** One input segment while it is merged. */
@@ -57,13 +62,15 @@ export const MERGE_MEMORY_BYTES = 2 ** 31;
 /**
  * Merges the segments in `dirs` (in docID order) into a new one-segment index in `out` (an empty
  * folder): postings.bin, index.sqlite with the first segment's settings (less its `shard`, which
- * no merged segment is) and `settings` over them, MANIFEST.json. Segments whose postings
+ * no merged segment is) and `settings` over them, positions.bin where the segments have
+ * positions, MANIFEST.json. Segments whose postings
  * fit in `memoryBytes` (in order) are read whole: a term's lists are taken in the merged order,
  * which is not a segment's file order, and a read each cost more than the merge itself (64
  * segments of a 300 MB crawl, 1.4 M lists: 9.2 s with a read per list).
  */
 export function mergeSegments(segments: readonly MergeInput[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void, memoryBytes = MERGE_MEMORY_BYTES): SegmentMergeResult {
   const readers: SegmentReader[] = [];
+  let positions: PositionsFile[] | undefined;
   try {
     for (const s of segments) readers.push(new SegmentReader(s.dir));
     let budget = memoryBytes;
@@ -73,14 +80,16 @@ export function mergeSegments(segments: readonly MergeInput[], out: string, sett
       r.loadPostings();
       budget -= bytes;
     }
+    positions = openInputPositions(readers, budget).files;
     const { shard: _shard, ...first } = readers[0]!.settings;
-    return mergeOpened(readers, segments.map((s, i) => (s.deletes ? readDeletes(s.dir, s.deletes, readers[i]!.stats.documents) : undefined)), out, { ...first, ...settings }, onFraction);
+    return mergeOpened(readers, segments.map((s, i) => (s.deletes ? readDeletes(s.dir, s.deletes, readers[i]!.stats.documents) : undefined)), out, { ...first, ...settings }, onFraction, positions);
   } finally {
     for (const r of readers) r.close();
+    for (const f of positions ?? []) f.close();
   }
 }
 
-function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void): SegmentMergeResult {
+function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[], out: string, settings: Record<string, unknown>, onFraction?: (f: number) => void, positions?: PositionsFile[]): SegmentMergeResult {
   const inputs: Input[] = [];
   let docBase = 0;
   let termRows = 0;
@@ -119,6 +128,8 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
     let t = 0;
     let taken = 0;
     const heap = new TermHeap(inputs);
+    // With positions: each merged term's parts, for positions.bin after the postings.
+    const termParts = positions && new MergedTermParts();
     const parts: Input[] = [];
     const popped: Input[] = [];
     while (heap.size > 0) {
@@ -134,6 +145,10 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
       if (parts.length > 0) {
         const { df, cf, offset, length } = parts.some((p) => p.renumber) ? appendRenumbered(postings, parts) : appendMerged(postings, parts);
         store.addTerm(t, term, df, cf, offset, length);
+        if (termParts) {
+          for (const p of parts) termParts.add(p.index, p.local);
+          termParts.endTerm();
+        }
         postingsCount += df;
         t++;
       }
@@ -156,9 +171,15 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
     store.setStats(stats);
     store.setSettings(settings);
     store.commitAndClose();
+    let positionsBytes: number | undefined;
+    if (termParts) {
+      const written = writeMergedPositions(join(out, POSITIONS_FILE), inputs.map((p) => ({ reader: p.reader, figures: p.figures, file: positions![p.index]!, renumber: p.renumber })), termParts, docBase);
+      if (written.postings !== postingsCount) throw new Error(`segment merge: positions.bin holds ${written.postings} postings, postings.bin ${postingsCount}`);
+      positionsBytes = written.bytes;
+    }
     writeImpacts(out);
-    writeManifest(out, [INDEX_DB, POSTINGS_FILE], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: sha256 });
-    return { stats, postingsBytes: postings.offset };
+    writeManifest(out, [INDEX_DB, POSTINGS_FILE, ...(termParts ? [POSITIONS_FILE] : [])], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: sha256 });
+    return { stats, postingsBytes: postings.offset, ...(positionsBytes !== undefined ? { positionsBytes } : {}) };
   } catch (err) {
     postings.closeQuietly();
     store.abort();

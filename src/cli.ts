@@ -299,10 +299,11 @@ program
   .description('add a crawl to an index as a new segment, committed (the index is created if missing)')
   .argument('<index>', 'index folder')
   .argument('<crawl>', 'crawl folder or file, as build reads it')
+  .option('--positions', 'create the index storing positions (an index that exists keeps its own: one built with --positions is added to with positions)')
   .option('--json', 'print the result as JSON', false)
-  .action(async (index: string, crawl: string, o: { json: boolean }) => {
+  .action(async (index: string, crawl: string, o: { json: boolean; positions?: boolean }) => {
     const { openWriter } = await import('./writer.js');
-    const writer = await openWriter(index, { refreshMs: 0 });
+    const writer = await openWriter(index, { refreshMs: 0, ...(o.positions ? { positions: true } : {}) });
     try {
       const r = await writer.addCrawl(crawl, { onWarning: (m) => process.stderr.write(`gpuindex: ${m}\n`) });
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');

@@ -2,7 +2,8 @@
  * `gpuindex optimize`: merges an index's segments into one (merge/segment-merge.ts), written
  * beside the index and renamed into place when complete. The result is the index one build of
  * the same documents in the same order writes: the same postings.bin, the same rows in every
- * table of index.sqlite but the settings.
+ * table of index.sqlite but the settings, and the same positions.bin where the segments have
+ * positions (--positions).
  */
 import { readSegments } from '../merge/segments.js';
 import { mergeSegments } from '../merge/segment-merge.js';
@@ -21,6 +22,8 @@ export interface OptimizeResult {
   documents: number;
   terms: number;
   postingsBytes: number;
+  /** positions.bin's bytes, where the index stores positions. */
+  positionsBytes?: number;
   ms: number;
 }
 
@@ -70,10 +73,11 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
   try {
     const r = mergeSegments(segments, plan.temp, { gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
     commitOutput(plan);
-    return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ms: performance.now() - t0 };
+    return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ...(r.positionsBytes !== undefined ? { positionsBytes: r.positionsBytes } : {}), ms: performance.now() - t0 };
   } catch (err) {
     discardOutput(plan);
     lock.release();
+    if (err instanceof SegmentFormatError) throw new UserError(err.message);
     throw err;
   }
 }

@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE, type CollectionStats } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
+import { POSITIONS_FILE } from '../merge/positions-file.js';
 import { SegmentReader } from '../merge/segment-reader.js';
 import { fsyncDir, readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
 import { readLog, WriteAheadLog, type LoggedOperation, type LoggedOperationBody } from '../merge/write-ahead-log.js';
@@ -36,6 +37,12 @@ import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice }
 import { BigMap } from '../runtime/big-map.js';
 
 export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'sorter' | 'onWarning'> {
+  /**
+   * Every segment stores its terms' positions (positions.bin: phrase and title: queries). A new
+   * index takes it from here (default false); an index that exists keeps its own (built with
+   * --positions or not), and a value contradicting it is refused.
+   */
+  positions?: boolean;
   /**
    * What the writer may add to the process's memory (RSS), e.g. '512MiB' or bytes; default
    * '1GiB', at least 128 MiB. Split by writerMemory(): each flush's build half, the merges a
@@ -110,22 +117,46 @@ export async function openWriter(dir: string, options: WriterOptions = {}): Prom
 /** The committed manifest of `dir`, made for a new index, or naming a built (one-segment) index as its segment "." . */
 function startingManifest(dir: string, options: WriterOptions): SegmentsManifest {
   const committed = readSegments(dir);
-  if (committed) return committed;
+  if (committed) {
+    checkPositions(dir, positionsOf(dir, committed), options);
+    return committed;
+  }
   const manifest: SegmentsManifest = { format: 'gpuindex-segments', formatVersion: SEGMENTS_FORMAT_VERSION, generation: 0, segments: [], walSeq: 0 };
   if (existsSync(join(dir, INDEX_DB))) {
     const built = new SegmentReader(dir);
     try {
-      if (built.settings.positions === true) throw new UserError(`${dir}: built with --positions; the writer does not keep positions (rebuild the index with --positions to add documents)`);
+      const positions = built.settings.positions === true;
+      checkPositions(dir, positions, options);
       manifest.segments.push(segmentEntry('.', built.stats));
-      manifest.settings = { tokenizer: built.settings.tokenizer, fields: built.settings.fields ?? null };
+      manifest.settings = { tokenizer: built.settings.tokenizer, fields: built.settings.fields ?? null, ...(positions ? { positions } : {}) };
     } finally {
       built.close();
     }
   } else {
-    manifest.settings = { tokenizer: resolveTokenizerOptions(withTitleWeightDefault(options)), fields: null };
+    manifest.settings = { tokenizer: resolveTokenizerOptions(withTitleWeightDefault(options)), fields: null, ...(options.positions ? { positions: true } : {}) };
   }
   writeSegments(dir, manifest);
   return manifest;
+}
+
+/**
+ * Whether the index stores positions: its settings say, or where they do not (a segments.json
+ * that records no analysis), its first segment's.
+ */
+function positionsOf(dir: string, manifest: SegmentsManifest): boolean {
+  const said = manifest.settings?.positions;
+  if (said !== undefined || manifest.segments.length === 0) return said === true;
+  const first = new SegmentReader(join(dir, manifest.segments[0]!.name));
+  try {
+    return first.settings.positions === true;
+  } finally {
+    first.close();
+  }
+}
+
+function checkPositions(dir: string, positions: boolean, options: WriterOptions): void {
+  if (options.positions !== undefined && options.positions !== positions)
+    throw new UserError(`${dir}: the index ${positions ? 'stores positions (built with --positions)' : 'stores no positions'}; the writer's positions: ${options.positions} contradicts it`);
 }
 
 /**
@@ -202,6 +233,8 @@ export class IndexWriter {
   private readonly flushBytes: number;
   private readonly maxConcurrentMerges: number;
   private readonly maxSegments: number;
+  /** Every segment stores positions (positions.bin). */
+  private readonly positions: boolean;
   /** Grows by one whenever a refresh changes what reader() sees: a cached reader older than it is stale. */
   refreshes = 0;
   /** The sequence number of the last operation reader() sees, and of the last acknowledged (sequence()). */
@@ -218,6 +251,7 @@ export class IndexWriter {
     private readonly options: WriterOptions,
   ) {
     this.committed = manifest;
+    this.positions = positionsOf(path, manifest);
     this.seq = manifest.walSeq ?? 0;
     this.maxConcurrentMerges = Math.max(1, options.maxConcurrentMerges ?? 2);
     this.maxSegments = options.maxSegments ?? 40;
@@ -544,7 +578,7 @@ export class IndexWriter {
    * against the index's and it replaces none (a later replace() or delete() of such an id finds
    * the document only after the writer is reopened).
    */
-  addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight'> = {}): Promise<{ added: number; generation: number }> {
+  addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'positions'> = {}): Promise<{ added: number; generation: number }> {
     this.checkOpen();
     return this.serial(async () => {
       await this.flush();
@@ -567,12 +601,12 @@ export class IndexWriter {
     });
   }
 
-  /** The index's analysis settings (tokenizer, JSON fields), which every segment is built with. */
+  /** The index's analysis settings (tokenizer, JSON fields, positions), which every segment is built with. */
   private analysis(): Partial<BuildOptions> {
     const fields = this.committed.settings?.fields as BuildOptions['fields'] | null | undefined;
     const tokenizer = this.committed.settings?.tokenizer as Partial<BuildOptions> | undefined;
     // A saved analysis without a title weight was built with 1 (buildIndex would default it to 2).
-    return { ...tokenizer, titleWeight: tokenizer?.titleWeight ?? 1, ...(fields ? { fields } : {}) };
+    return { ...tokenizer, titleWeight: tokenizer?.titleWeight ?? 1, ...(fields ? { fields } : {}), ...(this.positions ? { positions: true } : {}) };
   }
 
   /** Writes each segment's delete set where it changed since the last refresh, as a new file of the segment. */
@@ -650,7 +684,7 @@ export class IndexWriter {
     for (const s of this.segments) {
       const dir = join(this.path, s.entry.name);
       if (!s.durable) {
-        for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) fsyncFile(join(dir, f));
+        for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE, ...(this.positions ? [POSITIONS_FILE] : [])]) fsyncFile(join(dir, f));
         s.durable = true;
         fsyncDir(dir);
       } else if (s.entry.deletes !== named.get(s.entry.name)?.deletes) fsyncDir(dir); // deletes files are fsynced as written; their names here
@@ -765,7 +799,7 @@ export class IndexWriter {
   }
 
   private removeSegmentFiles(name: string): void {
-    if (name === '.') for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE]) rmSync(join(this.path, f), { force: true });
+    if (name === '.') for (const f of [POSTINGS_FILE, INDEX_DB, MANIFEST_FILE, POSITIONS_FILE]) rmSync(join(this.path, f), { force: true });
     else rmSync(join(this.path, name), { recursive: true, force: true });
   }
 

@@ -6,7 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
 import { sha256OfFile } from '../merge/manifest.js';
-import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
 import { naivePositions, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
@@ -131,14 +130,6 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(b.stats).toEqual(a.stats);
     expect(readFileSync(join(plain, 'impacts.bin')).equals(readFileSync(join(withPositions, 'impacts.bin')))).toBe(true);
     expect(Object.keys(JSON.parse(readFileSync(join(withPositions, 'MANIFEST.json'), 'utf8')).files)).toContain('positions.bin');
-  });
-
-  it('the writer and join refuse a --positions index, and --shard with --positions, in one line each', async () => {
-    const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
-    const out = join(work, `w-${serial++}`);
-    await buildIndex({ input: dir, output: out, positions: true });
-    await expect(openWriter(out)).rejects.toThrow(/built with --positions; the writer does not keep positions/);
-    await expect(buildIndex({ input: dir, output: join(work, `s-${serial++}`), positions: true, shard: '0/2' })).rejects.toThrow(/^--positions cannot be combined with --shard/);
   });
 
   it('verify reads positions.bin: damage under a matching checksum is found and named', async () => {

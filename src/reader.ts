@@ -15,7 +15,7 @@ import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { computeImpacts, readImpacts, type Impacts } from '../merge/impacts.js';
-import { bm25, type BlockBounds } from './query/cursor.js';
+import { bm25, lengthNormTable, type BlockBounds } from './query/cursor.js';
 import { ListCache } from './query/list-cache.js';
 import type Database from 'better-sqlite3';
 import { exhaustiveTopK, ExhaustiveScratch, prunable, prunedTopK, type SegmentInput } from './query/evaluate.js';
@@ -184,6 +184,28 @@ class Segment {
   readList(e: LexiconEntry): { docIds: Uint32Array; tfs: Uint32Array } {
     return decodePostings(this.files.readListBytes(e.offset, e.length), e.df);
   }
+
+  /** lengthNormTable of the segment under the last parameters asked for (an index's average length changes only with a new snapshot). */
+  norms(k1: number, b: number, avg: number): Float64Array {
+    const kept = this.normsCache;
+    if (kept && kept.k1 === k1 && kept.b === b && kept.avg === avg) return kept.table;
+    const table = lengthNormTable(this.lengths(), k1, b, avg);
+    this.normsCache = { k1, b, avg, table };
+    return table;
+  }
+  private normsCache?: { k1: number; b: number; avg: number; table: Float64Array };
+
+  /** lengths() in 2 bytes a document, or undefined when some length is over 65,535. */
+  shortLengths(): Uint16Array | undefined {
+    if (this.shortLengthsCache === undefined) {
+      const lengths = this.lengths();
+      let longest = 0;
+      for (let d = 0; d < lengths.length; d++) if (lengths[d]! > longest) longest = lengths[d]!;
+      this.shortLengthsCache = longest <= 0xffff ? Uint16Array.from(lengths) : null;
+    }
+    return this.shortLengthsCache ?? undefined;
+  }
+  private shortLengthsCache?: Uint16Array | null;
 
   /** Document lengths indexed by the segment's docIDs, loaded once (4 bytes a document). */
   lengths(): Uint32Array {
@@ -546,6 +568,8 @@ export class IndexReader {
           return e && s.readList(e);
         },
         bounds: (termId, idf, weight, p, compute) => s.bounds(termId, idf, weight, p, compute),
+        norms: (k1, b, avg) => s.norms(k1, b, avg),
+        shortLengths: () => s.shortLengths(),
       };
     });
     const params = { k1, b, avg, idf };

@@ -19,7 +19,35 @@ const BOUND_SLACK = 1 + 1e-9;
 
 /** BM25's contribution of one term: the one expression every evaluation uses, so that their scores agree to the bit. */
 export function bm25(idf: number, tf: number, length: number, k1: number, b: number, avg: number): number {
-  return (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / avg));
+  return bm25Normed(idf, tf, lengthNorm(length, k1, b, avg), k1);
+}
+
+/** BM25's length normalization of a document, k1 · (1 − b + b · length / avg): bm25's second half. */
+export function lengthNorm(length: number, k1: number, b: number, avg: number): number {
+  return k1 * (1 - b + (b * length) / avg);
+}
+
+/**
+ * BM25's contribution from the document's lengthNorm: the same operations on the same doubles
+ * as bm25, hence the same bits (JavaScript rounds every operation to a double, no fused ones).
+ */
+export function bm25Normed(idf: number, tf: number, norm: number, k1: number): number {
+  return (idf * tf * (k1 + 1)) / (tf + norm);
+}
+
+/** Lengths past this are normalized as they come instead of from a table (a table of 8 bytes a length). */
+const NORM_TABLE_MAX = 1 << 16;
+
+/**
+ * lengthNorm of every length up to the segment's longest (at most NORM_TABLE_MAX): a posting
+ * then costs a load from a small, hot table instead of a division by the average length.
+ */
+export function lengthNormTable(lengths: Uint32Array | Uint16Array, k1: number, b: number, avg: number): Float64Array {
+  let longest = 0;
+  for (let d = 0; d < lengths.length; d++) if (lengths[d]! > longest) longest = lengths[d]!;
+  const table = new Float64Array(Math.min(longest, NORM_TABLE_MAX) + 1);
+  for (let len = 0; len < table.length; len++) table[len] = lengthNorm(len, k1, b, avg);
+  return table;
 }
 
 /** A list's block bounds for one query, indexed from the term's first block, and their largest. */

@@ -173,10 +173,11 @@ class Segment {
       const some = docIds.slice(from, from + DOCS_A_CALL);
       let stmt = this.docsIn.get(some.length);
       if (!stmt) {
-        stmt = this.files.db.prepare(`SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id IN (${some.map(() => '?').join(',')})`);
+        // Rows as arrays (raw): better-sqlite3 then makes no object with named columns a row.
+        stmt = this.files.db.prepare(`SELECT doc_id, external_id, path, length FROM docs WHERE doc_id IN (${some.map(() => '?').join(',')})`).raw();
         this.docsIn.set(some.length, stmt);
       }
-      for (const row of stmt.all(...some) as StoredDocument[]) out.set(row.docId, row);
+      for (const [docId, externalId, path, length] of stmt.all(...some) as [number, string, string, number][]) out.set(docId, { docId, externalId, path, length });
     }
     return out;
   }

@@ -243,15 +243,29 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     const required = scored.filter((e) => plan.terms[e.t]!.required);
     {
       const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
-      const docs = new Set<number>();
+      // The blocks' docIDs in one typed array, sorted as numbers; a docID in several is scored once.
+      const blocks: Uint32Array[] = [];
+      let count = 0;
       for (const e of from) {
         const probe = e.cursor.fork();
-        for (const b of probe.topBlocks(SEED_BLOCKS)) for (const d of probe.blockDocs(b)) docs.add(d);
+        for (const b of probe.topBlocks(SEED_BLOCKS)) {
+          const ds = probe.blockDocs(b);
+          blocks.push(ds);
+          count += ds.length;
+        }
       }
+      const docs = new Uint32Array(count);
+      count = 0;
+      for (const ds of blocks) {
+        docs.set(ds, count);
+        count += ds.length;
+      }
+      docs.sort();
       const probes = scored.map((e) => ({ ...e, cursor: e.cursor.fork() }));
       const probeExcluded = excluded.map((x) => x.fork());
-      for (const d of [...docs].sort((a, b) => a - b)) {
-        if (deleted?.[d]) continue;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if ((i > 0 && d === docs[i - 1]) || deleted?.[d]) continue;
         stamp++;
         let ok = true;
         for (const e of probes) {

@@ -170,20 +170,30 @@ export class BlockCursor {
       this.doc = docs[0]!;
       return;
     }
-    for (let i = 0; i < count; i++) {
-      let v = bytes[p++]!;
-      if (v >= 0x80) {
-        v &= 0x7f;
-        let shift = 7;
-        let byte;
-        do {
-          byte = bytes[p++]!;
-          v += (byte & 0x7f) * 2 ** shift;
-          shift += 7;
-        } while (byte >= 0x80);
+    // A block of one byte a gap (its gaps end count bytes on: where the next block's start, or
+    // for the last, where the tfs start) needs no test for continuation bytes.
+    const gapsEnd = b + 1 < this.end ? im.gapsAt[b + 1]! : im.tfsAt[this.first]!;
+    if (gapsEnd - p === count) {
+      for (let i = 0; i < count; i++) {
+        doc += bytes[p + i]!;
+        docs[i] = doc;
       }
-      doc += v;
-      docs[i] = doc;
+    } else {
+      for (let i = 0; i < count; i++) {
+        let v = bytes[p++]!;
+        if (v >= 0x80) {
+          v &= 0x7f;
+          let shift = 7;
+          let byte;
+          do {
+            byte = bytes[p++]!;
+            v += (byte & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (byte >= 0x80);
+        }
+        doc += v;
+        docs[i] = doc;
+      }
     }
     this.pos = 0;
     this.tfsReady = false;
@@ -200,7 +210,14 @@ export class BlockCursor {
       const bytes = this.bytes;
       let p = this.im.tfsAt[this.block]!;
       const tfs = this.tfs;
-      for (let i = 0; i < this.count; i++) {
+      const count = this.count;
+      // One byte a tf (the usual block: tfs under 128), where the next block's tfs start count bytes on.
+      if (this.block + 1 < this.end && this.im.tfsAt[this.block + 1]! - p === count) {
+        for (let i = 0; i < count; i++) tfs[i] = bytes[p + i]!;
+        this.tfsReady = true;
+        return this.tfs[this.pos]!;
+      }
+      for (let i = 0; i < count; i++) {
         let v = bytes[p++]!;
         if (v >= 0x80) {
           v &= 0x7f;

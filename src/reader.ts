@@ -107,6 +107,8 @@ class Segment {
   ) {
     if (earlier) {
       this.lengthsCache = earlier.lengthsCache;
+      this.shortLengthsCache = earlier.shortLengthsCache;
+      this.normsCache = earlier.normsCache;
       this.impactsCache = earlier.impactsCache;
       this.entries = earlier.entries;
       this.boundsCache = earlier.boundsCache;

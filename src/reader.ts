@@ -15,7 +15,7 @@ import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { computeImpacts, readImpacts, type Impacts } from '../merge/impacts.js';
-import { bm25, type BlockBounds } from './query/cursor.js';
+import { bm25, lengthNormTable, type BlockBounds } from './query/cursor.js';
 import { ListCache } from './query/list-cache.js';
 import type Database from 'better-sqlite3';
 import { exhaustiveTopK, ExhaustiveScratch, prunable, prunedTopK, type SegmentInput } from './query/evaluate.js';
@@ -107,6 +107,8 @@ class Segment {
   ) {
     if (earlier) {
       this.lengthsCache = earlier.lengthsCache;
+      this.shortLengthsCache = earlier.shortLengthsCache;
+      this.normsCache = earlier.normsCache;
       this.impactsCache = earlier.impactsCache;
       this.entries = earlier.entries;
       this.boundsCache = earlier.boundsCache;
@@ -173,10 +175,11 @@ class Segment {
       const some = docIds.slice(from, from + DOCS_A_CALL);
       let stmt = this.docsIn.get(some.length);
       if (!stmt) {
-        stmt = this.files.db.prepare(`SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id IN (${some.map(() => '?').join(',')})`);
+        // Rows as arrays (raw): better-sqlite3 then makes no object with named columns a row.
+        stmt = this.files.db.prepare(`SELECT doc_id, external_id, path, length FROM docs WHERE doc_id IN (${some.map(() => '?').join(',')})`).raw();
         this.docsIn.set(some.length, stmt);
       }
-      for (const row of stmt.all(...some) as StoredDocument[]) out.set(row.docId, row);
+      for (const [docId, externalId, path, length] of stmt.all(...some) as [number, string, string, number][]) out.set(docId, { docId, externalId, path, length });
     }
     return out;
   }
@@ -184,6 +187,28 @@ class Segment {
   readList(e: LexiconEntry): { docIds: Uint32Array; tfs: Uint32Array } {
     return decodePostings(this.files.readListBytes(e.offset, e.length), e.df);
   }
+
+  /** lengthNormTable of the segment under the last parameters asked for (an index's average length changes only with a new snapshot). */
+  norms(k1: number, b: number, avg: number): Float64Array {
+    const kept = this.normsCache;
+    if (kept && kept.k1 === k1 && kept.b === b && kept.avg === avg) return kept.table;
+    const table = lengthNormTable(this.lengths(), k1, b, avg);
+    this.normsCache = { k1, b, avg, table };
+    return table;
+  }
+  private normsCache?: { k1: number; b: number; avg: number; table: Float64Array };
+
+  /** lengths() in 2 bytes a document, or undefined when some length is over 65,535. */
+  shortLengths(): Uint16Array | undefined {
+    if (this.shortLengthsCache === undefined) {
+      const lengths = this.lengths();
+      let longest = 0;
+      for (let d = 0; d < lengths.length; d++) if (lengths[d]! > longest) longest = lengths[d]!;
+      this.shortLengthsCache = longest <= 0xffff ? Uint16Array.from(lengths) : null;
+    }
+    return this.shortLengthsCache ?? undefined;
+  }
+  private shortLengthsCache?: Uint16Array | null;
 
   /** Document lengths indexed by the segment's docIDs, loaded once (4 bytes a document). */
   lengths(): Uint32Array {
@@ -546,6 +571,8 @@ export class IndexReader {
           return e && s.readList(e);
         },
         bounds: (termId, idf, weight, p, compute) => s.bounds(termId, idf, weight, p, compute),
+        norms: (k1, b, avg) => s.norms(k1, b, avg),
+        shortLengths: () => s.shortLengths(),
       };
     });
     const params = { k1, b, avg, idf };

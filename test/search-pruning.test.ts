@@ -114,6 +114,36 @@ describe('pruned search', () => {
     // alone, several times that beside other work.
   }, 600_000);
 
+  it('scores documents longer than 65,535 tokens, and blocks of one-byte and of multi-byte gaps and tfs, as the exhaustive and naive evaluations do', async () => {
+    // Lengths past 65,535 keep 4 bytes a document and past the normalization table are
+    // normalized as they come; a block's gaps or tfs of one byte each are read without
+    // continuation tests, others with. The exhaustive evaluation decodes whole lists its own way.
+    const dir = join(work, 'long');
+    const streams = Array.from({ length: 1500 }, (_, i) => {
+      const s = ['whale'];
+      if (i % 3 === 0) s.push('ship');
+      if (i % 150 === 0) s.push('sea');
+      if (i % 5 === 0) s.push('harpoon', 'deck');
+      if (i % 97 === 0) for (let j = 0; j < 130 + (i % 200); j++) s.push('whale');
+      return s;
+    });
+    streams[700] = Array.from({ length: 70_000 }, (_, j) => WORDS[j % 7]!);
+    streams[1200] = Array.from({ length: 66_000 }, (_, j) => (j % 2 ? 'sea' : 'storm'));
+    await buildIndex({ input: streams.map((s, i) => ({ id: `d${i}`, text: s.join(' ') })), output: dir, ...analysis });
+    const reader = openIndex(dir);
+    const live = streams.map(() => true);
+    try {
+      for (const [query, k] of [['whale', 10], ['sea storm', 10], ['ship sea', 5], ['whale ship sea harpoon', 10], ['+sea whale', 3], ['deck sea -ship', 10], ['ahab white', 4]] as const) {
+        const pruned = reader.search(query, { k });
+        expect(pruned.map((h) => [h.externalId, h.score])).toEqual(reader.search(query, { k, exhaustive: true }).map((h) => [h.externalId, h.score]));
+        expect(pruned.map((h) => [h.externalId, h.score])).toEqual(naive(streams, live, query, reader, k).map((h) => [`d${h.docId}`, h.score]));
+      }
+      expect(reader.search('sea storm', { k: 1 })[0]!.length).toBe(66_000);
+    } finally {
+      reader.close();
+    }
+  });
+
   it('computes the bounds when a segment has no impacts.bin (an index written before it existed)', async () => {
     const dir = join(work, 'no-impacts');
     const docs = Array.from({ length: 700 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 1 + (i % 7) }, (_, j) => WORDS[(i * 7 + j * 3) % (j % 2 ? 5 : WORDS.length)]).join(' ') }));

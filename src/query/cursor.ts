@@ -19,7 +19,35 @@ const BOUND_SLACK = 1 + 1e-9;
 
 /** BM25's contribution of one term: the one expression every evaluation uses, so that their scores agree to the bit. */
 export function bm25(idf: number, tf: number, length: number, k1: number, b: number, avg: number): number {
-  return (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / avg));
+  return bm25Normed(idf, tf, lengthNorm(length, k1, b, avg), k1);
+}
+
+/** BM25's length normalization of a document, k1 · (1 − b + b · length / avg): bm25's second half. */
+export function lengthNorm(length: number, k1: number, b: number, avg: number): number {
+  return k1 * (1 - b + (b * length) / avg);
+}
+
+/**
+ * BM25's contribution from the document's lengthNorm: the same operations on the same doubles
+ * as bm25, hence the same bits (JavaScript rounds every operation to a double, no fused ones).
+ */
+export function bm25Normed(idf: number, tf: number, norm: number, k1: number): number {
+  return (idf * tf * (k1 + 1)) / (tf + norm);
+}
+
+/** Lengths past this are normalized as they come instead of from a table (a table of 8 bytes a length). */
+const NORM_TABLE_MAX = 1 << 16;
+
+/**
+ * lengthNorm of every length up to the segment's longest (at most NORM_TABLE_MAX): a posting
+ * then costs a load from a small, hot table instead of a division by the average length.
+ */
+export function lengthNormTable(lengths: Uint32Array | Uint16Array, k1: number, b: number, avg: number): Float64Array {
+  let longest = 0;
+  for (let d = 0; d < lengths.length; d++) if (lengths[d]! > longest) longest = lengths[d]!;
+  const table = new Float64Array(Math.min(longest, NORM_TABLE_MAX) + 1);
+  for (let len = 0; len < table.length; len++) table[len] = lengthNorm(len, k1, b, avg);
+  return table;
 }
 
 /** A list's block bounds for one query, indexed from the term's first block, and their largest. */
@@ -142,20 +170,30 @@ export class BlockCursor {
       this.doc = docs[0]!;
       return;
     }
-    for (let i = 0; i < count; i++) {
-      let v = bytes[p++]!;
-      if (v >= 0x80) {
-        v &= 0x7f;
-        let shift = 7;
-        let byte;
-        do {
-          byte = bytes[p++]!;
-          v += (byte & 0x7f) * 2 ** shift;
-          shift += 7;
-        } while (byte >= 0x80);
+    // A block of one byte a gap (its gaps end count bytes on: where the next block's start, or
+    // for the last, where the tfs start) needs no test for continuation bytes.
+    const gapsEnd = b + 1 < this.end ? im.gapsAt[b + 1]! : im.tfsAt[this.first]!;
+    if (gapsEnd - p === count) {
+      for (let i = 0; i < count; i++) {
+        doc += bytes[p + i]!;
+        docs[i] = doc;
       }
-      doc += v;
-      docs[i] = doc;
+    } else {
+      for (let i = 0; i < count; i++) {
+        let v = bytes[p++]!;
+        if (v >= 0x80) {
+          v &= 0x7f;
+          let shift = 7;
+          let byte;
+          do {
+            byte = bytes[p++]!;
+            v += (byte & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (byte >= 0x80);
+        }
+        doc += v;
+        docs[i] = doc;
+      }
     }
     this.pos = 0;
     this.tfsReady = false;
@@ -172,7 +210,14 @@ export class BlockCursor {
       const bytes = this.bytes;
       let p = this.im.tfsAt[this.block]!;
       const tfs = this.tfs;
-      for (let i = 0; i < this.count; i++) {
+      const count = this.count;
+      // One byte a tf (the usual block: tfs under 128), where the next block's tfs start count bytes on.
+      if (this.block + 1 < this.end && this.im.tfsAt[this.block + 1]! - p === count) {
+        for (let i = 0; i < count; i++) tfs[i] = bytes[p + i]!;
+        this.tfsReady = true;
+        return this.tfs[this.pos]!;
+      }
+      for (let i = 0; i < count; i++) {
         let v = bytes[p++]!;
         if (v >= 0x80) {
           v &= 0x7f;

@@ -19,7 +19,7 @@
  * matches, or failing a required or excluded phrase, scores -Infinity and is never kept.
  */
 import type { Impacts } from '../../merge/impacts.js';
-import { blockBounds, bm25, BlockCursor, END, type BlockBounds } from './cursor.js';
+import { blockBounds, bm25, bm25Normed, BlockCursor, END, lengthNorm, lengthNormTable, type BlockBounds } from './cursor.js';
 import type { QueryPlan } from './plan.js';
 import { TopK } from './top-k.js';
 
@@ -46,6 +46,10 @@ export interface SegmentInput {
   bounds?(termId: number, idf: number, weight: number, p: Bm25Params, compute: () => BlockBounds): BlockBounds;
   /** Where each of the plan's phrases occurs (1 a document, src/query/phrases.ts): with QueryPlan.phrases. */
   phrases?: readonly Uint8Array[];
+  /** lengthNormTable(lengths, k1, b, avg), or the same kept from an earlier query. Optional. */
+  norms?(k1: number, b: number, avg: number): Float64Array;
+  /** `lengths` in 2 bytes a document, when every length fits (half the memory the scoring loops read at random). Optional. */
+  shortLengths?(): Uint16Array | undefined;
 }
 
 export interface Bm25Params {
@@ -137,12 +141,29 @@ const SPAN = 1 << 14;
 /** Essential terms a span evaluates at most (a bit each in a document's mask); more take the document-at-a-time loop. */
 const MAX_SPAN_TERMS = 16;
 
-/** The span evaluation's arrays, made once: each document's mask of essential terms, their contributions, the documents touched. */
+/**
+ * The span evaluation's arrays, made once: each document's mask of essential terms, their tfs,
+ * and a bit a document touched (read in order, they give the documents in docID order without
+ * a sort).
+ */
 class SpanScratch {
   readonly mask = new Uint32Array(SPAN);
-  readonly contribution = new Float64Array(SPAN * MAX_SPAN_TERMS);
-  readonly touched = new Int32Array(SPAN);
+  readonly tf = new Uint32Array(SPAN * MAX_SPAN_TERMS);
+  readonly touched = new Int32Array(SPAN >>> 5);
+  /** Per essential term of the window: its idf, count in the query, window bound, index into plan.terms; a document's contributions. */
+  readonly idf = new Float64Array(MAX_SPAN_TERMS);
+  readonly weight = new Float64Array(MAX_SPAN_TERMS);
+  readonly wb = new Float64Array(MAX_SPAN_TERMS);
+  readonly t = new Int32Array(MAX_SPAN_TERMS);
+  readonly c = new Float64Array(MAX_SPAN_TERMS);
 }
+
+/**
+ * Relative margin of the single-term loop's test without a division (a contribution that
+ * certainly cannot lift its document past the threshold is not computed): far above the
+ * rounding of either side, so the test never drops a document the exact score would keep.
+ */
+const SKIP_SLACK = 1e-9;
 let spanScratch: SpanScratch | undefined;
 
 export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
@@ -182,7 +203,15 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       }
     }
     if (missingRequired || scored.length === 0) continue;
-    const { lengths, deleted, docBase } = seg;
+    const { deleted, docBase } = seg;
+    const lengths = seg.shortLengths?.() ?? seg.lengths;
+    const { k1, b, avg } = p;
+    const norms = seg.norms ? seg.norms(k1, b, avg) : lengthNormTable(lengths, k1, b, avg);
+    /** lengthNorm of document d (from the table, the same doubles). */
+    const normOf = (d: number): number => {
+      const len = lengths[d]!;
+      return len < norms.length ? norms[len]! : lengthNorm(len, k1, b, avg);
+    };
     const isExcluded = (d: number): boolean => {
       for (const x of excluded) {
         x.nextGEQ(d);
@@ -205,7 +234,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       return s;
     };
     const exact = (e: Scored, d: number): number => {
-      const c = bm25(p.idf[e.t]!, e.cursor.tf(), lengths[d]!, p.k1, p.b, p.avg);
+      const c = bm25Normed(p.idf[e.t]!, e.cursor.tf(), normOf(d), k1);
       contrib[e.t] = c;
       seen[e.t] = stamp;
       return e.weight * c;
@@ -214,15 +243,29 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     const required = scored.filter((e) => plan.terms[e.t]!.required);
     {
       const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
-      const docs = new Set<number>();
+      // The blocks' docIDs in one typed array, sorted as numbers; a docID in several is scored once.
+      const blocks: Uint32Array[] = [];
+      let count = 0;
       for (const e of from) {
         const probe = e.cursor.fork();
-        for (const b of probe.topBlocks(SEED_BLOCKS)) for (const d of probe.blockDocs(b)) docs.add(d);
+        for (const b of probe.topBlocks(SEED_BLOCKS)) {
+          const ds = probe.blockDocs(b);
+          blocks.push(ds);
+          count += ds.length;
+        }
       }
+      const docs = new Uint32Array(count);
+      count = 0;
+      for (const ds of blocks) {
+        docs.set(ds, count);
+        count += ds.length;
+      }
+      docs.sort();
       const probes = scored.map((e) => ({ ...e, cursor: e.cursor.fork() }));
       const probeExcluded = excluded.map((x) => x.fork());
-      for (const d of [...docs].sort((a, b) => a - b)) {
-        if (deleted?.[d]) continue;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if ((i > 0 && d === docs[i - 1]) || deleted?.[d]) continue;
         stamp++;
         let ok = true;
         for (const e of probes) {
@@ -311,9 +354,14 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           // straight from the cursor's decoded blocks, each document bounded by its exact
           // contribution before any other term is looked up. The same documents are scored as
           // by the loop below, with no per-document search for the smallest docID.
+          // A posting whose contribution is below `need` cannot lift its document past theta:
+          // tested as numerator < need × denominator, without the division (SKIP_SLACK).
           const e = order[m - 1]!;
           const c = e.cursor;
           const idf = p.idf[e.t]!;
+          const weight = e.weight;
+          const needFor = (theta: number) => (theta - nonEssential - SKIP_SLACK * (Math.abs(theta) + Math.abs(nonEssential))) / weight;
+          let need = needFor(theta);
           while (c.doc <= end && nonEssential + e.wb > theta) {
             const docs = c.blockDocIds();
             const tfs = c.blockTfs();
@@ -322,14 +370,19 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             for (; i < n; i++) {
               const d = docs[i]!;
               if (d > end || nonEssential + e.wb <= theta) break;
+              const tf = tfs[i]!;
+              const len = lengths[d]!;
+              const norm = len < norms.length ? norms[len]! : lengthNorm(len, k1, b, avg);
+              if (idf * tf * (k1 + 1) < need * (tf + norm)) continue;
               if (deleted?.[d] || (screened && rejects(d))) continue;
-              const ce = bm25(idf, tfs[i]!, lengths[d]!, p.k1, p.b, p.avg);
-              let bound = nonEssential + e.weight * ce;
+              const ce = bm25Normed(idf, tf, norm, k1);
+              const bound = nonEssential + weight * ce;
               if (bound <= theta) continue;
               stamp++;
               contrib[e.t] = ce;
               seen[e.t] = stamp;
               complete(d, bound);
+              need = needFor(theta);
             }
             if (i < n) {
               c.moveTo(i);
@@ -346,16 +399,25 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           // they brought visited in docID order as the loop below visits them: bounded by their
           // essential contributions (summed in the same order), looked up in the non-essential
           // terms, scored in the query's order.
+          // A document's length is read and normalized once, for all its terms; one whose terms'
+          // window bounds cannot pass theta is not scored.
           const s = (spanScratch ??= new SpanScratch());
           const essentials = m - firstEssential;
+          for (let k = 0; k < essentials; k++) {
+            const e = order[firstEssential + k]!;
+            s.idf[k] = p.idf[e.t]!;
+            s.weight[k] = e.weight;
+            s.wb[k] = e.wb;
+            s.t[k] = e.t;
+          }
+          const { mask, touched } = s;
+          const tfAt = s.tf;
           for (let from = start; from <= end; from += SPAN) {
             const to = Math.min(end, from + SPAN - 1);
-            let touched = 0;
             for (let k = 0; k < essentials; k++) {
-              const e = order[firstEssential + k]!;
-              const c = e.cursor;
-              const idf = p.idf[e.t]!;
+              const c = order[firstEssential + k]!.cursor;
               const base = k * SPAN;
+              const bit = 1 << k;
               c.nextGEQ(from);
               while (c.doc <= to) {
                 const docs = c.blockDocIds();
@@ -365,11 +427,10 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
                 for (; i < n; i++) {
                   const d = docs[i]!;
                   if (d > to) break;
-                  if (deleted?.[d]) continue;
                   const off = d - from;
-                  if (s.mask[off] === 0) s.touched[touched++] = off;
-                  s.mask[off] |= 1 << k;
-                  s.contribution[base + off] = bm25(idf, tfs[i]!, lengths[d]!, p.k1, p.b, p.avg);
+                  touched[off >>> 5] |= 1 << (off & 31);
+                  mask[off] |= bit;
+                  tfAt[base + off] = tfs[i]!;
                 }
                 if (i < n) {
                   c.moveTo(i);
@@ -378,24 +439,41 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
                 c.nextBlock();
               }
             }
-            const offsets = s.touched.subarray(0, touched).sort();
-            for (let x = 0; x < touched; x++) {
-              const off = offsets[x]!;
-              const bits = s.mask[off]!;
-              s.mask[off] = 0;
-              const d = from + off;
-              let bound = nonEssential;
-              for (let k = 0; k < essentials; k++) if (bits & (1 << k)) bound += order[firstEssential + k]!.weight * s.contribution[k * SPAN + off]!;
-              if (bound <= theta || (screened && rejects(d))) continue;
-              stamp++;
-              for (let k = 0; k < essentials; k++) {
-                if (bits & (1 << k)) {
-                  const t = order[firstEssential + k]!.t;
-                  contrib[t] = s.contribution[k * SPAN + off]!;
-                  seen[t] = stamp;
+            const words = ((to - from) >>> 5) + 1;
+            for (let w = 0; w < words; w++) {
+              let word = touched[w]!;
+              if (word === 0) continue;
+              touched[w] = 0;
+              do {
+                const low = word & -word;
+                word ^= low;
+                const off = (w << 5) + (31 - Math.clz32(low));
+                const bits = mask[off]!;
+                mask[off] = 0;
+                const d = from + off;
+                if (deleted?.[d]) continue;
+                let bound = nonEssential;
+                for (let k = 0; k < essentials; k++) if (bits & (1 << k)) bound += s.wb[k]!;
+                if (bound <= theta) continue;
+                const len = lengths[d]!;
+                const norm = len < norms.length ? norms[len]! : lengthNorm(len, k1, b, avg);
+                bound = nonEssential;
+                for (let k = 0; k < essentials; k++) {
+                  if (bits & (1 << k)) {
+                    const ce = (s.c[k] = bm25Normed(s.idf[k]!, tfAt[k * SPAN + off]!, norm, k1));
+                    bound += s.weight[k]! * ce;
+                  }
                 }
-              }
-              complete(d, bound);
+                if (bound <= theta || (screened && rejects(d))) continue;
+                stamp++;
+                for (let k = 0; k < essentials; k++) {
+                  if (bits & (1 << k)) {
+                    contrib[s.t[k]!] = s.c[k]!;
+                    seen[s.t[k]!] = stamp;
+                  }
+                }
+                complete(d, bound);
+              } while (word !== 0);
             }
           }
           continue;

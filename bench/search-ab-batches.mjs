@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * Several builds of gpuindex (dist/ folders, as for bench/search-ab.mjs) searching one index,
+ * alternated by batches of queries (the order rotating from batch to batch), for comparing more
+ * than two builds in one process:
+ *
+ *   node bench/search-ab-batches.mjs --index IDX --crawl DIR [--sampling tokens|types] [--passes 3] [--batch 25] DIST...
+ *
+ * The queries are bench/search.mjs's (seed 7), OR, top 10, after one warm-up pass of all of them
+ * for each build. Prints each build's CPU mean and p50 a query, and the median over batches of
+ * its batch's CPU time over the first build's.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { generator, makeQueries, pct, sampleTexts } from './search-queries.mjs';
+
+const argv = process.argv.slice(2);
+const opts = {};
+const dists = [];
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i].startsWith('--')) opts[argv[i].slice(2)] = argv[++i];
+  else dists.push(argv[i]);
+}
+if (!opts.index || !opts.crawl || dists.length === 0) {
+  process.stderr.write('usage: node bench/search-ab-batches.mjs --index IDX --crawl DIR [--sampling tokens|types] [--passes 3] [--batch 25] DIST...\n');
+  process.exit(1);
+}
+const passes = Number(opts.passes ?? 3);
+const batchSize = Number(opts.batch ?? 25);
+const builds = await Promise.all(dists.map(async (d) => ({ dist: d, reader: (await import(pathToFileURL(resolve(d, 'src/index.js')).href)).openIndex(opts.index) })));
+const queries = makeQueries(builds[0].reader, sampleTexts(opts.crawl), opts.sampling ?? 'tokens', 500, generator(7)).map((q) => q.join(' '));
+for (const b of builds) for (const q of queries) b.reader.search(q, { k: 10 });
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const total = builds.map(() => 0);
+const perQuery = builds.map(() => []);
+const ratios = builds.map(() => []);
+let round = 0;
+for (let p = 0; p < passes; p++) {
+  for (let s = 0; s < queries.length; s += batchSize) {
+    const batch = queries.slice(s, s + batchSize);
+    const spent = [];
+    for (let j = 0; j < builds.length; j++) {
+      const i = (j + round) % builds.length;
+      let sum = 0;
+      for (const q of batch) {
+        const c = cpuMs();
+        builds[i].reader.search(q, { k: 10 });
+        const ms = cpuMs() - c;
+        perQuery[i].push(ms);
+        sum += ms;
+      }
+      spent[i] = sum;
+    }
+    round++;
+    spent.forEach((ms, i) => {
+      total[i] += ms;
+      ratios[i].push(ms / spent[0]);
+    });
+  }
+}
+const n = passes * queries.length;
+for (const [i, b] of builds.entries()) {
+  process.stdout.write(`${b.dist}: CPU mean ${(total[i] / n).toFixed(3)} ms, p50 ${pct(perQuery[i], 0.5).toFixed(3)} ms, batch ratio to ${builds[0].dist} (median) ${pct(ratios[i], 0.5).toFixed(3)}\n`);
+}
+for (const b of builds) b.reader.close();

@@ -262,7 +262,9 @@ export class PositionsCursor {
   positionsOf(i: number): Uint32Array {
     if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
     while (this.posting < i) this.decode();
-    return this.out.subarray(0, this.decode());
+    // decode() may grow `out`: the view after it (one taken before cut a posting of more than 64 positions).
+    const n = this.decode();
+    return this.out.subarray(0, n);
   }
 
   /** Whether every byte of the term has been read. */

@@ -51,10 +51,10 @@ class PositionsAccumulator {
     const last = this.df - 1;
     const straddles = last >= 0 && this.docIds[last] === docId;
     if (!straddles) {
-      if (this.df + 1 >= this.starts.length) {
-        this.docIds = grownCopy(this.docIds, 2 * this.df + 2);
-        this.starts = grownCopy(this.starts, 2 * this.df + 4);
-      }
+      // Each column grown on its own: they are of different lengths (grown together, docIds fell
+      // one slot short past 2,050 postings and a document straddling runs there was split).
+      if (this.df === this.docIds.length) this.docIds = grownCopy(this.docIds, 2 * this.df);
+      if (this.df + 1 >= this.starts.length) this.starts = grownCopy(this.starts, 2 * this.df + 4);
       this.docIds[this.df++] = docId;
     }
     if (this.used + tf > this.positions.length) this.positions = grownCopy(this.positions, Math.max(2 * this.positions.length, this.used + tf));

@@ -72,6 +72,14 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
     );
   });
 
+  it('long lists (thousands of postings a term, past every growth of the merge\'s columns) and postings of more than 64 positions: the naive positions, and verify\'s checks', async () => {
+    const docs = Array.from({ length: 4500 }, (_, i) => ({ title: i % 5 ? '' : 'whale', text: `${i % 7 ? 'white' : 'sea'} whale ${'ship '.repeat(i % 3)}sea${i % 1000 === 0 ? ' whale'.repeat(100 + i / 100) : ''}` }));
+    const out = join(work, `long-${serial++}`);
+    await buildIndex({ input: docs.map((d, i) => ({ id: `d${i}`, ...d })), output: out, blockSize: 7000, titleWeight: 2, sorter: 'cpu', positions: true });
+    expect(sortedEntries(readPositions(out).positions)).toEqual(sortedEntries(naivePositions(tokenStreams(docs, {})).positions));
+    verifyIndex(out);
+  });
+
   it('workers with lexicons of their own at 2 workers (GPUINDEX_WORKER_LEXICONS=1): the same bytes', async () => {
     const docs = Array.from({ length: 60 }, (_, i) => ({ title: i % 3 ? `whale ${i % 5} ship` : '', text: Array.from({ length: 30 + (i % 11) }, (_, j) => VOCABULARY[(i * 7 + j * 3) % VOCABULARY.length]).join(' ') }));
     const dir = writeCrawl(docs, 4);

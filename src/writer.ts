@@ -14,7 +14,6 @@
  * over, and becomes the index's at the next commit, as a flushed segment does.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import { INDEX_DB, POSTINGS_FILE, type CollectionStats } from '../merge/index-store.js';
@@ -175,8 +174,6 @@ interface LiveSegment {
   unrefreshed: Set<number>;
   /** Its files are fsynced. */
   durable: boolean;
-  /** A flushed segment's fsyncs, started when it was flushed (on libuv's pool): a commit waits for them instead of fsyncing on the writer's thread. */
-  syncing?: Promise<void>;
   merging: boolean;
 }
 
@@ -552,11 +549,6 @@ export class IndexWriter {
     this.bufferDeleted.clear();
     // Deleted before they were ever searchable: readers must never see them.
     if (segment.deleted.size > 0) this.writeDeleteSet(segment);
-    // Durable by the next commit: fsynced now, off this thread, so that the commit does not block it.
-    segment.syncing = syncSegment(dir).then(
-      () => void (segment.durable = true),
-      () => {}, // the commit fsyncs it then
-    );
     this.bytesWritten.flushes += segmentBytes(dir);
     this.segments.push(segment);
     this.refreshes++;
@@ -684,7 +676,6 @@ export class IndexWriter {
     // A failed merge is tried again at a commit (disk space may have come back).
     if (!this.closing) this.mergesHeld = false;
     await this.refreshNow();
-    await Promise.all(this.segments.map((s) => (s.durable ? undefined : s.syncing)));
     const entries = this.segments.map((s) => s.entry);
     const before = this.committed.segments;
     const same = entries.length === before.length && entries.every((e, i) => e.name === before[i]!.name && e.deletes === before[i]!.deletes);
@@ -887,27 +878,6 @@ function checkDocuments(list: readonly InputDocument[], taken: (id: string) => b
     if (seen.has(d.id)) throw new UserError(`document id ${JSON.stringify(d.id)} is given twice`);
     if (taken(d.id)) throw new UserError(`add: a document with id ${JSON.stringify(d.id)} is in the index already (replace() replaces it)`);
     seen.add(d.id);
-  }
-}
-
-/** Fsyncs every file of a segment folder, then the folder, on libuv's pool. */
-async function syncSegment(dir: string): Promise<void> {
-  const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile());
-  await Promise.all(
-    files.map(async (f) => {
-      const handle = await open(join(dir, f.name), 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }),
-  );
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

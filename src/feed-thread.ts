@@ -16,7 +16,7 @@ export type FeedMessage =
   | { type: 'docs'; name: string; start?: { output: string; options: Partial<BuildOptions>; blockSize?: number }; record?: Uint8Array; docs?: InputDocument[] }
   | { type: 'end'; name: string };
 
-export type FeedReply = { ok: true; documents: number; fed: number } | { ok: false; message: string; userError: boolean } | { warning: string };
+export type FeedReply = { ok: true; documents: number } | { ok: false; message: string; userError: boolean } | { warning: string };
 
 /** One segment fed to the thread: what the writer's flush ends. */
 export class ThreadFeed {

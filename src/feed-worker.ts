@@ -36,7 +36,7 @@ parentPort!.on('message', (m: FeedMessage) => {
     return;
   }
   void ending.end().then(
-    (summary) => parentPort!.postMessage({ ok: true, documents: summary.documents, fed: ending.fed } satisfies FeedReply),
+    (summary) => parentPort!.postMessage({ ok: true, documents: summary.documents } satisfies FeedReply),
     (err: Error) => parentPort!.postMessage({ ok: false, message: err.message, userError: err instanceof UserError } satisfies FeedReply),
   );
 });

@@ -8,8 +8,6 @@ import type { BuildSummary } from './build/summary.js';
 import type { InputDocument } from './shared/options.js';
 
 export class SegmentFeed {
-  /** Documents fed, in order (the writer's ordinals of the segment's docIDs). */
-  fed = 0;
   private queue: InputDocument[] = [];
   private ended = false;
   private wake?: () => void;
@@ -25,7 +23,6 @@ export class SegmentFeed {
   push(docs: readonly InputDocument[]): void {
     if (this.ended) throw new Error('segment feed: push after end');
     for (const d of docs) this.queue.push(d);
-    this.fed += docs.length;
     this.wake?.();
   }
 

@@ -218,7 +218,6 @@ export class IndexWriter {
   private sorterChoice?: Promise<SorterChoice>;
   /** The automatic refresh, set when an operation leaves something unrefreshed. */
   private refreshTimer?: NodeJS.Timeout;
-  /** How long the last refresh took: the next automatic one starts that much early. */
   /** The last refreshes' durations (ms), newest last: the timer leaves room for the slowest of them. */
   private readonly recentRefreshMs: number[] = [];
   private closed = false;
@@ -427,7 +426,7 @@ export class IndexWriter {
   private feedNext(): ThreadFeed {
     if (this.feed) return this.feed.feed;
     const name = segmentName(this.nextSegment++);
-    const feed = this.feedThread.feed(name, { output: join(this.path, name), options: { ...this.analysis(), sorter: this.sorter ?? 'cpu', memory: this.memory.flushBuild }, blockSize: this.feedBlockSize });
+    const feed = this.feedThread.feed(name, { output: join(this.path, name), options: this.flushOptions(this.sorter ?? 'cpu'), blockSize: this.feedBlockSize });
     if (this.bufferOrdinals.length > 0) feed.push(this.bufferedDocuments());
     this.feed = { feed, name };
     return feed;
@@ -438,17 +437,14 @@ export class IndexWriter {
     return this.bufferedOps.flatMap((o) => (Array.isArray(o) ? o : ((decodeOperation(o) as { docs: InputDocument[] }).docs)));
   }
 
-  /** A flush's build: the index's analysis, the flush sorter, into the segment folder `name`. */
+  /** What every flush's build is given, on the feed thread or here: the index's analysis, the sorter, the flushes' memory. */
+  private flushOptions(sorter: SorterChoice): Partial<BuildOptions> {
+    return { ...this.analysis(), sorter, memory: this.memory.flushBuild };
+  }
+
+  /** A flush's build of the buffer on this thread (the feed thread failed), into the segment folder `name`. */
   private async buildSegment(input: InputDocument[], name: string, blockSize: number | undefined) {
-    return buildIndex({
-      ...this.analysis(),
-      input,
-      output: join(this.path, name),
-      sorter: await this.flushSorter(),
-      memory: this.memory.flushBuild,
-      blockSize,
-      onWarning: this.options.onWarning,
-    });
+    return buildIndex({ ...this.flushOptions(await this.flushSorter()), input, output: join(this.path, name), blockSize, onWarning: this.options.onWarning });
   }
 
   /**
@@ -518,7 +514,7 @@ export class IndexWriter {
         built = true;
       } catch (err) {
         rmSync(dir, { recursive: true, force: true });
-        if (err instanceof UserError && err.message.includes('--block-size')) this.feedBlockSize = undefined;
+        if (refusedBlockSize(err)) this.feedBlockSize = undefined;
         else this.warn(`flush: building from the buffer again after: ${(err as Error).message}`);
       }
     } else if (fed) {
@@ -532,7 +528,7 @@ export class IndexWriter {
       try {
         await this.buildSegment(docs, name, this.feedBlockSize === undefined ? undefined : blockFor(this.bufferedBytes)).catch((err) => {
           // The block the writer chose may be refused by the build's plan: its own choice then.
-          if (!(err instanceof UserError && err.message.includes('--block-size'))) throw err;
+          if (!refusedBlockSize(err)) throw err;
           rmSync(dir, { recursive: true, force: true });
           this.feedBlockSize = undefined;
           return this.buildSegment(docs, name, undefined);
@@ -842,6 +838,11 @@ export class IndexWriter {
   private checkOpen(): void {
     if (this.closed) throw new UserError('the writer is closed');
   }
+}
+
+/** The build's plan refused the block size it was given. */
+function refusedBlockSize(err: unknown): boolean {
+  return err instanceof UserError && err.message.includes('--block-size');
 }
 
 /** The pairs of a block that holds `bytes` of documents. */

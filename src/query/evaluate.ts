@@ -241,7 +241,13 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     };
     const total = scored.reduce((a, e) => a + e.bound, 0);
     const required = scored.filter((e) => plan.terms[e.t]!.required);
-    {
+    // A segment whose terms' bounds together cannot pass the threshold that earlier segments
+    // left holds no hit (its docIDs are higher, so a tie loses too): a live index's small
+    // segments mostly end here, undecoded.
+    if (total <= Math.max(heap.threshold, floor)) continue;
+    // Seeds only while the heap is not full: after the first segments the threshold is
+    // already about the final one, and seeding each small segment scored its best blocks twice.
+    if (heap.size < k) {
       const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
       // The blocks' docIDs in one typed array, sorted as numbers; a docID in several is scored once.
       const blocks: Uint32Array[] = [];

@@ -134,6 +134,7 @@ const systems = {
     let checks = 0;
     let nextCheck = performance.now() + 20_000;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     for (const b of batches()) {
       // An offered load: the batch waits until the stream's schedule reaches it.
       const due = t0 + (n / rate) * 1000;
@@ -157,6 +158,7 @@ const systems = {
       }
     }
     const addSeconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     clearInterval(committer);
     await committing;
     // The last batches' visibility: the refresh timer still runs.
@@ -198,6 +200,8 @@ const systems = {
       documents: n,
       indexedDocuments: documents,
       addSeconds: round(addSeconds),
+      // The process's CPU (every thread: the bench's JSON parsing, the writer, feed and merge threads) while adding.
+      addCpuSeconds: round((cpu.user + cpu.system) / 1e6),
       closeSeconds: round(closeSeconds),
       docsPerSecond: Math.round(n / addSeconds),
       visibilityP50Ms: Math.round(quantile(visible, 0.5)),

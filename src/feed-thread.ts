@@ -16,7 +16,7 @@ export type FeedMessage =
   | { type: 'docs'; name: string; start?: { output: string; options: Partial<BuildOptions>; blockSize?: number }; record?: Uint8Array; docs?: InputDocument[] }
   | { type: 'end'; name: string };
 
-export type FeedReply = { ok: true; documents: number } | { ok: false; message: string; userError: boolean } | { warning: string };
+export type FeedReply = { name: string; ok: true; documents: number } | { name: string; ok: false; message: string; userError: boolean } | { warning: string };
 
 /** One segment fed to the thread: what the writer's flush ends. */
 export class ThreadFeed {
@@ -41,7 +41,8 @@ export class ThreadFeed {
 
 export class FeedThread {
   private worker?: Worker;
-  private pending?: { resolve: (documents: number) => void; reject: (err: Error) => void };
+  /** Segments whose end() waits for the thread's reply, by name (an abandoned feed may still be ending beside the next). */
+  private readonly pending = new Map<string, { resolve: (documents: number) => void; reject: (err: Error) => void }>();
 
   constructor(private readonly onWarning: (message: string) => void) {}
 
@@ -49,17 +50,22 @@ export class FeedThread {
     return new ThreadFeed(this, name, start);
   }
 
+  /** A segment is being ended on this thread. */
+  get ending(): boolean {
+    return this.pending.size > 0;
+  }
+
   post(message: FeedMessage): void {
     (this.worker ??= this.startWorker()).postMessage(message);
   }
 
   end(name: string): Promise<number> {
-    if (this.pending) return Promise.reject(new Error('writer: a feed is being ended already'));
+    if (this.pending.has(name)) return Promise.reject(new Error(`writer: segment ${name} is being ended already`));
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error('writer: the feed thread stopped'));
     worker.ref();
     return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
+      this.pending.set(name, { resolve, reject });
       worker.postMessage({ type: 'end', name } satisfies FeedMessage);
     });
   }
@@ -69,23 +75,23 @@ export class FeedThread {
     worker.unref();
     worker.on('message', (reply: FeedReply) => {
       if ('warning' in reply) return this.onWarning(reply.warning);
-      const pending = this.settle();
+      const pending = this.settle(reply.name);
       if (reply.ok) pending?.resolve(reply.documents);
       else pending?.reject(reply.userError ? new UserError(reply.message) : new Error(reply.message));
     });
     const fail = (err: Error) => {
       if (this.worker === worker) this.worker = undefined;
-      this.settle()?.reject(err);
+      for (const name of [...this.pending.keys()]) this.settle(name)?.reject(err);
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`feed thread exited with code ${code}`)));
     return worker;
   }
 
-  private settle() {
-    const pending = this.pending;
-    this.pending = undefined;
-    this.worker?.unref();
+  private settle(name: string) {
+    const pending = this.pending.get(name);
+    this.pending.delete(name);
+    if (this.pending.size === 0) this.worker?.unref();
     return pending;
   }
 

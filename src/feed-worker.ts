@@ -32,11 +32,11 @@ parentPort!.on('message', (m: FeedMessage) => {
   const ending = current?.name === m.name ? current.feed : undefined;
   current = undefined;
   if (!ending) {
-    parentPort!.postMessage({ ok: false, message: `no segment ${m.name} is being fed`, userError: false } satisfies FeedReply);
+    parentPort!.postMessage({ name: m.name, ok: false, message: `no segment ${m.name} is being fed`, userError: false } satisfies FeedReply);
     return;
   }
   void ending.end().then(
-    (summary) => parentPort!.postMessage({ ok: true, documents: summary.documents } satisfies FeedReply),
-    (err: Error) => parentPort!.postMessage({ ok: false, message: err.message, userError: err instanceof UserError } satisfies FeedReply),
+    (summary) => parentPort!.postMessage({ name: m.name, ok: true, documents: summary.documents } satisfies FeedReply),
+    (err: Error) => parentPort!.postMessage({ name: m.name, ok: false, message: err.message, userError: err instanceof UserError } satisfies FeedReply),
   );
 });

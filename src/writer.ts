@@ -16,6 +16,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { INDEX_DB, POSTINGS_FILE, type CollectionStats } from '../merge/index-store.js';
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { POSITIONS_FILE } from '../merge/positions-file.js';
@@ -45,7 +46,8 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
   positions?: boolean;
   /**
    * What the writer may add to the process's memory (RSS), e.g. '512MiB' or bytes; default
-   * '1GiB', at least 128 MiB. Split by writerMemory(): each flush's build half, the merges a
+   * '1GiB', at least 256 MiB. Split by writerMemory(): the flushes' builds half (two may run at
+   * once, a quarter each: one finishing its segment while the next is fed), the merges a
    * quarter (shared by the concurrent ones: the inputs' postings a merge reads whole), the buffer
    * a sixteenth (flushBytes, at most 16 MiB), the rest for the documents' ids and the merges'
    * term dictionaries.
@@ -65,6 +67,14 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
    * change. false: only `optimizeIndex` merges. Default DEFAULT_MERGE_POLICY.
    */
   mergePolicy?: Partial<MergePolicy> | false;
+  /**
+   * A flush by the refresh timer or by bytes completes in the background: the writer takes the
+   * next operations (their documents inverted on a second feed thread) while the flushed
+   * segment's last sort and files are written. Default: on machines of 4 cores or more. Without
+   * it, operations wait for the flush: on 2 cores the threads share the same cores anyway, and
+   * the wait keeps the time from an acknowledged add to its visibility lower.
+   */
+  backgroundFlushes?: boolean;
   /** Merges running at once, each on its own worker thread. Default 2. */
   maxConcurrentMerges?: number;
   /**
@@ -82,12 +92,12 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
 export const DEFAULT_FLUSH_BYTES = 16 << 20;
 export const DEFAULT_WRITER_MEMORY = 2 ** 30;
 
-export const MIN_WRITER_MEMORY = 128 << 20;
+export const MIN_WRITER_MEMORY = 256 << 20;
 
 /** How a writer divides its `memory` (bytes): see WriterOptions.memory. */
 export function writerMemory(memory: number, concurrentMerges: number): { flushBytes: number; flushBuild: number; mergeInputs: number } {
-  if (memory < MIN_WRITER_MEMORY) throw new UserError(`writer memory ${Math.floor(memory / 2 ** 20)} MiB is too small: a writer needs at least ${MIN_WRITER_MEMORY / 2 ** 20} MiB (half of it for each flush's build)`);
-  return { flushBytes: Math.min(DEFAULT_FLUSH_BYTES, Math.floor(memory / 16)), flushBuild: Math.floor(memory / 2), mergeInputs: Math.floor(memory / 4 / Math.max(1, concurrentMerges)) };
+  if (memory < MIN_WRITER_MEMORY) throw new UserError(`writer memory ${Math.floor(memory / 2 ** 20)} MiB is too small: a writer needs at least ${MIN_WRITER_MEMORY / 2 ** 20} MiB (a quarter of it for each flush's build)`);
+  return { flushBytes: Math.min(DEFAULT_FLUSH_BYTES, Math.floor(memory / 16)), flushBuild: Math.floor(memory / 4), mergeInputs: Math.floor(memory / 4 / Math.max(1, concurrentMerges)) };
 }
 
 /** How many refreshes' durations the refresh timer looks back on. */
@@ -169,12 +179,27 @@ interface LiveSegment {
   entry: SegmentEntry;
   /** Ordinal of each docID. */
   ordinals: Uint32Array;
-  /** DocIDs deleted now, and those of them no deletes file holds yet (visible at the next refresh). */
+  /**
+   * DocIDs deleted now, and those of them no deletes file holds yet (visible at the next refresh),
+   * each with its operation's sequence number: a refresh makes visible the deletes up to the
+   * operation it covers, not those logged while its flush completed.
+   */
   deleted: Set<number>;
-  unrefreshed: Set<number>;
+  unrefreshed: Map<number, number>;
   /** Its files are fsynced. */
   durable: boolean;
   merging: boolean;
+}
+
+/** A flush handed the buffer and completing in the background (IndexWriter.startRefresh). */
+interface PendingFlush {
+  name: string;
+  ordinals: number[];
+  ops: (Buffer | InputDocument[])[];
+  bytes: number;
+  /** The last operation it covers: searchable once it completes. */
+  seq: number;
+  done: Promise<Error | undefined>;
 }
 
 interface RunningMerge {
@@ -197,11 +222,20 @@ export class IndexWriter {
    */
   private bufferOrdinals: number[] = [];
   private bufferedOps: (Buffer | InputDocument[])[] = [];
-  private readonly bufferDeleted = new Set<number>();
+  /** Ordinals of documents deleted while buffered or being flushed, with the deleting operation's sequence number (0: never acknowledged). */
+  private readonly bufferDeleted = new Map<number, number>();
   private bufferedBytes = 0;
-  /** The next segment, built on the feed thread from the buffer's documents as they are logged. */
+  /** The next segment, built on a feed thread from the buffer's documents as they are logged. */
   private feed?: { feed: ThreadFeed; name: string };
-  private readonly feedThread: FeedThread;
+  /**
+   * Two feed threads: while one ends a flushed segment (its last sort and its files), the next
+   * segment's documents are inverted on the other, and the writer takes operations meanwhile.
+   */
+  private readonly feedThreads: FeedThread[];
+  /** The flush completing in the background (at most one: the next waits for it). */
+  private pending?: PendingFlush;
+  /** WriterOptions.backgroundFlushes. */
+  private readonly backgroundFlushes: boolean;
   /** The flushes' sorter, once flushSorter() chose it. */
   private sorter?: SorterChoice;
   /** The block size feeds are built with; undefined once the build's plan refused it (its own choice then). */
@@ -240,7 +274,11 @@ export class IndexWriter {
   searchableSequence = 0;
   /** Bytes of segment files written by flushes and merges: with the index's size, the write amplification. */
   bytesWritten = { flushes: 0, merges: 0 };
-  /** Milliseconds spent logging (write + fsync), flushing, waiting on merges (back-pressure), and merging (summed over merge threads). */
+  /**
+   * Milliseconds operations spent logging (write + fsync), waiting for a flush to complete (the
+   * one before the next, or all of them at refresh() and commit()), waiting on merges
+   * (back-pressure), and merging (summed over merge threads).
+   */
   timings = { logMs: 0, flushMs: 0, backPressureMs: 0, mergeMs: 0 };
 
   constructor(
@@ -254,6 +292,7 @@ export class IndexWriter {
     this.seq = manifest.walSeq ?? 0;
     this.maxConcurrentMerges = Math.max(1, options.maxConcurrentMerges ?? 2);
     this.maxSegments = options.maxSegments ?? 40;
+    this.backgroundFlushes = options.backgroundFlushes ?? availableParallelism() >= 4;
     this.memory = writerMemory(options.memory === undefined ? DEFAULT_WRITER_MEMORY : parseMemory(options.memory), this.maxConcurrentMerges);
     this.flushBytes = options.flushBytes ?? this.memory.flushBytes;
     // A block of about a full buffer's pairs (a token and its separator take 5 bytes or more), not
@@ -274,7 +313,7 @@ export class IndexWriter {
       this.seq = op.seq;
     }
     this.wal = new WriteAheadLog(path, options.fsyncGroupMs ?? 0);
-    this.feedThread = new FeedThread((message) => this.warn(message));
+    this.feedThreads = [0, 1].map(() => new FeedThread((message) => this.warn(message)));
     this.startMerges();
   }
 
@@ -318,7 +357,7 @@ export class IndexWriter {
         if (gone?.[local]) deleted.add(local);
         else this.live.set(id, ordinals[local]!);
       }
-      return { entry: { ...segmentEntry(s.name, r.stats), ...(s.deletes ? { deletes: s.deletes, deleted: deleted.size } : {}) }, ordinals, deleted, unrefreshed: new Set(), durable: true, merging: false };
+      return { entry: { ...segmentEntry(s.name, r.stats), ...(s.deletes ? { deletes: s.deletes, deleted: deleted.size } : {}) }, ordinals, deleted, unrefreshed: new Map(), durable: true, merging: false };
     } finally {
       r.close();
     }
@@ -357,22 +396,22 @@ export class IndexWriter {
     // A full buffer is a refresh: its flush makes the documents searchable, so the deletes before
     // them become so too. The operation is acknowledged whatever the flush does: a failed one
     // keeps the buffer for the next.
-    if (this.bufferedBytes >= this.flushBytes) await this.refreshNow().catch((err) => this.warn(`flush failed: ${(err as Error).message}`));
+    if (this.bufferedBytes >= this.flushBytes) await this.autoRefresh();
     return n;
   }
 
   /** Applies a logged operation to the buffer and the delete sets. */
   private apply(op: LoggedOperation, record?: Buffer): number {
     this.scheduleRefresh();
-    if (op.op === 'delete') return this.remove(op.ids);
-    if (op.op === 'replace') this.remove((op.docs as InputDocument[]).map((d) => d.id));
+    if (op.op === 'delete') return this.remove(op.ids, op.seq);
+    if (op.op === 'replace') this.remove((op.docs as InputDocument[]).map((d) => d.id), op.seq);
     for (const d of op.docs as InputDocument[]) this.take(d);
     this.bufferedOps.push(record ?? (op.docs as InputDocument[]));
     return op.docs.length;
   }
 
-  /** Deletes documents by id, buffered or flushed; returns how many there were. */
-  private remove(ids: readonly string[]): number {
+  /** Deletes documents by id (operation `seq`), buffered, being flushed or flushed; returns how many there were. */
+  private remove(ids: readonly string[], seq: number): number {
     let n = 0;
     for (const id of ids) {
       const ordinal = this.live.get(id);
@@ -382,13 +421,13 @@ export class IndexWriter {
       const at = this.find(ordinal);
       if (at) {
         at.segment.deleted.add(at.local);
-        at.segment.unrefreshed.add(at.local);
-      } else this.bufferDeleted.add(ordinal);
+        at.segment.unrefreshed.set(at.local, seq);
+      } else this.bufferDeleted.set(ordinal, seq);
     }
     return n;
   }
 
-  /** The segment and docID of a flushed document's ordinal; undefined for a buffered one. */
+  /** The segment and docID of a flushed document's ordinal; undefined for a buffered one or one being flushed. */
   private find(ordinal: number): { segment: LiveSegment; local: number } | undefined {
     for (let i = this.segments.length - 1; i >= 0; i--) {
       const s = this.segments[i]!;
@@ -418,7 +457,7 @@ export class IndexWriter {
   private takeDead(d: InputDocument): void {
     const ordinal = this.nextOrdinal++;
     this.bufferOrdinals.push(ordinal);
-    this.bufferDeleted.add(ordinal);
+    this.bufferDeleted.set(ordinal, 0);
     this.bufferedBytes += docBytes(d);
   }
 
@@ -426,7 +465,9 @@ export class IndexWriter {
   private feedNext(): ThreadFeed {
     if (this.feed) return this.feed.feed;
     const name = segmentName(this.nextSegment++);
-    const feed = this.feedThread.feed(name, { output: join(this.path, name), options: this.flushOptions(this.sorter ?? 'cpu'), blockSize: this.feedBlockSize });
+    // The thread not ending a segment (the flush in progress), if there is one.
+    const thread = this.feedThreads.find((t) => !t.ending) ?? this.feedThreads[0]!;
+    const feed = thread.feed(name, { output: join(this.path, name), options: this.flushOptions(this.sorter ?? 'cpu'), blockSize: this.feedBlockSize });
     if (this.bufferOrdinals.length > 0) feed.push(this.bufferedDocuments());
     this.feed = { feed, name };
     return feed;
@@ -434,7 +475,7 @@ export class IndexWriter {
 
   /** The buffered documents, in order. */
   private bufferedDocuments(): InputDocument[] {
-    return this.bufferedOps.flatMap((o) => (Array.isArray(o) ? o : ((decodeOperation(o) as { docs: InputDocument[] }).docs)));
+    return documentsOf(this.bufferedOps);
   }
 
   /** What every flush's build is given, on the feed thread or here: the index's analysis, the sorter, the flushes' memory. */
@@ -494,65 +535,139 @@ export class IndexWriter {
   }
 
   /**
-   * The buffered documents into a new segment (searchable at once; the index's at the next
-   * commit): the feed's build ends, or where there is no feed or it failed, a build of the buffer.
-   * Documents deleted while buffered are the segment's deleted documents from the start.
+   * Starts a refresh: waits for the flush in progress (one at a time), then hands the buffer to a
+   * flush that completes in the background, and resolves with its completion, `done` (an error,
+   * or undefined once the documents and the deletes logged before it are searchable; wrapped, or
+   * the async function's promise would wait for it). Nothing
+   * buffered: the deletes are made visible at once. `background`: a failure is a warning (the
+   * buffer keeps its documents for the next flush).
    */
-  private async flush(): Promise<void> {
-    if (this.bufferOrdinals.length === 0) return;
+  private async startRefresh(background: boolean): Promise<{ done: Promise<Error | undefined> }> {
+    await this.settle();
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = undefined;
     const t0 = performance.now();
-    const ordinals = this.bufferOrdinals;
+    const seq = this.seq;
+    if (this.bufferOrdinals.length === 0) {
+      this.refreshed(seq, t0);
+      return { done: Promise.resolve(undefined) };
+    }
+    const flush: PendingFlush = { name: '', ordinals: this.bufferOrdinals, ops: this.bufferedOps, bytes: this.bufferedBytes, seq, done: Promise.resolve(undefined) };
     const fed = this.feed;
     this.feed = undefined;
-    const name = fed?.name ?? segmentName(this.nextSegment++);
+    flush.name = fed?.name ?? segmentName(this.nextSegment++);
+    this.bufferOrdinals = [];
+    this.bufferedOps = [];
+    this.bufferedBytes = 0;
+    flush.done = this.completeFlush(flush, fed?.feed, t0).finally(() => {
+      if (this.pending === flush) this.pending = undefined;
+    });
+    this.pending = flush;
+    if (background) void flush.done.then((err) => err && this.warn(`flush failed: ${err.message}`));
+    return { done: flush.done };
+  }
+
+  /** A refresh by the timer or by bytes: a failure is a warning; the operations after it wait for its flush unless backgroundFlushes. */
+  private async autoRefresh(): Promise<void> {
+    const { done } = await this.startRefresh(true);
+    if (this.backgroundFlushes) return;
+    const t0 = performance.now();
+    await done;
+    this.timings.flushMs += performance.now() - t0;
+  }
+
+  /** Waits until no flush is in progress. */
+  private async settle(): Promise<void> {
+    if (!this.pending) return;
+    const t0 = performance.now();
+    while (this.pending) await this.pending.done;
+    this.timings.flushMs += performance.now() - t0;
+  }
+
+  /**
+   * A flush's segment: the feed's build ends, or where there is no feed or it failed, a build of
+   * its documents. Then it joins the segments, after those flushed before it, with the documents
+   * deleted meanwhile as its deleted documents from the start. A failure puts its documents back
+   * in front of the buffer.
+   */
+  private async completeFlush(flush: PendingFlush, feed: ThreadFeed | undefined, t0: number): Promise<Error | undefined> {
+    const { name, ordinals } = flush;
     const dir = join(this.path, name);
-    let built = false;
-    if (fed && fed.feed.fed === ordinals.length) {
-      try {
-        const documents = await fed.feed.end();
-        if (documents !== ordinals.length) throw new Error(`the feed built ${documents} documents of ${ordinals.length}`);
-        built = true;
-      } catch (err) {
+    try {
+      let built = false;
+      if (feed && feed.fed === ordinals.length) {
+        try {
+          const documents = await feed.end();
+          if (documents !== ordinals.length) throw new Error(`the feed built ${documents} documents of ${ordinals.length}`);
+          built = true;
+        } catch (err) {
+          rmSync(dir, { recursive: true, force: true });
+          if (refusedBlockSize(err)) this.feedBlockSize = undefined;
+          else this.warn(`flush: building from the buffer again after: ${(err as Error).message}`);
+        }
+      } else if (feed) {
+        // Cannot happen (every buffered document is fed in order); a build of the buffer is right anyway.
+        this.warn(`flush: building from the buffer again: ${feed.fed} documents fed of ${ordinals.length}`);
+        await feed.end().catch(() => {});
         rmSync(dir, { recursive: true, force: true });
-        if (refusedBlockSize(err)) this.feedBlockSize = undefined;
-        else this.warn(`flush: building from the buffer again after: ${(err as Error).message}`);
       }
-    } else if (fed) {
-      // Cannot happen (every buffered document is fed in order); a build of the buffer is right anyway.
-      this.warn(`flush: building from the buffer again: ${fed.feed.fed} documents fed of ${ordinals.length}`);
-      await fed.feed.end().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    }
-    if (!built) {
-      const docs = this.bufferedDocuments();
-      try {
-        await this.buildSegment(docs, name, this.feedBlockSize === undefined ? undefined : blockFor(this.bufferedBytes)).catch((err) => {
+      if (!built) {
+        const docs = documentsOf(flush.ops);
+        const blockSize = this.feedBlockSize === undefined ? undefined : blockFor(flush.bytes);
+        await this.buildSegment(docs, name, blockSize).catch((err) => {
           // The block the writer chose may be refused by the build's plan: its own choice then.
           if (!refusedBlockSize(err)) throw err;
           rmSync(dir, { recursive: true, force: true });
           this.feedBlockSize = undefined;
           return this.buildSegment(docs, name, undefined);
         });
-      } catch (err) {
-        rmSync(dir, { recursive: true, force: true });
-        throw err;
       }
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      this.bufferOrdinals = ordinals.concat(this.bufferOrdinals);
+      this.bufferedOps = flush.ops.concat(this.bufferedOps);
+      this.bufferedBytes += flush.bytes;
+      // The next segment's feed lacks these documents: the next flush feeds them all again.
+      this.abandonFeed();
+      return err as Error;
     }
     const segment = this.flushed(name, Uint32Array.from(ordinals));
     ordinals.forEach((ordinal, local) => {
-      if (this.bufferDeleted.has(ordinal)) segment.deleted.add(local);
+      const seq = this.bufferDeleted.get(ordinal);
+      if (seq === undefined) return;
+      this.bufferDeleted.delete(ordinal);
+      segment.deleted.add(local);
+      // Deleted after the flush started: visible at a later refresh, with what was added after it (a replace).
+      if (seq > flush.seq) segment.unrefreshed.set(local, seq);
     });
-    this.bufferDeleted.clear();
     // Deleted before they were ever searchable: readers must never see them.
-    if (segment.deleted.size > 0) this.writeDeleteSet(segment);
+    if (segment.deleted.size > segment.unrefreshed.size) this.writeDeleteSet(segment, flush.seq);
     this.bytesWritten.flushes += segmentBytes(dir);
     this.segments.push(segment);
     this.refreshes++;
-    this.bufferOrdinals = [];
-    this.bufferedOps = [];
-    this.bufferedBytes = 0;
-    this.timings.flushMs += performance.now() - t0;
+    this.refreshed(flush.seq, t0);
+    return undefined;
+  }
+
+  /** What a refresh covering operations up to `seq` does last: their deletes visible, the timer's figures, merges. */
+  private refreshed(seq: number, t0: number): void {
+    this.writeDeleteSets(seq);
+    this.searchableSequence = seq;
+    this.recentRefreshMs.push(performance.now() - t0);
+    if (this.recentRefreshMs.length > RECENT_REFRESHES) this.recentRefreshMs.shift();
     this.startMerges();
+  }
+
+  /** Drops the next segment's feed: its build ends unused and its folder goes. */
+  private abandonFeed(): void {
+    const fed = this.feed;
+    this.feed = undefined;
+    if (!fed) return;
+    const dir = join(this.path, fed.name);
+    void fed.feed
+      .end()
+      .catch(() => 0)
+      .then(() => rmSync(dir, { recursive: true, force: true }));
   }
 
   /** A segment just written, holding the documents of `ordinals` in order. */
@@ -561,7 +676,7 @@ export class IndexWriter {
     try {
       // Every buffered document is one docID of the segment, in order, or ordinals would lie.
       if (r.stats.documents !== ordinals.length) throw new Error(`writer: ${name} holds ${r.stats.documents} documents, ${ordinals.length} were flushed`);
-      return { entry: segmentEntry(name, r.stats), ordinals, deleted: new Set(), unrefreshed: new Set(), durable: false, merging: false };
+      return { entry: segmentEntry(name, r.stats), ordinals, deleted: new Set(), unrefreshed: new Map(), durable: false, merging: false };
     } finally {
       r.close();
     }
@@ -577,7 +692,7 @@ export class IndexWriter {
   addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'positions'> = {}): Promise<{ added: number; generation: number }> {
     this.checkOpen();
     return this.serial(async () => {
-      await this.flush();
+      await this.refreshNow();
       const name = segmentName(this.nextSegment++);
       const dir = join(this.path, name);
       let summary;
@@ -605,16 +720,25 @@ export class IndexWriter {
     return { ...tokenizer, titleWeight: tokenizer?.titleWeight ?? 1, ...(fields ? { fields } : {}), ...(this.positions ? { positions: true } : {}) };
   }
 
-  /** Writes each segment's delete set where it changed since the last refresh, as a new file of the segment. */
-  private writeDeleteSets(): void {
-    for (const s of this.segments) if (s.unrefreshed.size > 0) this.writeDeleteSet(s);
+  /** Writes each segment's delete set where deletes of operations up to `seq` arrived since the last refresh, as a new file of the segment. */
+  private writeDeleteSets(seq: number): void {
+    for (const s of this.segments) {
+      for (const at of s.unrefreshed.values()) {
+        if (at > seq) continue;
+        this.writeDeleteSet(s, seq);
+        break;
+      }
+    }
   }
 
-  private writeDeleteSet(s: LiveSegment): void {
+  /** The segment's deletes file: its deleted documents but those of operations after `seq`, which stay unrefreshed. */
+  private writeDeleteSet(s: LiveSegment, seq: number): void {
     const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
-    writeDeletes(join(this.path, s.entry.name), file, s.deleted);
-    s.entry = { ...s.entry, deletes: file, deleted: s.deleted.size };
-    s.unrefreshed.clear();
+    const later = [...s.unrefreshed].filter(([, at]) => at > seq);
+    const visible = later.length === 0 ? s.deleted : new Set([...s.deleted].filter((d) => !s.unrefreshed.has(d) || s.unrefreshed.get(d)! <= seq));
+    writeDeletes(join(this.path, s.entry.name), file, visible);
+    s.entry = { ...s.entry, deletes: file, deleted: visible.size };
+    s.unrefreshed = new Map(later);
     this.refreshes++;
   }
 
@@ -624,17 +748,13 @@ export class IndexWriter {
     return this.serial(() => this.refreshNow());
   }
 
+  /** A refresh, waited for: a failed flush is thrown (its documents stay buffered). */
   private async refreshNow(): Promise<void> {
+    const { done } = await this.startRefresh(false);
     const t0 = performance.now();
-    const seq = this.seq;
-    clearTimeout(this.refreshTimer);
-    this.refreshTimer = undefined;
-    await this.flush();
-    this.writeDeleteSets();
-    this.searchableSequence = seq;
-    this.recentRefreshMs.push(performance.now() - t0);
-    if (this.recentRefreshMs.length > RECENT_REFRESHES) this.recentRefreshMs.shift();
-    this.startMerges();
+    const err = await done;
+    this.timings.flushMs += performance.now() - t0;
+    if (err) throw err;
   }
 
   /**
@@ -649,7 +769,8 @@ export class IndexWriter {
     const delay = Math.max(0, this.refreshMs - Math.min(this.refreshMs / 2, 1.25 * slowest + 20));
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = undefined;
-      if (!this.closed) void this.refresh().catch((err) => this.warn(`refresh failed: ${(err as Error).message}`));
+      // In the background: operations queued meanwhile wait only for the previous flush.
+      if (!this.closed) void this.serial(() => this.autoRefresh()).catch((err) => this.warn(`refresh failed: ${(err as Error).message}`));
     }, delay);
     this.refreshTimer.unref();
   }
@@ -761,7 +882,7 @@ export class IndexWriter {
     if (stats) {
       const ordinals = new Uint32Array(stats.documents);
       const deleted = new Set<number>();
-      const unrefreshed = new Set<number>();
+      const unrefreshed = new Map<number, number>();
       let k = 0;
       for (const [i, s] of merge.inputs.entries()) {
         const dropped = merge.dropped[i]!;
@@ -769,7 +890,8 @@ export class IndexWriter {
           if (dropped.has(d)) continue;
           if (s.deleted.has(d)) {
             deleted.add(k);
-            if (s.unrefreshed.has(d)) unrefreshed.add(k);
+            const seq = s.unrefreshed.get(d);
+            if (seq !== undefined) unrefreshed.set(k, seq);
           }
           ordinals[k++] = s.ordinals[d]!;
         }
@@ -820,7 +942,7 @@ export class IndexWriter {
     clearTimeout(this.refreshTimer);
     try {
       await this.serial(async () => {
-        await this.flush();
+        await this.refreshNow();
         await this.waitForMerges();
         this.mergesHeld = this.closing = true;
         await this.commitNow();
@@ -830,7 +952,7 @@ export class IndexWriter {
       this.mergesHeld = true;
       await this.waitForMerges().catch(() => {});
       this.wal.close();
-      await this.feedThread.close();
+      await Promise.all(this.feedThreads.map((t) => t.close()));
       this.lock.release();
     }
   }
@@ -859,6 +981,11 @@ function runMergeThread(task: object): Promise<CollectionStats> {
     worker.once('error', reject);
     worker.once('exit', (code) => (code === 0 && result ? resolve(result) : reject(new Error(`segment merge thread exited with code ${code}`))));
   });
+}
+
+/** The documents of buffered operations (log records or document arrays), in order. */
+function documentsOf(ops: readonly (Buffer | InputDocument[])[]): InputDocument[] {
+  return ops.flatMap((o) => (Array.isArray(o) ? o : ((decodeOperation(o) as { docs: InputDocument[] }).docs)));
 }
 
 function segmentBytes(dir: string): number {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { optimizeIndex } from '../src/optimize.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
@@ -223,6 +223,62 @@ describe('background merges', () => {
       { numRuns: 20, seed: 31 },
     );
   });
+
+  it('with flushes completing in the background, reader() shows exactly the operations up to searchableSequence: a replace never half-done', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 20 }), fc.integer({ min: 1, max: 400 }), async (ops, flushBytes) => {
+        const dir = fresh('background');
+        const writer = await openWriter(dir, { ...analysis, refreshMs: 0, backgroundFlushes: true, flushBytes, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 } });
+        // The reference: the live documents after each operation, by its sequence number.
+        let live: { id: string; text: string }[] = [];
+        const states = new Map<number, { id: string; text: string }[]>([[0, []]]);
+        let next = 0;
+        const check = () => {
+          const r = writer.reader();
+          try {
+            const expected = states.get(writer.searchableSequence)!;
+            expect(idsOf(r)).toEqual(expected.map((d) => d.id));
+            for (const w of ['whale', 'sea']) {
+              expect(r.search(w, { k: 1000 }).map((h) => h.externalId).sort()).toEqual(expected.filter((d) => d.text.split(' ').includes(w)).map((d) => d.id).sort());
+            }
+          } finally {
+            r.close();
+          }
+        };
+        for (const o of ops) {
+          if (o.op === 'add') {
+            const docs = docsOf(o.docs, next);
+            next += docs.length;
+            await writer.add(docs);
+            live.push(...docs);
+          } else if (o.op === 'delete' && live.length > 0) {
+            const ids = o.picks.map((p) => live[p % live.length]!.id);
+            await writer.delete(ids);
+            live = live.filter((d) => !ids.includes(d.id));
+          } else if (o.op === 'replace' && live.length > 0) {
+            const id = live[o.pick % live.length]!.id;
+            const doc = { id, text: o.doc.map((w) => WORDS[w]).join(' ') };
+            await writer.replace([doc]);
+            live = [...live.filter((d) => d.id !== id), doc];
+          } else if (o.op === 'refresh' || o.op === 'commit') {
+            await (o.op === 'refresh' ? writer.refresh() : writer.commit());
+            expect(writer.searchableSequence).toBe(writer.sequence());
+          } else if (o.op === 'settle') {
+            // Another schedule: the flush in progress may complete meanwhile.
+            await writer.waitForMerges();
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          states.set(writer.sequence(), [...live]);
+          check();
+        }
+        await writer.refresh();
+        check();
+        await writer.close();
+        await expectSurvivors(dir, live);
+      }),
+      { numRuns: 25, seed: 32 },
+    );
+  });
 });
 
 /** A tmpfs of `bytes` at a new folder, or undefined where this process cannot mount one (not root). */
@@ -297,17 +353,19 @@ describe('a full disk during a merge', () => {
 
 describe('writer memory', () => {
   it('splits the budget, refuses one too small in one line, and flushes by bytes under a small one', async () => {
-    expect(writerMemory(2 ** 30, 2)).toEqual({ flushBytes: 16 << 20, flushBuild: 2 ** 29, mergeInputs: 2 ** 27 });
-    expect(writerMemory(128 << 20, 1)).toEqual({ flushBytes: 8 << 20, flushBuild: 64 << 20, mergeInputs: 32 << 20 });
-    await expect(openWriter(fresh('small'), { memory: '64MiB' })).rejects.toThrow('writer memory 64 MiB is too small: a writer needs at least 128 MiB (half of it for each flush\'s build)');
-    // 128 MiB buffers 8 MiB: 9 MiB of documents make a segment with no refresh.
+    expect(writerMemory(2 ** 30, 2)).toEqual({ flushBytes: 16 << 20, flushBuild: 2 ** 28, mergeInputs: 2 ** 27 });
+    expect(writerMemory(256 << 20, 1)).toEqual({ flushBytes: 16 << 20, flushBuild: 64 << 20, mergeInputs: 64 << 20 });
+    await expect(openWriter(fresh('small'), { memory: '128MiB' })).rejects.toThrow('writer memory 128 MiB is too small: a writer needs at least 256 MiB (a quarter of it for each flush\'s build)');
+    // 256 MiB buffers 16 MiB: 17 MiB of documents make a segment with no refresh.
     const dir = fresh('bytes');
-    const writer = await openWriter(dir, { ...analysis, memory: '128MiB', refreshMs: 0, mergePolicy: false });
+    const writer = await openWriter(dir, { ...analysis, memory: '256MiB', refreshMs: 0, mergePolicy: false });
     const big = 'whale '.repeat(64 << 10);
-    for (let i = 0; i < 24; i++) await writer.add([{ id: `b${i}`, text: big }]);
+    for (let i = 0; i < 46; i++) await writer.add([{ id: `b${i}`, text: big }]);
+    // That flush completes in the background; the adds after it are buffered.
+    await vi.waitFor(() => expect(writer.segmentList().length).toBe(1), { timeout: 60_000, interval: 10 });
     const segments = writer.segmentList();
-    expect(segments.length).toBe(1);
-    expect(segments[0]!.documents).toBe(22); // the add that crossed 8 MiB flushed it: 22 × 384 KiB
+    expect(segments[0]!.documents).toBe(43); // the add that crossed 16 MiB flushed it: 43 × 384 KiB
+    expect(writer.searchableSequence).toBe(43);
     await writer.close();
   });
 });

@@ -8,7 +8,8 @@
  *        [--dist dist] [--dists old=<dist>,new=dist --rounds 2] [--rate docs/s]
  *
  * --dist       the compiled gpuindex the systems import (default the repository's dist/).
- * --dists      A/B: the writer alone, once per named dist each round, the order alternated
+ * --dists      A/B: the writer alone, once per named dist each round, the order alternated;
+ *              --options-<name> '<JSON>' adds openWriter options to that one (e.g. flushBytes)
  *              round by round (a dist outside the repository finds no node_modules: copy it in).
  * --rate       the writer's batches at most this many documents a second (an offered load below
  *              what it sustains: visibility then measures the refresh path, not a backlog).
@@ -118,7 +119,7 @@ const systems = {
     const dir = join(work, 'writer');
     rmSync(dir, { recursive: true, force: true });
     const warnings = [];
-    const writer = await openWriter(dir, { refreshMs: 1000, memory, onWarning: (m) => warnings.push(m) });
+    const writer = await openWriter(dir, { refreshMs: 1000, memory, onWarning: (m) => warnings.push(m), ...JSON.parse(opt('writer-options', '{}')) });
     // Visibility: each batch's sequence number and when its add resolved, until a refresh covers it.
     const waiting = [];
     const visible = [];
@@ -346,7 +347,8 @@ if (dists) {
   const rounds = Number(opt('rounds', 2));
   for (let round = 0; round < rounds; round++) {
     for (const [label, path] of round % 2 ? [...named].reverse() : named) {
-      const out = runSystem('writer', ['--dist', resolve(path)]);
+      const options = opt(`options-${label}`);
+      const out = runSystem('writer', ['--dist', resolve(path), ...(options ? ['--writer-options', options] : [])]);
       results.ab[label].push(out);
       process.stderr.write(`writer ${label} round ${round + 1}: ${JSON.stringify(out)}\n`);
     }

@@ -83,9 +83,10 @@
 #                 same documents as one JSONL file, bench/small-files.mjs, ROUNDS (3) rounds alternating the
 #                 DISTs (default .cache/dist-base dist), default worker count. -> smallfiles.txt
 #   writer        the live index (bench/writer-backfill.mjs): a backfill of /tmp/crawl through the
-#                 writer (`addCrawl`, and `add` in batches of 10,000 with 256 MiB flushes) against one
-#                 build of it, gpu+, ROUNDS (2) alternated rounds; then flushes of FLUSH_SIZES documents
-#                 (default 1000,10000,100000,400000) with the GPU and the CPU sorter, 3 each, alternated.
+#                 writer (`addCrawl`, and `add` in batches of 10,000 with 256 MiB flushes, completing in
+#                 the background and waited for) against one build of it, gpu+, ROUNDS (2) alternated
+#                 rounds; then flushes of FLUSH_SIZES documents (default 1000,10000,100000,400000; none:
+#                 skipped) with the GPU and the CPU sorter, 3 each, alternated.
 #                 -> writer-backfill.jsonl, writer-flushes.jsonl
 #   vocab [sweep|growth]  (both when not named) the scaling and vocabulary targets:
 #                 sweep: `bench --workers W1,W2,...` of an 8 GB crawl with the fixed vocabulary
@@ -371,6 +372,7 @@ cmd_writer() {
   node bench/writer-backfill.mjs backfill $crawl --dist "$DIST" --rounds "${ROUNDS:-2}" "${big[@]}" --pipeline gpu+ > "$OUT/writer-backfill.jsonl" 2> "$details/writer-backfill.err"
   log "backfill rc=$?"
   tail -1 "$OUT/writer-backfill.jsonl" | tee -a "$OUT/log.txt"
+  [ "${FLUSH_SIZES:-}" = none ] && return
   log "writer flushes: GPU vs CPU sorter at ${FLUSH_SIZES:-1000,10000,100000,400000} documents"
   node bench/writer-backfill.mjs flushes $crawl --dist "$DIST" --sizes "${FLUSH_SIZES:-1000,10000,100000,400000}" --reps 3 --memory 8GiB > "$OUT/writer-flushes.jsonl" 2> "$details/writer-flushes.err"
   log "flushes rc=$?"

@@ -6,8 +6,9 @@
  *     A backfill of the crawl into an empty index through the writer, against one build of it,
  *     alternated: `buildIndex(crawl)`, then `openWriter` + `addCrawl(crawl)` + `close()` with the
  *     same build flags, then `add()` of its documents in batches of 10,000 (flushes of
- *     --flush-bytes, default 256 MiB, merges in the background; close() waits for them). One
- *     JSON line per run; the last line, the medians and the ratios to the build.
+ *     --flush-bytes, default 256 MiB, merges in the background; close() waits for them), with
+ *     flushes completing in the background (`add`) and waited for (`addForeground`). One JSON
+ *     line per run; the last line, the medians and the ratios to the build.
  *
  *   node bench/writer-backfill.mjs flushes <crawl> [--sizes 1000,10000,100000,400000] [--reps 3] [--sorters gpu,cpu]
  *     Flushes of growing size: that many of the crawl's documents added to an empty writer and
@@ -87,7 +88,7 @@ async function timed(fn) {
 if (mode === 'backfill') {
   const rounds = Number(flag('rounds', 2));
   const flushBytes = Number(flag('flush-bytes', 256 << 20));
-  const runs = { build: [], addCrawl: [], add: [] };
+  const runs = { build: [], addCrawl: [], add: [], addForeground: [] };
   for (let round = 1; round <= rounds; round++) {
     const out = join(work, 'index');
     rmSync(out, { recursive: true, force: true });
@@ -103,19 +104,21 @@ if (mode === 'backfill') {
     });
     log({ round, path: 'addCrawl', ...c });
     runs.addCrawl.push(c.ms);
-    rmSync(out, { recursive: true, force: true });
-    const a = await timed(async () => {
-      const w = await openWriter(out, { refreshMs: 0, flushBytes, fsyncGroupMs: 10, ...(build.memory ? { memory: build.memory } : {}), ...(build.sorter ? { sorter: build.sorter } : {}) });
-      let documents = 0;
-      for (const docs of batches(10_000)) documents += (await w.add(docs)).added;
-      await w.close();
-      return { documents, segments: w.segmentList().length, bytesWritten: w.bytesWritten, timings: w.timings };
-    });
-    log({ round, path: 'add', flushBytes, ...a });
-    runs.add.push(a.ms);
+    for (const [path, backgroundFlushes] of round % 2 ? [['add', true], ['addForeground', false]] : [['addForeground', false], ['add', true]]) {
+      rmSync(out, { recursive: true, force: true });
+      const a = await timed(async () => {
+        const w = await openWriter(out, { refreshMs: 0, flushBytes, fsyncGroupMs: 10, backgroundFlushes, ...(build.memory ? { memory: build.memory } : {}), ...(build.sorter ? { sorter: build.sorter } : {}) });
+        let documents = 0;
+        for (const docs of batches(10_000)) documents += (await w.add(docs)).added;
+        await w.close();
+        return { documents, segments: w.segmentList().length, bytesWritten: w.bytesWritten, timings: w.timings };
+      });
+      log({ round, path, flushBytes, ...a });
+      runs[path].push(a.ms);
+    }
   }
   const med = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)]));
-  log({ medians: med, addCrawlOverBuild: +(med.addCrawl / med.build).toFixed(3), addOverBuild: +(med.add / med.build).toFixed(3) });
+  log({ medians: med, addCrawlOverBuild: +(med.addCrawl / med.build).toFixed(3), addOverBuild: +(med.add / med.build).toFixed(3), addForegroundOverBuild: +(med.addForeground / med.build).toFixed(3) });
   rmSync(work, { recursive: true, force: true });
 } else {
   const sizes = flag('sizes', '1000,10000,100000,400000').split(',').map(Number);

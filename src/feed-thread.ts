@@ -16,7 +16,12 @@ export type FeedMessage =
   | { type: 'docs'; name: string; start?: { output: string; options: Partial<BuildOptions>; blockSize?: number }; record?: Uint8Array; docs?: InputDocument[] }
   | { type: 'end'; name: string };
 
-export type FeedReply = { name: string; ok: true; documents: number } | { name: string; ok: false; message: string; userError: boolean } | { warning: string };
+export type FeedReply =
+  | { name: string; ok: true; documents: number }
+  | { name: string; ok: false; message: string; userError: boolean }
+  | { warning: string }
+  /** The build took the last document of the oldest batch of segment `consumed` not reported yet. */
+  | { consumed: string };
 
 /** One segment fed to the thread: what the writer's flush ends. */
 export class ThreadFeed {
@@ -29,8 +34,13 @@ export class ThreadFeed {
 
   /** The documents of one logged operation; `record`, its log record (merge/wal-record.ts), is sent instead of the objects where given (bytes are copied faster). */
   push(docs: readonly InputDocument[], record?: Uint8Array): void {
-    this.thread.post({ type: 'docs', name: this.name, ...(this.fed === 0 ? { start: this.start } : {}), ...(record === undefined ? { docs: [...docs] } : { record }) });
+    this.thread.post({ type: 'docs', name: this.name, ...(this.fed === 0 ? { start: this.start } : {}), ...(record === undefined ? { docs: [...docs] } : { record }) }, record?.length ?? docs.reduce((a, d) => a + d.text.length + (d.title?.length ?? 0), 0));
     this.fed += docs.length;
+  }
+
+  /** The thread this segment is fed to. */
+  get feedThread(): FeedThread {
+    return this.thread;
   }
 
   /** The segment's build completes: the documents it holds. */
@@ -41,6 +51,11 @@ export class ThreadFeed {
 
 export class FeedThread {
   private worker?: Worker;
+  /** Batches posted and not yet taken by a build, oldest first: their segment and bytes. */
+  private readonly unconsumed: { name: string; bytes: number }[] = [];
+  /** Bytes of `unconsumed`: how far the thread's builds are behind what was posted. */
+  lagBytes = 0;
+  private lagWaiters: { limit: number; resolve: () => void }[] = [];
   /** Segments whose end() waits for the thread's reply, by name (an abandoned feed may still be ending beside the next). */
   private readonly pending = new Map<string, { resolve: (documents: number) => void; reject: (err: Error) => void }>();
 
@@ -55,8 +70,35 @@ export class FeedThread {
     return this.pending.size > 0;
   }
 
-  post(message: FeedMessage): void {
+  /** Posts a message; `bytes`: the documents' bytes of a batch, counted in lagBytes until the build takes it. */
+  post(message: FeedMessage, bytes = 0): void {
     (this.worker ??= this.startWorker()).postMessage(message);
+    if (message.type !== 'docs') return;
+    this.unconsumed.push({ name: message.name, bytes });
+    this.lagBytes += bytes;
+  }
+
+  /** Resolves once the thread's builds are at most `limit` bytes behind (at once if they are, or if the thread stopped). */
+  lagAtMost(limit: number): Promise<void> {
+    if (this.lagBytes <= limit) return Promise.resolve();
+    return new Promise((resolve) => this.lagWaiters.push({ limit, resolve }));
+  }
+
+  /** Forgets batches: the oldest one (a build took it), or every one of segment `name` (it ended), or all (the thread stopped). */
+  private consume(which: { oldest: string } | { segment: string } | 'all'): void {
+    if (which === 'all') {
+      this.unconsumed.length = 0;
+      this.lagBytes = 0;
+    } else if ('oldest' in which) {
+      const i = this.unconsumed.findIndex((b) => b.name === which.oldest);
+      if (i >= 0) this.lagBytes -= this.unconsumed.splice(i, 1)[0]!.bytes;
+    } else {
+      for (let i = this.unconsumed.length - 1; i >= 0; i--) if (this.unconsumed[i]!.name === which.segment) this.lagBytes -= this.unconsumed.splice(i, 1)[0]!.bytes;
+    }
+    if (this.lagWaiters.length === 0) return;
+    const still = this.lagWaiters.filter((w) => this.lagBytes > w.limit);
+    for (const w of this.lagWaiters) if (this.lagBytes <= w.limit) w.resolve();
+    this.lagWaiters = still;
   }
 
   end(name: string): Promise<number> {
@@ -75,12 +117,15 @@ export class FeedThread {
     worker.unref();
     worker.on('message', (reply: FeedReply) => {
       if ('warning' in reply) return this.onWarning(reply.warning);
+      if ('consumed' in reply) return this.consume({ oldest: reply.consumed });
+      this.consume({ segment: reply.name });
       const pending = this.settle(reply.name);
       if (reply.ok) pending?.resolve(reply.documents);
       else pending?.reject(reply.userError ? new UserError(reply.message) : new Error(reply.message));
     });
     const fail = (err: Error) => {
       if (this.worker === worker) this.worker = undefined;
+      this.consume('all');
       for (const name of [...this.pending.keys()]) this.settle(name)?.reject(err);
     };
     worker.on('error', fail);

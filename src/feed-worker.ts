@@ -18,11 +18,17 @@ parentPort!.on('message', (m: FeedMessage) => {
     if (current?.name !== m.name) {
       // A thread started again mid-segment has no start: that segment's end() fails, and the
       // writer builds it from its buffer.
-      if (!m.start) return;
+      if (!m.start) {
+        parentPort!.postMessage({ consumed: m.name } satisfies FeedReply);
+        return;
+      }
       const { output, options, blockSize } = m.start;
       current = {
         name: m.name,
-        feed: new SegmentFeed((input) => buildIndex({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) })),
+        feed: new SegmentFeed(
+          (input) => buildIndex({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) }),
+          () => parentPort!.postMessage({ consumed: m.name } satisfies FeedReply),
+        ),
       };
     }
     const docs = m.record === undefined ? m.docs! : ((decodeOperation(m.record) as { docs: InputDocument[] }).docs);

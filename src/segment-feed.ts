@@ -8,13 +8,18 @@ import type { BuildSummary } from './build/summary.js';
 import type { InputDocument } from './shared/options.js';
 
 export class SegmentFeed {
-  private queue: InputDocument[] = [];
+  /** Pushed batches not yet handed to the build. */
+  private queue: (readonly InputDocument[])[] = [];
   private ended = false;
   private wake?: () => void;
   /** The build's summary once end() let it finish; rejects with the build's error. */
   readonly done: Promise<BuildSummary>;
 
-  constructor(build: (input: AsyncIterable<InputDocument>) => Promise<BuildSummary>) {
+  /** `consumed`: called as the build takes each pushed batch's last document (the writer bounds the lag with it). */
+  constructor(
+    build: (input: AsyncIterable<InputDocument>) => Promise<BuildSummary>,
+    private readonly consumed?: () => void,
+  ) {
     this.done = build(this.documents());
     // A build that fails before end() is reported there, not as an unhandled rejection.
     this.done.catch(() => {});
@@ -22,7 +27,7 @@ export class SegmentFeed {
 
   push(docs: readonly InputDocument[]): void {
     if (this.ended) throw new Error('segment feed: push after end');
-    for (const d of docs) this.queue.push(d);
+    this.queue.push(docs);
     this.wake?.();
   }
 
@@ -36,9 +41,12 @@ export class SegmentFeed {
   private async *documents(): AsyncGenerator<InputDocument> {
     for (;;) {
       if (this.queue.length > 0) {
-        const batch = this.queue;
+        const batches = this.queue;
         this.queue = [];
-        yield* batch;
+        for (const batch of batches) {
+          yield* batch;
+          this.consumed?.();
+        }
         continue;
       }
       if (this.ended) return;

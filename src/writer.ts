@@ -75,6 +75,18 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
    * the wait keeps the time from an acknowledged add to its visibility lower.
    */
   backgroundFlushes?: boolean;
+  /**
+   * Threads that invert documents into flushes: with 2, the next segment is fed on one while
+   * the flush in progress ends on the other; with 1 both share it. Default 2 on machines of 4
+   * cores or more, else 1.
+   */
+  feedThreads?: number;
+  /**
+   * Back-pressure with backgroundFlushes: add() and replace() wait while the feed thread is more
+   * than this many bytes of documents behind what was logged, so that a flush never starts with
+   * a long backlog to invert before its documents are searchable. Default flushBytes / 8.
+   */
+  feedLagBytes?: number;
   /** Merges running at once, each on its own worker thread. Default 2. */
   maxConcurrentMerges?: number;
   /**
@@ -234,8 +246,9 @@ export class IndexWriter {
   private readonly feedThreads: FeedThread[];
   /** The flush completing in the background (at most one: the next waits for it). */
   private pending?: PendingFlush;
-  /** WriterOptions.backgroundFlushes. */
+  /** WriterOptions.backgroundFlushes and feedLagBytes. */
   private readonly backgroundFlushes: boolean;
+  private readonly feedLagBytes: number;
   /** The flushes' sorter, once flushSorter() chose it. */
   private sorter?: SorterChoice;
   /** The block size feeds are built with; undefined once the build's plan refused it (its own choice then). */
@@ -279,7 +292,7 @@ export class IndexWriter {
    * one before the next, or all of them at refresh() and commit()), waiting on merges
    * (back-pressure), and merging (summed over merge threads).
    */
-  timings = { logMs: 0, flushMs: 0, backPressureMs: 0, mergeMs: 0 };
+  timings = { logMs: 0, flushMs: 0, backPressureMs: 0, feedLagMs: 0, mergeMs: 0 };
 
   constructor(
     readonly path: string,
@@ -295,6 +308,7 @@ export class IndexWriter {
     this.backgroundFlushes = options.backgroundFlushes ?? availableParallelism() >= 4;
     this.memory = writerMemory(options.memory === undefined ? DEFAULT_WRITER_MEMORY : parseMemory(options.memory), this.maxConcurrentMerges);
     this.flushBytes = options.flushBytes ?? this.memory.flushBytes;
+    this.feedLagBytes = options.feedLagBytes ?? Math.ceil(this.flushBytes / 8);
     // A block of about a full buffer's pairs (a token and its separator take 5 bytes or more), not
     // the largest the budget allows: a flush is small. A buffer past it gets a second block.
     this.feedBlockSize = blockFor(this.flushBytes);
@@ -313,7 +327,8 @@ export class IndexWriter {
       this.seq = op.seq;
     }
     this.wal = new WriteAheadLog(path, options.fsyncGroupMs ?? 0);
-    this.feedThreads = [0, 1].map(() => new FeedThread((message) => this.warn(message)));
+    const threads = Math.max(1, Math.min(2, options.feedThreads ?? (availableParallelism() >= 4 ? 2 : 1)));
+    this.feedThreads = Array.from({ length: threads }, () => new FeedThread((message) => this.warn(message)));
     this.startMerges();
   }
 
@@ -371,9 +386,15 @@ export class IndexWriter {
   private async logged(op: LoggedOperationBody): Promise<number> {
     const t0 = performance.now();
     while (this.segments.length > this.maxSegments && this.merges.size > 0) await Promise.race([...this.merges].map((m) => m.done));
+    this.timings.backPressureMs += performance.now() - t0;
+    const docs = op.op === 'delete' ? undefined : (op.docs as InputDocument[]);
+    if (docs && this.backgroundFlushes) {
+      const t = performance.now();
+      await this.nextFeedThread().lagAtMost(this.feedLagBytes);
+      this.timings.feedLagMs += performance.now() - t;
+    }
     const t1 = performance.now();
     const entry = { seq: this.seq + 1, ...op } as LoggedOperation;
-    const docs = op.op === 'delete' ? undefined : (op.docs as InputDocument[]);
     if (docs) this.sorter ??= await this.flushSorter();
     const record = encodeOperation(entry);
     const appending = this.wal.append(entry, record);
@@ -389,7 +410,6 @@ export class IndexWriter {
       }
       throw err;
     }
-    this.timings.backPressureMs += t1 - t0;
     this.timings.logMs += performance.now() - t1;
     this.seq = entry.seq;
     const n = this.apply(entry, record);
@@ -465,12 +485,15 @@ export class IndexWriter {
   private feedNext(): ThreadFeed {
     if (this.feed) return this.feed.feed;
     const name = segmentName(this.nextSegment++);
-    // The thread not ending a segment (the flush in progress), if there is one.
-    const thread = this.feedThreads.find((t) => !t.ending) ?? this.feedThreads[0]!;
-    const feed = thread.feed(name, { output: join(this.path, name), options: this.flushOptions(this.sorter ?? 'cpu'), blockSize: this.feedBlockSize });
+    const feed = this.nextFeedThread().feed(name, { output: join(this.path, name), options: this.flushOptions(this.sorter ?? 'cpu'), blockSize: this.feedBlockSize });
     if (this.bufferOrdinals.length > 0) feed.push(this.bufferedDocuments());
     this.feed = { feed, name };
     return feed;
+  }
+
+  /** The thread the next documents go to: the feed's, or one not ending a segment (the flush in progress) if there is one. */
+  private nextFeedThread(): FeedThread {
+    return this.feed?.feed.feedThread ?? this.feedThreads.find((t) => !t.ending) ?? this.feedThreads[0]!;
   }
 
   /** The buffered documents, in order. */

@@ -224,11 +224,11 @@ describe('background merges', () => {
     );
   });
 
-  it('with flushes completing in the background, reader() shows exactly the operations up to searchableSequence: a replace never half-done', async () => {
+  it('with flushes completing in the background (one feed thread or two), reader() shows exactly the operations up to searchableSequence: a replace never half-done', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 20 }), fc.integer({ min: 1, max: 400 }), async (ops, flushBytes) => {
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 20 }), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 2 }), async (ops, flushBytes, feedThreads) => {
         const dir = fresh('background');
-        const writer = await openWriter(dir, { ...analysis, refreshMs: 0, backgroundFlushes: true, flushBytes, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 } });
+        const writer = await openWriter(dir, { ...analysis, refreshMs: 0, backgroundFlushes: true, flushBytes, feedThreads, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 } });
         // The reference: the live documents after each operation, by its sequence number.
         let live: { id: string; text: string }[] = [];
         const states = new Map<number, { id: string; text: string }[]>([[0, []]]);

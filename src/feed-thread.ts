@@ -80,8 +80,10 @@ export class FeedThread {
 
   /** Resolves once the thread's builds are at most `limit` bytes behind (at once if they are, or if the thread stopped). */
   lagAtMost(limit: number): Promise<void> {
-    if (this.lagBytes <= limit) return Promise.resolve();
-    return new Promise((resolve) => this.lagWaiters.push({ limit, resolve }));
+    if (this.lagBytes <= limit || !this.worker) return Promise.resolve();
+    const waiting = new Promise<void>((resolve) => this.lagWaiters.push({ limit, resolve }));
+    this.holdWhileWaited();
+    return waiting;
   }
 
   /** Forgets batches: the oldest one (a build took it), or every one of segment `name` (it ended), or all (the thread stopped). */
@@ -99,15 +101,22 @@ export class FeedThread {
     const still = this.lagWaiters.filter((w) => this.lagBytes > w.limit);
     for (const w of this.lagWaiters) if (this.lagBytes <= w.limit) w.resolve();
     this.lagWaiters = still;
+    this.holdWhileWaited();
+  }
+
+  /** The thread keeps the process alive only while something waits on it (an end or the lag): an idle writer must not. */
+  private holdWhileWaited(): void {
+    if (this.pending.size > 0 || this.lagWaiters.length > 0) this.worker?.ref();
+    else this.worker?.unref();
   }
 
   end(name: string): Promise<number> {
     if (this.pending.has(name)) return Promise.reject(new Error(`writer: segment ${name} is being ended already`));
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error('writer: the feed thread stopped'));
-    worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(name, { resolve, reject });
+      this.holdWhileWaited();
       worker.postMessage({ type: 'end', name } satisfies FeedMessage);
     });
   }
@@ -136,7 +145,7 @@ export class FeedThread {
   private settle(name: string) {
     const pending = this.pending.get(name);
     this.pending.delete(name);
-    if (this.pending.size === 0) this.worker?.unref();
+    this.holdWhileWaited();
     return pending;
   }
 

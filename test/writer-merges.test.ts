@@ -281,6 +281,33 @@ describe('background merges', () => {
   });
 });
 
+describe('a process with nothing but a writer', () => {
+  it('lives until its adds resolve while they wait for the feed thread, and exits once the writer is closed', () => {
+    // Nothing else keeps the event loop alive: a wait on an unref'd thread would end the process early (exit 13).
+    const child = join(fresh('alone'), 'child.mjs');
+    mkdirSync(join(child, '..'), { recursive: true });
+    writeFileSync(
+      child,
+      `import { openWriter } from ${JSON.stringify(new URL('../dist/src/index.js', import.meta.url).href)};
+const w = await openWriter(process.argv[2], { stem: 'none', stopwords: 'none', sorter: 'cpu', refreshMs: 0, backgroundFlushes: true, feedThreads: 2, feedLagBytes: 1, mergePolicy: false });
+let added = 0;
+for (let b = 0; b < 8; b++) added += (await w.add(Array.from({ length: 2000 }, (_, i) => ({ id: b + '-' + i, text: 'whale ship sea harpoon '.repeat(40) + i })))).added;
+await w.close();
+process.stdout.write('added ' + added + '\\n');
+`,
+    );
+    const dir = fresh('alone-index');
+    const out = execFileSync(process.execPath, [child, dir], { encoding: 'utf8' });
+    expect(out).toBe('added 16000\n');
+    const r = openIndex(dir);
+    try {
+      expect(r.stats().documents).toBe(16000);
+    } finally {
+      r.close();
+    }
+  });
+});
+
 /** A tmpfs of `bytes` at a new folder, or undefined where this process cannot mount one (not root). */
 function smallDisk(bytes: number): { dir: string; unmount(): void } | undefined {
   const dir = fresh('tmpfs');

@@ -6,7 +6,7 @@
  * vocabulary stops growing after the first megabytes and flatters every figure.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from './shared/errors.js';
@@ -37,7 +37,7 @@ export function registerBenchCommands(program: Command): void {
     .argument('[crawl]', 'crawl folder (many files: sizes are the first 1, 2, 4, ... of them); none: a generated crawl (--size, --vocabulary)')
     .option('--sizes <n>', 'number of doubling sizes', (v) => Number(v), 5)
     .option('--pipelines <list>', 'comma list of cpu,gpu,gpu+ (default cpu,gpu,gpu+; with a workers sweep auto: gpu+ where a GPU is, else cpu)')
-    .option('--workers <n|list>', 'parse workers (default: cores - 1); a comma list (e.g. 1,2,4,8,16,32,63) sweeps them over the whole crawl')
+    .option('--workers <n|list>', 'parse workers (default: cores - 1, at most 32); a comma list (e.g. 1,2,4,8,16,32,63) sweeps them over the whole crawl')
     .option('--workers-sweep', 'sweep 1, 2, 4, ... and cores - 1 parse workers over the whole crawl', false)
     .option('--memory <size>', 'memory budget per build (default: as build)')
     .option('--block-size <pairs>', 'pairs per block', (v) => Number(v))
@@ -68,7 +68,7 @@ export function registerBenchCommands(program: Command): void {
         if (sweep) {
           const { defaultWorkers } = await import('./build.js');
           const { benchWorkers, workersTable, writeWorkersOutputs } = await import('./bench-workers.js');
-          const rows = await benchWorkers({ crawl: root, workers: workerList ?? doublingWorkers(defaultWorkers()), pipelines: pipelines as PipelineChoice[], memory: o.memory, blockSize: o.blockSize, repeat: o.repeat, log });
+          const rows = await benchWorkers({ crawl: root, workers: workerList ?? doublingWorkers(Math.max(1, availableParallelism() - 1)), pipelines: pipelines as PipelineChoice[], memory: o.memory, blockSize: o.blockSize, repeat: o.repeat, log });
           if (o.out) for (const f of writeWorkersOutputs(rows, o.out)) log(`wrote ${f}`);
           process.stdout.write(o.json ? JSON.stringify(rows, null, 2) + '\n' : workersTable(rows) + '\n');
           return;

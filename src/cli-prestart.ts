@@ -4,18 +4,18 @@
  * 80 ms before a worker's code runs on the 2-core development machine) passes while this
  * thread loads its modules. The build takes them over; any it does not need are ended.
  */
-import { availableParallelism } from 'node:os';
+import { defaultWorkerCount } from './shared/options.js';
 import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
 import { prestartParseWorkers } from '../indexer/parse/parse-worker-spares.js';
 
-/** The --workers value of a build's arguments, or the build's default (cores - 1). */
+/** The --workers value of a build's arguments, or the build's default (cores - 1, at most 32). */
 function workersArg(args: readonly string[]): number {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const v = a === '--workers' ? args[i + 1] : a.startsWith('--workers=') ? a.slice('--workers='.length) : undefined;
     if (v !== undefined) return /^\d+$/.test(v) && Number(v) >= 1 ? Math.min(Number(v), 64) : 0;
   }
-  return Math.max(1, availableParallelism() - 1);
+  return defaultWorkerCount();
 }
 
 const args = process.argv.slice(2);

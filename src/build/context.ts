@@ -2,14 +2,13 @@
  * A build's checked options and what every stage shares: notices, progress, and the resources the
  * failure path must release.
  */
-import { availableParallelism } from 'node:os';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { SkippedItem } from '../../indexer/corpus/index.js';
 import { AbortError, UserError } from '../shared/errors.js';
-import { parseMemory, resolveBlockSize, defaultMemoryBytes, type BuildOptions } from '../shared/options.js';
+import { parseMemory, resolveBlockSize, defaultMemoryBytes, defaultWorkerCount, type BuildOptions } from '../shared/options.js';
 import { createTokenizer, withTitleWeightDefault, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
 import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 
@@ -67,7 +66,7 @@ export function checkOptions(options: BuildOptions): BuildContext {
 }
 
 export function defaultWorkers(): number {
-  return Math.max(1, availableParallelism() - 1);
+  return defaultWorkerCount();
 }
 
 export function checkCrawl(input: string): string {

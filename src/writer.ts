@@ -873,7 +873,7 @@ export class IndexWriter {
     merge.done = (async () => {
       try {
         mkdirSync(out);
-        const task = { segments: inputs.map((s) => ({ dir: join(this.path, s.entry.name), deletes: s.entry.deletes })), out, settings: {}, memoryBytes: this.memory.mergeInputs, fsync: true };
+        const task = { segments: inputs.map((s) => ({ dir: join(this.path, s.entry.name), deletes: s.entry.deletes })), out, settings: {}, memoryBytes: this.memory.mergeInputs, fsync: true, background: true };
         const t0 = performance.now();
         const stats = await runMergeThread(task).finally(() => (this.timings.mergeMs += performance.now() - t0));
         this.bytesWritten.merges += segmentBytes(out);

@@ -107,7 +107,7 @@
 #   positions [DIST...]  what --positions costs, old and new builds alternated: bench/positions.mjs --rounds
 #                 ROUNDS (2) --workers <cores - 1> --pipeline PIPELINE (gpu+) of /tmp/crawl, every DIST (default
 #                 .cache/dist-base dist) in turn each round, each with and without --positions; EXTRA (more build
-#                 flags). Per DIST the median wall, process CPU and merge stage of both, their ratio, the index
+#                 flags). Per DIST the median wall, build CPU (every thread), parse+sort CPU and merge stage of both, their ratio, the index
 #                 and positions.bin sizes, and whether every DIST wrote the same positions.bin. -> positions.txt
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and

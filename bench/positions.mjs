@@ -4,8 +4,9 @@
  * (reversed every other round), `build --json` into a temporary index. With several --dist builds
  * (compiled dist/ folders, e.g. an earlier commit's), every round runs each of them in turn (the
  * order rotated each round), so that they share the host's slow and fast moments. Prints one line
- * a build (wall, process CPU, the merge stage's wall, the 1-minute load average after it), then
- * per crawl and dist the median wall, CPU and merge seconds of each and their ratio, the index's
+ * a build (wall; the build's CPU, every thread, from bash's `times`; the parse+sort phase's process
+ * CPU, `cpu.processMs` of the summary; the merge stage's wall; the 1-minute load average after it),
+ * then per crawl and dist the median of each with and without positions and their ratio, the index's
  * bytes (every file but MANIFEST.json) with and without positions, positions.bin's share, whether
  * both wrote the same postings.bin, and whether every dist wrote the same positions.bin.
  * With --fts5, the crawl's JSONL files (a folder of them) also go into SQLite FTS5 twice, both
@@ -58,17 +59,20 @@ function build(dist, crawl, positions) {
   rmSync(out, { recursive: true, force: true });
   const args = [join(dist, 'src/cli.js'), 'build', crawl, '-o', out, '--json', '--workers', String(o.workers), '--pipeline', o.pipeline, ...(o.blockSize ? ['--block-size', String(o.blockSize)] : []), ...(o.mergeThreads ? ['--merge-threads', String(o.mergeThreads)] : []), ...o.extra, ...(positions ? ['--positions'] : [])];
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  // bash's `times` after the build: its user and system CPU (every thread, the merge's included).
+  const r = spawnSync('bash', ['-c', '"$@"; s=$?; times >&2; exit $s', 'bash', process.execPath, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const wall = (performance.now() - t0) / 1000;
   if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
   const summary = JSON.parse(r.stdout);
   const cpu = summary.cpu ? summary.cpu.processMs / 1000 : NaN;
+  const times = /(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$/.exec(r.stderr);
+  const buildCpu = times ? 60 * Number(times[1]) + Number(times[2]) + 60 * Number(times[3]) + Number(times[4]) : NaN;
   const merge = summary.timings ? summary.timings.mergeMs / 1000 : NaN;
   const files = sizes(out);
   const postings = readFileSync(join(out, 'postings.bin'));
   const positionsBin = positions ? createHash('sha256').update(readFileSync(join(out, 'positions.bin'))).digest('hex') : undefined;
   rmSync(out, { recursive: true, force: true });
-  return { wall, cpu, merge, files, postings, positionsBin };
+  return { wall, cpu, buildCpu, merge, files, postings, positionsBin };
 }
 
 /** The FTS5 yardsticks' database sizes: search-prepare's (porter, one column, optimized) and fts5-index's (unicode61, title and text). */
@@ -99,7 +103,7 @@ try {
         for (const positions of order) {
           const r = build(dist, crawl, positions);
           runs.get(dist)[positions ? 'positions' : 'plain'].push(r);
-          process.stdout.write(`${crawl}  ${basename(dist)}  ${positions ? '--positions' : 'plain      '}  wall ${r.wall.toFixed(2)} s  cpu ${r.cpu.toFixed(2)} s  merge ${r.merge.toFixed(2)} s  load ${loadavg()[0].toFixed(2)}\n`);
+          process.stdout.write(`${crawl}  ${basename(dist)}  ${positions ? '--positions' : 'plain      '}  wall ${r.wall.toFixed(2)} s  build cpu ${r.buildCpu.toFixed(2)} s  parse+sort cpu ${r.cpu.toFixed(2)} s  merge ${r.merge.toFixed(2)} s  load ${loadavg()[0].toFixed(2)}\n`);
         }
       }
     }
@@ -112,7 +116,7 @@ try {
       const plainBytes = total(r.plain[0].files);
       posBytes = total(r.positions[0].files);
       const same = r.positions.every((x) => x.postings.equals(r.plain[0].postings));
-      process.stdout.write(`  ${dist}\n    plain vs --positions: wall ${ratio('wall')}; cpu ${ratio('cpu')}; merge ${ratio('merge')}\n`);
+      process.stdout.write(`  ${dist}\n    plain vs --positions: wall ${ratio('wall')}; build cpu ${ratio('buildCpu')}; parse+sort cpu ${ratio('cpu')}; merge ${ratio('merge')}\n`);
       process.stdout.write(`    index: plain ${mb(plainBytes)} MB, --positions ${mb(posBytes)} MB (positions.bin ${mb(r.positions[0].files['positions.bin'])} MB); same postings.bin: ${same}\n`);
     }
     if (o.dists.length > 1) {

@@ -53,6 +53,14 @@ const median = (xs) => {
 };
 const sizes = (dir) => Object.fromEntries(readdirSync(dir).filter((f) => f !== 'MANIFEST.json').map((f) => [f, statSync(join(dir, f)).size]));
 const mb = (b) => (b / 1e6).toFixed(1);
+/** A dist's name in a build's line: its COMMIT file (written beside a build) or its path, as dists are often all named dist. */
+const label = (dist) => {
+  try {
+    return `${basename(dist)}@${readFileSync(join(dist, 'COMMIT'), 'utf8').trim()}`;
+  } catch {
+    return dist;
+  }
+};
 
 function build(dist, crawl, positions) {
   const out = join(work, `idx-${positions ? 'pos' : 'plain'}`);
@@ -103,7 +111,7 @@ try {
         for (const positions of order) {
           const r = build(dist, crawl, positions);
           runs.get(dist)[positions ? 'positions' : 'plain'].push(r);
-          process.stdout.write(`${crawl}  ${basename(dist)}  ${positions ? '--positions' : 'plain      '}  wall ${r.wall.toFixed(2)} s  build cpu ${r.buildCpu.toFixed(2)} s  parse+sort cpu ${r.cpu.toFixed(2)} s  merge ${r.merge.toFixed(2)} s  load ${loadavg()[0].toFixed(2)}\n`);
+          process.stdout.write(`${crawl}  ${label(dist)}  ${positions ? '--positions' : 'plain      '}  wall ${r.wall.toFixed(2)} s  build cpu ${r.buildCpu.toFixed(2)} s  parse+sort cpu ${r.cpu.toFixed(2)} s  merge ${r.merge.toFixed(2)} s  load ${loadavg()[0].toFixed(2)}\n`);
         }
       }
     }
@@ -116,7 +124,7 @@ try {
       const plainBytes = total(r.plain[0].files);
       posBytes = total(r.positions[0].files);
       const same = r.positions.every((x) => x.postings.equals(r.plain[0].postings));
-      process.stdout.write(`  ${dist}\n    plain vs --positions: wall ${ratio('wall')}; build cpu ${ratio('buildCpu')}; parse+sort cpu ${ratio('cpu')}; merge ${ratio('merge')}\n`);
+      process.stdout.write(`  ${label(dist)}\n    plain vs --positions: wall ${ratio('wall')}; build cpu ${ratio('buildCpu')}; parse+sort cpu ${ratio('cpu')}; merge ${ratio('merge')}\n`);
       process.stdout.write(`    index: plain ${mb(plainBytes)} MB, --positions ${mb(posBytes)} MB (positions.bin ${mb(r.positions[0].files['positions.bin'])} MB); same postings.bin: ${same}\n`);
     }
     if (o.dists.length > 1) {

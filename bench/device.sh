@@ -104,6 +104,11 @@
 #                 LEX_CRAWLS (default "fixed:2GB mail:1GB": gen-corpus --seed 12 --file-size 32MB --vocabulary
 #                 V --size S) with each pipeline of PIPELINES (default "gpu+ cpu"), EXTRA build flags;
 #                 postings.bin sha256 of each (they must agree), verify; medians -> lexicons.txt
+#   positions [DIST...]  what --positions costs, old and new builds alternated: bench/positions.mjs --rounds
+#                 ROUNDS (2) --workers <cores - 1> --pipeline PIPELINE (gpu+) of /tmp/crawl, every DIST (default
+#                 .cache/dist-base dist) in turn each round, each with and without --positions; EXTRA (more build
+#                 flags). Per DIST the median wall, build CPU (every thread), parse+sort CPU and merge stage of both, their ratio, the index
+#                 and positions.bin sizes, and whether every DIST wrote the same positions.bin. -> positions.txt
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
 # SMALL (other folders for the two crawls; generated there only when missing).
@@ -493,10 +498,21 @@ for (const [k, runs] of Object.entries(by)) {
 ' "$details" | tee "$OUT/lexicons.txt" | tee -a "$OUT/log.txt"
 }
 
+cmd_positions() {
+  gen_crawl
+  local dists=("$@") args=() d
+  [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
+  for d in "${dists[@]}"; do log "dist $(commit_of "$d")"; args+=(--dist "$d"); done
+  log "positions.mjs --rounds ${ROUNDS:-2} --workers $((cores - 1)) --pipeline ${PIPELINE:-gpu+} ${EXTRA:-}"
+  node bench/positions.mjs --rounds "${ROUNDS:-2}" --workers $((cores - 1)) --pipeline "${PIPELINE:-gpu+}" ${EXTRA:+--extra "$EXTRA"} "${args[@]}" --crawl $crawl > "$OUT/positions.txt" 2> "$details/positions.err"
+  log "positions rc=$?"
+  tee -a "$OUT/log.txt" < "$OUT/positions.txt"
+}
+
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons)
+  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons|positions)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

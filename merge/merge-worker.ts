@@ -3,4 +3,5 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { mergeRange, type RangeMergeTask } from './range-merge.js';
 
 const result = mergeRange(workerData as RangeMergeTask);
-parentPort!.postMessage(result, [result.termIds.buffer, result.dfs.buffer, result.cfs.buffer, result.lengths.buffer] as ArrayBuffer[]);
+const positions = result.positions ? [result.positions.termIds.buffer, result.positions.starts.buffer] : [];
+parentPort!.postMessage(result, [result.termIds.buffer, result.dfs.buffer, result.cfs.buffer, result.lengths.buffer, ...positions] as ArrayBuffer[]);

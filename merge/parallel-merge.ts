@@ -3,12 +3,14 @@
  * from every run into a postings part (range-merge.ts); the caller's thread meanwhile does its
  * own work (the document table), then appends the parts in range order and hands each term's
  * lexicon entry to `onList`, so postings.bin and the lexicon come out byte for byte as the
- * single-threaded merge writes them.
+ * single-threaded merge writes them. With --positions each thread also writes its range's
+ * positions part, appended the same way to positions.bin.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
+import type { PositionsFileWriter } from './positions-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
@@ -29,6 +31,8 @@ export interface ParallelMergeInput {
   /** Folder for the part files (removed as they are appended). */
   partDir: string;
   postings: PostingsFileWriter;
+  /** --positions: positions.bin, its header written; the threads' positions parts are appended to it. */
+  positions?: PositionsFileWriter;
   /** Each term's list, in termID order, with its offset and length in postings.bin. */
   onList: (termId: number, df: number, cf: number, offset: number, length: number) => void;
   /** Work for this thread while the merge threads run. */
@@ -46,6 +50,8 @@ export interface ParallelMergeCounters extends MergeCounters {
    * waiting for the hash thread when it falls behind) and handing out lexicon entries.
    */
   appendMs: number;
+  /** With `positions`: the postings and positions positions.bin got. */
+  positionsWritten?: { postings: number; positions: number };
 }
 
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
@@ -67,13 +73,14 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     lexicons,
     lengths,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
+    ...(input.positions ? { positionsPartPath: join(input.partDir, `positions.part-${String(i).padStart(3, '0')}`) } : {}),
   }));
   const t0 = performance.now();
   let lastDone = t0;
   const pending = tasks.map((t) => runRange(t).then((r) => ((lastDone = Math.max(lastDone, performance.now())), r)));
   // Settle every thread before leaving, even on failure, so none writes into a deleted folder.
   const settled = Promise.allSettled(pending);
-  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length, threadsMs: 0, appendMs: 0 };
+  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length, threadsMs: 0, appendMs: 0, ...(input.positions ? { positionsWritten: { postings: 0, positions: 0 } } : {}) };
   try {
     input.meanwhile?.();
     for (let i = 0; i < tasks.length; i++) {
@@ -82,6 +89,14 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       let offset = input.postings.offset;
       if ((await input.postings.appendFile(tasks[i]!.partPath)) !== r.partBytes) throw new Error(`merge: postings part ${i} has the wrong size`);
       rmSync(tasks[i]!.partPath, { force: true });
+      if (input.positions) {
+        const p = r.positions;
+        if (!p) throw new Error(`merge: thread ${i} wrote no positions part`);
+        input.positions.appendPart(tasks[i]!.positionsPartPath!, p);
+        rmSync(tasks[i]!.positionsPartPath!, { force: true });
+        counters.positionsWritten!.postings += p.postings;
+        counters.positionsWritten!.positions += p.positions;
+      }
       for (let t = 0; t < r.termIds.length; t++) {
         input.onList(r.termIds[t]!, r.dfs[t]!, r.cfs[t]!, offset, r.lengths[t]!);
         offset += r.lengths[t]!;
@@ -96,7 +111,10 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     if (input.lengths) input.onImpacts?.(concatImpacts(await Promise.all(pending).then((rs) => rs.map((r) => r.impacts!))));
   } finally {
     await settled;
-    for (const t of tasks) rmSync(t.partPath, { force: true });
+    for (const t of tasks) {
+      rmSync(t.partPath, { force: true });
+      if (t.positionsPartPath) rmSync(t.positionsPartPath, { force: true });
+    }
   }
   return counters;
 }

@@ -28,30 +28,19 @@ export const POSITIONS_MAGIC = Buffer.from('GPIXPOS2', 'latin1');
 export const POSITIONS_HEADER_BYTES = 24;
 const FLUSH_BYTES = 4 << 20;
 
-export class PositionsFileWriter {
-  private readonly fd: number;
+/** Buffered positions bytes: a posting's positions as varint gaps (see above), `offset` bytes so far. */
+class PositionsBytesWriter {
+  protected readonly fd: number;
   private readonly buf = new Uint8Array(FLUSH_BYTES + (1 << 16));
   private used = 0;
   /** Bytes written so far: the offset of the next byte. */
   offset = 0;
-  private readonly starts: Float64Array;
-  /** Terms whose start is recorded. */
-  private started = 0;
 
-  constructor(readonly path: string, documents: number, private readonly terms: number, titleLengths: Uint32Array, titleWeight: number) {
-    if (titleLengths.length !== documents) throw new Error(`positions: ${titleLengths.length} title lengths for ${documents} documents`);
+  constructor(readonly path: string) {
     this.fd = openSync(path, 'wx');
-    const header = Buffer.alloc(POSITIONS_HEADER_BYTES);
-    POSITIONS_MAGIC.copy(header, 0);
-    header.writeUInt32LE(documents, 8);
-    header.writeUInt32LE(terms, 12);
-    header.writeUInt32LE(titleWeight, 16);
-    this.put(header);
-    this.put(new Uint8Array(titleLengths.buffer, titleLengths.byteOffset, 4 * documents));
-    this.starts = new Float64Array(terms + 1);
   }
 
-  private put(bytes: Uint8Array): void {
+  protected put(bytes: Uint8Array): void {
     for (let off = 0; off < bytes.length; ) {
       const n = Math.min(bytes.length - off, this.buf.length - this.used);
       this.buf.set(bytes.subarray(off, off + n), this.used);
@@ -62,15 +51,9 @@ export class PositionsFileWriter {
     }
   }
 
-  private flush(): void {
+  protected flush(): void {
     for (let off = 0; off < this.used; ) off += writeSync(this.fd, this.buf, off, this.used - off);
     this.used = 0;
-  }
-
-  /** The positions of term `termId` follow (terms in increasing order; a term skipped has none). */
-  beginTerm(termId: number): void {
-    if (termId < this.started || termId >= this.terms) throw new Error(`positions: term ${termId} out of order`);
-    while (this.started <= termId) this.starts[this.started++] = this.offset;
   }
 
   /** One posting's positions, ascending (as many as add up to its tf: see above). */
@@ -104,6 +87,119 @@ export class PositionsFileWriter {
     this.put(bytes);
   }
 
+  closeQuietly(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      /* closed already */
+    }
+  }
+}
+
+/** Where a writer's terms go: beginTerm before each term's postings, in increasing termID order. */
+export interface PositionsSink {
+  beginTerm(termId: number): void;
+  addPosting(positions: Uint32Array, from: number, n: number): void;
+}
+
+/**
+ * A bare part of positions.bin: one merge thread's term range, its terms' bytes only. Keeps
+ * where each of its terms starts in the part, for PositionsFileWriter.appendPart.
+ */
+export class PositionsPartWriter extends PositionsBytesWriter implements PositionsSink {
+  private termIds = new Uint32Array(1024);
+  private starts = new Float64Array(1024);
+  /** Terms begun. */
+  terms = 0;
+
+  beginTerm(termId: number): void {
+    if (this.terms > 0 && termId <= this.termIds[this.terms - 1]!) throw new Error(`positions: term ${termId} out of order`);
+    if (this.terms === this.termIds.length) {
+      const ids = new Uint32Array(2 * this.terms);
+      ids.set(this.termIds);
+      this.termIds = ids;
+      const starts = new Float64Array(2 * this.terms);
+      starts.set(this.starts);
+      this.starts = starts;
+    }
+    this.termIds[this.terms] = termId;
+    this.starts[this.terms++] = this.offset;
+  }
+
+  /** Flushes and closes the part; returns its terms and where each starts in it. */
+  close(): PositionsPartTerms {
+    this.flush();
+    closeSync(this.fd);
+    return { termIds: this.termIds.slice(0, this.terms), starts: this.starts.slice(0, this.terms), bytes: this.offset };
+  }
+}
+
+/** The terms of a part, in increasing termID order, and where each one's bytes start in it. */
+export interface PositionsPartTerms {
+  termIds: Uint32Array;
+  starts: Float64Array;
+  bytes: number;
+}
+
+export class PositionsFileWriter extends PositionsBytesWriter implements PositionsSink {
+  private readonly starts: Float64Array;
+  /** Terms whose start is recorded. */
+  private started = 0;
+
+  constructor(path: string, documents: number, private readonly terms: number, titleLengths: Uint32Array, titleWeight: number) {
+    super(path);
+    try {
+      if (titleLengths.length !== documents) throw new Error(`positions: ${titleLengths.length} title lengths for ${documents} documents`);
+      const header = Buffer.alloc(POSITIONS_HEADER_BYTES);
+      POSITIONS_MAGIC.copy(header, 0);
+      header.writeUInt32LE(documents, 8);
+      header.writeUInt32LE(terms, 12);
+      header.writeUInt32LE(titleWeight, 16);
+      this.put(header);
+      this.put(new Uint8Array(titleLengths.buffer, titleLengths.byteOffset, 4 * documents));
+      this.starts = new Float64Array(terms + 1);
+    } catch (err) {
+      this.closeQuietly();
+      throw err;
+    }
+  }
+
+  /** The positions of term `termId` follow (terms in increasing order; a term skipped has none). */
+  beginTerm(termId: number): void {
+    this.startTermAt(termId, this.offset);
+  }
+
+  private startTermAt(termId: number, at: number): void {
+    if (termId < this.started || termId >= this.terms) throw new Error(`positions: term ${termId} out of order`);
+    while (this.started <= termId) this.starts[this.started++] = at;
+  }
+
+  /**
+   * Appends the part file at `partPath` (PositionsPartWriter, its terms after every term so
+   * far) unchanged; its terms' starts are where they land here. Returns the bytes copied.
+   */
+  appendPart(partPath: string, part: PositionsPartTerms): number {
+    const base = this.offset;
+    for (let i = 0; i < part.termIds.length; i++) this.startTermAt(part.termIds[i]!, base + part.starts[i]!);
+    this.flush();
+    const fd = openSync(partPath, 'r');
+    const chunk = new Uint8Array(FLUSH_BYTES);
+    let copied = 0;
+    try {
+      for (;;) {
+        const n = readSync(fd, chunk, 0, chunk.length, null);
+        if (n === 0) break;
+        for (let off = 0; off < n; ) off += writeSync(this.fd, chunk, off, n - off);
+        copied += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (copied !== part.bytes) throw new Error(`positions: part ${partPath} holds ${copied} bytes, its writer wrote ${part.bytes}`);
+    this.offset += copied;
+    return copied;
+  }
+
   /** Writes the offsets table and closes the file. */
   close(): void {
     while (this.started <= this.terms) this.starts[this.started++] = this.offset;
@@ -112,14 +208,6 @@ export class PositionsFileWriter {
     this.put(table);
     this.flush();
     closeSync(this.fd);
-  }
-
-  closeQuietly(): void {
-    try {
-      closeSync(this.fd);
-    } catch {
-      /* closed already */
-    }
   }
 }
 

@@ -1,14 +1,16 @@
 /**
- * --positions: positions.bin from the runs and their positions files, by a heap merge of its
- * own after the postings' (heap-merge.ts): the same order of (termID, docID, run), each pair's
- * position read in step with it, title copies' NO_POSITION dropped. Its own pass so that every
- * merge of the postings (one thread, term ranges on threads) stays as it is.
+ * --positions: a term range's positions from the runs and their positions files, by a heap merge
+ * of its own beside the postings' (heap-merge.ts): the same order of (termID, docID, run), each
+ * pair's position read in step with it, title copies' NO_POSITION dropped. Each merge thread runs
+ * it over its range into a part (range-merge.ts), after its postings; the single-threaded merge
+ * over every run into positions.bin (writePositionsFile). Its own heap, so that the postings
+ * merge's hot loop stays as it is.
  */
 import { BinaryHeap } from './binary-heap.js';
-import { RunCursor } from './runs.js';
+import { RunCursor, type CursorTerms, type PairRange } from './runs.js';
 import { NO_POSITION, positionsPathOf, RunPositionsReader } from './run-positions.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
-import { PositionsFileWriter } from './positions-file.js';
+import { PositionsFileWriter, type PositionsSink } from './positions-file.js';
 
 
 export interface PositionsMergeInput {
@@ -74,15 +76,31 @@ function grownCopy(a: Uint32Array, n: number): Uint32Array<ArrayBuffer> {
 }
 
 export function writePositionsFile(input: PositionsMergeInput): PositionsMergeResult {
-  const { runPaths, chunkPairs } = input;
-  const cursors: RunCursor[] = [];
-  const readers: RunPositionsReader[] = [];
   const writer = new PositionsFileWriter(input.path, input.titleLengths.length, input.terms, input.titleLengths, input.titleWeight);
   try {
+    const terms = input.runPaths.map((_, i) => ({ lexicon: lexiconOfRun(input.lexicons, i) }));
+    const counts = mergePositions(input.runPaths, input.chunkPairs, writer, undefined, terms);
+    writer.close();
+    return { ...counts, bytes: writer.offset };
+  } catch (err) {
+    writer.closeQuietly();
+    throw err;
+  }
+}
+
+/**
+ * Merges the positions of the runs (run i limited to ranges[i], its keys mapped by terms[i], as
+ * mergeRuns takes them) into `sink`, term by term in termID order. Returns the positions and
+ * postings written.
+ */
+export function mergePositions(runPaths: readonly string[], chunkPairs: number, sink: PositionsSink, ranges?: readonly PairRange[], terms?: readonly CursorTerms[]): Omit<PositionsMergeResult, 'bytes'> {
+  const cursors: RunCursor[] = [];
+  const readers: RunPositionsReader[] = [];
+  try {
     runPaths.forEach((path, i) => {
-      const cursor = new RunCursor(path, chunkPairs, undefined, { lexicon: lexiconOfRun(input.lexicons, i) });
+      const cursor = new RunCursor(path, chunkPairs, ranges?.[i], terms?.[i]);
       cursors.push(cursor);
-      readers.push(new RunPositionsReader(positionsPathOf(path), cursor.count, chunkPairs));
+      readers.push(new RunPositionsReader(positionsPathOf(path), cursor.count, chunkPairs, ranges?.[i]?.start ?? 0));
     });
     // Runs in (termID, docID) order of their cursors: positions are merged a segment at a time in pair order.
     const heap = new BinaryHeap<number>((a, b) => {
@@ -96,10 +114,10 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
       if (!c.done) heap.push(i);
     });
     const acc = new PositionsAccumulator();
-    const result: PositionsMergeResult = { bytes: 0, positions: 0, postings: 0 };
+    const result = { positions: 0, postings: 0 };
     const flushTerm = (termId: number) => {
-      writer.beginTerm(termId);
-      for (let i = 0; i < acc.df; i++) writer.addPosting(acc.positions, acc.starts[i]!, acc.starts[i + 1]! - acc.starts[i]!);
+      sink.beginTerm(termId);
+      for (let i = 0; i < acc.df; i++) sink.addPosting(acc.positions, acc.starts[i]!, acc.starts[i + 1]! - acc.starts[i]!);
       result.postings += acc.df;
       result.positions += acc.used;
     };
@@ -122,12 +140,7 @@ export function writePositionsFile(input: PositionsMergeInput): PositionsMergeRe
       else heap.siftTop();
     }
     if (term >= 0) flushTerm(term);
-    writer.close();
-    result.bytes = writer.offset;
     return result;
-  } catch (err) {
-    writer.closeQuietly();
-    throw err;
   } finally {
     for (const c of cursors) c.close();
     for (const r of readers) r.close();

@@ -1,14 +1,17 @@
 /**
  * One merge thread's work: heap-merges the pairs of termIDs [startTerm, endTerm) from every
  * run into a headerless postings part file, and returns each merged term's (termId, df, cf,
- * encoded length) in termID order. The main thread concatenates the parts in range order into
- * postings.bin and writes the lexicon (parallel-merge.ts).
+ * encoded length) in termID order. With --positions it then merges the same pairs' positions
+ * into a positions part (positions-merge.ts). The main thread concatenates the parts in range
+ * order into postings.bin and positions.bin and writes the lexicon (parallel-merge.ts).
  */
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { runSharesFor } from './term-ranges.js';
 import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { RunLexicons } from './run-lexicons.js';
+import { mergePositions } from './positions-merge.js';
+import { PositionsPartWriter, type PositionsPartTerms } from './positions-file.js';
 
 export interface RangeMergeTask {
   runPaths: readonly string[];
@@ -23,6 +26,14 @@ export interface RangeMergeTask {
   /** The documents' lengths (shared): the thread builds its range's impacts (merge/impacts.ts). */
   lengths?: Uint32Array;
   partPath: string;
+  /** --positions: the range's positions part goes here. */
+  positionsPartPath?: string;
+}
+
+/** A range's positions part: its terms and where they start, and what it holds. */
+export interface RangePositions extends PositionsPartTerms {
+  postings: number;
+  positions: number;
 }
 
 export interface RangeMergeResult {
@@ -34,6 +45,7 @@ export interface RangeMergeResult {
   lengths: Uint32Array;
   partBytes: number;
   impacts?: Impacts;
+  positions?: RangePositions;
 }
 
 export function mergeRange(task: RangeMergeTask): RangeMergeResult {
@@ -66,7 +78,20 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
       terms,
     );
     part.close();
-    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset, impacts: impacts?.finish() };
+    const positions = task.positionsPartPath === undefined ? undefined : mergeRangePositions(task, task.positionsPartPath, ranges, terms);
+    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset, impacts: impacts?.finish(), positions };
+  } catch (err) {
+    part.closeQuietly();
+    throw err;
+  }
+}
+
+/** The positions of the range's pairs, after its postings (the run files are in the page cache by then). */
+function mergeRangePositions(task: RangeMergeTask, path: string, ranges: Parameters<typeof mergePositions>[3], terms: Parameters<typeof mergePositions>[4]): RangePositions {
+  const part = new PositionsPartWriter(path);
+  try {
+    const counts = mergePositions(task.runPaths, task.chunkPairs, part, ranges, terms);
+    return { ...part.close(), ...counts };
   } catch (err) {
     part.closeQuietly();
     throw err;

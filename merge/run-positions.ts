@@ -74,7 +74,8 @@ export class RunPositionsReader {
   /** Positions read from the file so far (those of chunks before this one included). */
   private consumed = 0;
 
-  constructor(readonly path: string, private readonly count: number, chunkPositions: number) {
+  /** `first`: the pair the reader starts at (a merge thread's range of the run); `count` positions from there. */
+  constructor(readonly path: string, private readonly count: number, chunkPositions: number, private readonly first = 0) {
     this.fd = openSync(path, 'r');
     this.chunk = new Uint32Array(Math.max(1, Math.min(chunkPositions, count)));
   }
@@ -105,7 +106,7 @@ export class RunPositionsReader {
     const bytes = new Uint8Array(this.chunk.buffer, 0, 4 * n);
     let got = 0;
     while (got < bytes.length) {
-      const r = readSync(this.fd, bytes, got, bytes.length - got, 4 * this.consumed + got);
+      const r = readSync(this.fd, bytes, got, bytes.length - got, 4 * (this.first + this.consumed) + got);
       if (r === 0) throw new Error(`${this.path}: positions file is truncated`);
       got += r;
     }

@@ -12,6 +12,8 @@ import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
 import { textChunks } from './lexicon-union.js';
+import { writePositionsFile } from './positions-merge.js';
+import { PositionsFileWriter } from './positions-file.js';
 
 /** The runs' lexicons: as given, or the dictionary's order for every run. */
 function runLexiconsOf(contents: IndexContents): RunLexicons {
@@ -40,6 +42,15 @@ export interface IndexContents {
   documentCount: number;
   totalTokens: number;
   settings: Record<string, unknown>;
+  /** --positions: positions.bin is written at `path` beside postings.bin, from the runs' positions files. */
+  positions?: PositionsTarget;
+}
+
+export interface PositionsTarget {
+  path: string;
+  /** Each document's title length in terms, by docID. */
+  titleLengths: Uint32Array;
+  titleWeight: number;
 }
 
 export interface WriteIndexResult {
@@ -51,6 +62,8 @@ export interface WriteIndexResult {
   postingsSha256: string;
   /** impacts.bin's contents, built by the merge (with IndexContents.lengths). */
   impacts?: Impacts;
+  /** With IndexContents.positions: the postings and positions positions.bin holds. */
+  positions?: { postings: number; positions: number };
 }
 
 /** Merge memory: each run cursor reads this many pairs at a time (bounded by the budget). */
@@ -88,7 +101,8 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
       terms,
     );
     const sha256 = postings.close()!;
-    return { ...finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256), impacts: impacts?.finish() };
+    const positions = contents.positions && writePositionsFile({ ...contents.positions, runPaths, chunkPairs: cursorChunkPairs(runPaths.length, memoryBytes), lexicons, terms: termCount });
+    return { ...finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256), impacts: impacts?.finish(), ...(positions ? { positions: { postings: positions.postings, positions: positions.positions } } : {}) };
   } catch (err) {
     postings.closeQuietly();
     store.abort();
@@ -104,7 +118,10 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
   const { store } = contents.rows;
   // postings.bin's SHA-256 on its own thread, so appending the threads' parts copies and hashes at once.
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE), { hashThread: true });
+  let positions: PositionsFileWriter | undefined;
   try {
+    const p = contents.positions;
+    positions = p && new PositionsFileWriter(p.path, p.titleLengths.length, contents.termCount, p.titleLengths, p.titleWeight);
     let postingsCount = 0;
     let impacts: Impacts | undefined;
     const merge = await mergeInParallel({
@@ -117,6 +134,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       chunkPairs: cursorChunkPairs(runPaths.length * threads, memoryBytes),
       partDir: dir,
       postings,
+      positions,
       meanwhile: () => {
         contents.rows.writeRest();
         store.termsFrom(termsInIdOrder(contents));
@@ -128,9 +146,12 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       onFraction,
     });
     const sha256 = (await postings.closeAsync())!;
-    return { ...finish(store, contents, merge, postingsCount, postings.offset, sha256), impacts };
+    positions?.close();
+    const { positionsWritten, ...counters } = merge;
+    return { ...finish(store, contents, counters, postingsCount, postings.offset, sha256), impacts, ...(positionsWritten ? { positions: positionsWritten } : {}) };
   } catch (err) {
     postings.closeQuietly();
+    positions?.closeQuietly();
     store.abort();
     throw err;
   }

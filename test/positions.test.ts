@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
 import { sha256OfFile } from '../merge/manifest.js';
-import { readIndexContent } from './helpers/index-files.js';
-import { naivePositions, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
+import { readIndexContent, type IndexContent } from './helpers/index-files.js';
+import { naivePositions, naivePositionsFile, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
 import { hasGpu } from './helpers/gpu-available.js';
 
@@ -78,6 +78,96 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
     await buildIndex({ input: docs.map((d, i) => ({ id: `d${i}`, ...d })), output: out, blockSize: 7000, titleWeight: 2, sorter: 'cpu', positions: true });
     expect(sortedEntries(readPositions(out).positions)).toEqual(sortedEntries(naivePositions(tokenStreams(docs, {})).positions));
     verifyIndex(out);
+  });
+
+  it('merge threads: each writes its term range\'s positions part; positions.bin has the same bytes for any worker and merge-thread count', async () => {
+    let parallelBuilds = 0;
+    await fc.assert(
+      fc.asyncProperty(crawl, fc.integer({ min: 8, max: 64 }), fc.integer({ min: 2, max: 6 }), async (docs, blockSize, mergeThreads) => {
+        const dir = writeCrawl(docs);
+        const naive = naivePositions(tokenStreams(docs, {}));
+        let first: { positions: Buffer; postings: Buffer } | undefined;
+        for (const [workers, threads] of [[1, 1], [1, mergeThreads], [2, mergeThreads], [5, 1], [5, mergeThreads]] as const) {
+          const out = join(work, `mt-idx-${serial++}`);
+          const summary = await buildIndex({ input: dir, output: out, blockSize, workers, sorter: 'cpu', positions: true, mergeThreads: threads });
+          expect(summary.merge.threads).toBeLessThanOrEqual(threads);
+          if (summary.merge.threads > 1) parallelBuilds++;
+          const built = { positions: readFileSync(join(out, 'positions.bin')), postings: readFileSync(join(out, 'postings.bin')) };
+          if (!first) {
+            first = built;
+            expect(sortedEntries(readPositions(out).positions)).toEqual(sortedEntries(naive.positions));
+          }
+          expect(built.postings.equals(first.postings)).toBe(true);
+          expect(built.positions.equals(first.positions)).toBe(true);
+          expect(readdirSync(out).filter((f) => f.includes('.part-'))).toEqual([]);
+          verifyIndex(out);
+        }
+      }),
+      { numRuns: 8 },
+    );
+    // Small crawls may hold too few terms to split: most builds above still ran on several threads.
+    expect(parallelBuilds).toBeGreaterThan(8);
+  });
+
+  it('merge threads on a crawl of many terms: every thread count gives the one-thread positions.bin, documents split across blocks', async () => {
+    const words = Array.from({ length: 300 }, (_, i) => `w${i.toString(36)}`);
+    const docs = Array.from({ length: 120 }, (_, i) => ({ title: i % 3 ? `${words[i % 300]} ${words[(i * 7) % 300]}` : '', text: Array.from({ length: 40 + (i % 17) }, (_, j) => words[(i * 13 + j * j) % 300]).join(' ') }));
+    const dir = writeCrawl(docs, 4);
+    const naive = naivePositions(tokenStreams(docs, {}));
+    const build = async (workers: number, mergeThreads: number) => {
+      const out = join(work, `mt-many-${serial++}`);
+      const summary = await buildIndex({ input: dir, output: out, blockSize: 301, workers, sorter: 'cpu', positions: true, mergeThreads, titleWeight: 2 });
+      expect(summary.merge.threads).toBe(mergeThreads);
+      return { out, bytes: readFileSync(join(out, 'positions.bin')) };
+    };
+    const one = await build(1, 1);
+    const built = readPositions(one.out);
+    expect(sortedEntries(built.positions)).toEqual(sortedEntries(naive.positions));
+    for (const [workers, threads] of [[1, 2], [1, 7], [2, 3], [5, 5]] as const) expect((await build(workers, threads)).bytes.equals(one.bytes)).toBe(true);
+  });
+
+  it('positions.bin is the format-2 bytes a naive encoder writes from a token scan, for any worker count, block size and merge-thread count; postings.bin and index.sqlite\'s rows are the one-thread build\'s and the plain build\'s', async () => {
+    // A larger vocabulary than VOCABULARY's, so that the terms split into several merge threads' ranges.
+    const manyWord = fc.constantFrom(...VOCABULARY, ...Array.from({ length: 80 }, (_, i) => `w${i.toString(36)}`));
+    const manyDoc = fc.record({
+      title: fc.oneof(fc.constant(''), fc.array(manyWord, { minLength: 1, maxLength: 4 }).map((w) => w.join(' '))),
+      text: fc.array(manyWord, { maxLength: 60 }).map((w) => w.join(' ')),
+    });
+    let parallelBuilds = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(manyDoc, { minLength: 1, maxLength: 40 }), fc.integer({ min: 16, max: 200 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 2, max: 5 }), async (docs, blockSize, titleWeight, mergeThreads) => {
+        const dir = writeCrawl(docs);
+        const naive = naivePositions(tokenStreams(docs, {}));
+        let reference: IndexContent | undefined;
+        for (const [workers, threads] of [[1, 1], [1, mergeThreads], [2, mergeThreads], [5, mergeThreads]] as const) {
+          const out = join(work, `naive-bytes-${serial++}`);
+          const summary = await buildIndex({ input: dir, output: out, blockSize, workers, sorter: 'cpu', positions: true, mergeThreads: threads, titleWeight });
+          if (summary.merge.threads > 1) parallelBuilds++;
+          const content = readIndexContent(out);
+          const termsInIdOrder = content.terms.map((row) => (row as [number, string])[1]);
+          const expected = naivePositionsFile(naive.positions, naive.titleLengths, termsInIdOrder, titleWeight);
+          expect(readFileSync(join(out, 'positions.bin')).equals(expected)).toBe(true);
+          if (!reference) {
+            reference = content;
+            const plain = join(work, `naive-plain-${serial++}`);
+            await buildIndex({ input: dir, output: plain, blockSize, workers: 2, sorter: 'cpu', mergeThreads, titleWeight });
+            const p = readIndexContent(plain);
+            expect(p.postings.equals(content.postings)).toBe(true);
+            expect(p.terms).toEqual(content.terms);
+            expect(p.docs).toEqual(content.docs);
+            continue;
+          }
+          expect(content.postings.equals(reference.postings)).toBe(true);
+          expect(content.lexiconFile?.equals(reference.lexiconFile!) ?? reference.lexiconFile === null).toBe(true);
+          expect(content.terms).toEqual(reference.terms);
+          expect(content.docs).toEqual(reference.docs);
+          expect(content.stats).toEqual(reference.stats);
+        }
+      }),
+      { numRuns: 10 },
+    );
+    // Of the 30 builds on several threads asked for, a crawl too small to split runs on one: most did not.
+    expect(parallelBuilds).toBeGreaterThan(15);
   });
 
   it('workers with lexicons of their own at 2 workers (GPUINDEX_WORKER_LEXICONS=1): the same bytes', async () => {

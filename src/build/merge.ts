@@ -4,8 +4,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { planMerge } from '../../indexer/plan/memory-plan.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
-import { cursorChunkPairs, writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
-import { writePositionsFile } from '../../merge/positions-merge.js';
+import { writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
 import { POSITIONS_FILE } from '../../merge/positions-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { writeManifest } from '../../merge/manifest.js';
@@ -65,6 +64,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       ...(parsed.shard ? { shard: parsed.shard } : {}),
       ...(options.positions ? { positions: true } : {}),
     },
+    ...(options.positions ? { positions: { path: join(out.temp, POSITIONS_FILE), titleLengths: documents.titleLengthsView(), titleWeight: c.tokenizer.options.titleWeight ?? 1 } } : {}),
   };
   const onFraction = (f: number) => c.progress('merge', counters, f);
   const written = blockPostings
@@ -72,20 +72,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
     : threads > 1
       ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
       : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
-  if (options.positions) {
-    const t0 = performance.now();
-    const p = writePositionsFile({
-      path: join(out.temp, POSITIONS_FILE),
-      runPaths,
-      chunkPairs: cursorChunkPairs(runPaths.length, cursorBytes),
-      lexicons: contents.runLexicons ?? { lexicons: [{ order: contents.order }] },
-      terms: contents.termCount,
-      titleLengths: documents.titleLengthsView(),
-      titleWeight: c.tokenizer.options.titleWeight ?? 1,
-    });
-    parsed.clock.add('mergePositions', performance.now() - t0);
-    if (p.postings !== written.stats.postings) throw new Error(`positions.bin holds ${p.postings} postings, postings.bin ${written.stats.postings}`);
-  }
+  if (options.positions && written.positions?.postings !== written.stats.postings) throw new Error(`positions.bin holds ${written.positions?.postings ?? 0} postings, postings.bin ${written.stats.postings}`);
   const mergeMs = performance.now() - mergeStart;
   if (options.signal?.aborted) throw new AbortError();
   return { written, releaseMs, mergeMs, documentRowsAhead };

@@ -68,3 +68,42 @@ export function naivePositions(streams: readonly { title: string[]; text: string
 export function sortedEntries(m: PositionMap): [string, [number, number[]][]][] {
   return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([t, byDoc]) => [t, [...byDoc.entries()].sort(([a], [b]) => a - b)]);
 }
+
+/**
+ * positions.bin format 2 (merge/positions-file.ts) written naively from term -> docID -> positions:
+ * the header, the title lengths, each term's postings in termID order (`termsInIdOrder`), docIDs
+ * ascending, positions as LEB128 gaps, then the (T + 1) u64 term starts.
+ */
+export function naivePositionsFile(positions: PositionMap, titleLengths: readonly number[], termsInIdOrder: readonly string[], titleWeight: number): Buffer {
+  const bytes: number[] = [];
+  const u32 = (v: number) => bytes.push(v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, v >>> 24);
+  for (const c of 'GPIXPOS2') bytes.push(c.charCodeAt(0));
+  u32(titleLengths.length);
+  u32(termsInIdOrder.length);
+  u32(titleWeight);
+  u32(0);
+  for (const l of titleLengths) u32(l);
+  const starts: number[] = [];
+  for (const term of termsInIdOrder) {
+    starts.push(bytes.length);
+    const byDoc = positions.get(term);
+    if (!byDoc) throw new Error(`naive positions: no term "${term}"`);
+    for (const doc of [...byDoc.keys()].sort((a, b) => a - b)) {
+      let last = 0;
+      for (const p of byDoc.get(doc)!) {
+        for (let gap = p - last; ; gap = Math.floor(gap / 128)) {
+          if (gap < 0x80) {
+            bytes.push(gap);
+            break;
+          }
+          bytes.push((gap & 0x7f) | 0x80);
+        }
+        last = p;
+      }
+    }
+  }
+  starts.push(bytes.length);
+  const table = Buffer.alloc(8 * starts.length);
+  starts.forEach((s, t) => table.writeBigUInt64LE(BigInt(s), 8 * t));
+  return Buffer.concat([Buffer.from(bytes), table]);
+}

@@ -21,7 +21,9 @@ export type FeedReply =
   | { name: string; ok: false; message: string; userError: boolean }
   | { warning: string }
   /** The build took the last document of the oldest batch of segment `consumed` not reported yet. */
-  | { consumed: string };
+  | { consumed: string }
+  /** The build of segment `dropped` failed: it takes no more of its batches (its end() reports the error). */
+  | { dropped: string };
 
 /** One segment fed to the thread: what the writer's flush ends. */
 export class ThreadFeed {
@@ -127,6 +129,7 @@ export class FeedThread {
     worker.on('message', (reply: FeedReply) => {
       if ('warning' in reply) return this.onWarning(reply.warning);
       if ('consumed' in reply) return this.consume({ oldest: reply.consumed });
+      if ('dropped' in reply) return this.consume({ segment: reply.dropped });
       this.consume({ segment: reply.name });
       const pending = this.settle(reply.name);
       if (reply.ok) pending?.resolve(reply.documents);

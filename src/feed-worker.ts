@@ -11,7 +11,7 @@ import { SegmentFeed } from './segment-feed.js';
 import type { FeedMessage, FeedReply } from './feed-thread.js';
 import type { InputDocument } from './shared/options.js';
 
-let current: { name: string; feed: SegmentFeed } | undefined;
+let current: { name: string; feed: SegmentFeed; failed: boolean } | undefined;
 
 parentPort!.on('message', (m: FeedMessage) => {
   if (m.type === 'docs') {
@@ -23,13 +23,25 @@ parentPort!.on('message', (m: FeedMessage) => {
         return;
       }
       const { output, options, blockSize } = m.start;
-      current = {
+      const started = {
         name: m.name,
         feed: new SegmentFeed(
           (input) => buildIndex({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) }),
           () => parentPort!.postMessage({ consumed: m.name } satisfies FeedReply),
         ),
+        failed: false,
       };
+      // A build that failed takes no more documents: the writer stops counting them as lag (its
+      // flush then builds the segment from the buffer).
+      started.feed.done.catch(() => {
+        started.failed = true;
+        parentPort!.postMessage({ dropped: m.name } satisfies FeedReply);
+      });
+      current = started;
+    }
+    if (current.failed) {
+      parentPort!.postMessage({ consumed: m.name } satisfies FeedReply);
+      return;
     }
     const docs = m.record === undefined ? m.docs! : ((decodeOperation(m.record) as { docs: InputDocument[] }).docs);
     current.feed.push(docs);

@@ -82,9 +82,9 @@ export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' |
    */
   feedThreads?: number;
   /**
-   * Back-pressure with backgroundFlushes: add() and replace() wait while the feed thread is more
-   * than this many bytes of documents behind what was logged, so that a flush never starts with
-   * a long backlog to invert before its documents are searchable. Default flushBytes / 8.
+   * Back-pressure: add() and replace() wait while the feed thread is more than this many bytes
+   * of documents behind what was logged, so that a flush never starts with a long backlog to
+   * invert before its documents are searchable. Default flushBytes / 8.
    */
   feedLagBytes?: number;
   /** Merges running at once, each on its own worker thread. Default 2. */
@@ -388,7 +388,7 @@ export class IndexWriter {
     while (this.segments.length > this.maxSegments && this.merges.size > 0) await Promise.race([...this.merges].map((m) => m.done));
     this.timings.backPressureMs += performance.now() - t0;
     const docs = op.op === 'delete' ? undefined : (op.docs as InputDocument[]);
-    if (docs && this.backgroundFlushes) {
+    if (docs) {
       const t = performance.now();
       await this.nextFeedThread().lagAtMost(this.feedLagBytes);
       this.timings.feedLagMs += performance.now() - t;

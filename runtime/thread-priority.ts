@@ -1,21 +1,29 @@
 /**
- * Lowers the calling thread's scheduling priority (Linux: a thread has its own nice value, set
- * through its thread id, which /proc/thread-self names). Background work (a writer's merges)
- * then takes the cores the threads a caller waits on leave idle, instead of slowing them down.
- * Elsewhere, or where it is refused, nothing changes.
+ * A thread's own scheduling priority. Linux only: setpriority(2) on a thread id changes that
+ * thread alone (the id is read from /proc/thread-self). Elsewhere, or where it fails, nothing
+ * changes. Parse workers (indexer/parse/thread-priority.ts) and a writer's merge threads
+ * (merge/segment-merge-worker.ts) lower their own, so that the threads others wait on go first.
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** Nice value of background threads: below normal work, above idle-only. */
-export const BACKGROUND_NICE = 10;
-
-export function lowerThreadPriority(nice = BACKGROUND_NICE): boolean {
-  if (process.platform !== 'linux') return false;
+/** This thread's id (Linux), or undefined. */
+export function threadId(): number | undefined {
+  if (process.platform !== 'linux') return undefined;
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return false;
-    setPriority(tid, nice);
+    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sets the calling thread's niceness (0 to 19; higher is lower priority); returns whether it could. */
+export function niceThisThread(niceness: number): boolean {
+  const tid = threadId();
+  if (tid === undefined) return false;
+  try {
+    setPriority(tid, niceness);
     return true;
   } catch {
     return false;

@@ -13,7 +13,7 @@ import { batchArrayWords, type BatchBundle, type BlockPostingsReply, type BlockP
 import { DocumentInverter, LocalTerms } from '../scan/document-inverter.js';
 import { jsonlFastPath } from '../scan/jsonl-fast-path.js';
 import { grown } from '../../runtime/grown.js';
-import { niceThisThread } from './thread-priority.js';
+import { niceThisThread } from '../../runtime/thread-priority.js';
 import { readSmallFileSync } from '../corpus/read-small-file.js';
 import { KnownTermIds, UNRESOLVED_BIT } from '../fill/shared-term-ids.js';
 import { WorkerLexicon } from '../fill/worker-lexicon.js';

@@ -14,6 +14,7 @@ import { openIndex, type IndexReader } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
 import { tokenStreams } from './helpers/positions.js';
+import { LiveDocuments } from './helpers/live-documents.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-poslive-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -124,25 +125,19 @@ describe('the writer on an index with positions', () => {
         const dir = await build(withIds(first));
         // Merges after commits too: neighbours of 2 documents or more, 2 at a time.
         const writer = await openWriter(dir, { refreshMs: 0, sorter: 'cpu', mergePolicy: { factor: 2, floorDocuments: 2, maxDeletedShare: 0.3 } });
-        let live = withIds(first);
+        const reference = new LiveDocuments(withIds(first));
         let next = first.length;
         for (const o of ops) {
           if (o.op === 'add') {
             const docs = withIds(o.docs, next);
             next += docs.length;
-            await writer.add(docs);
-            live.push(...docs);
-          } else if (o.op === 'delete' && live.length > 0) {
-            const ids = o.picks.map((p) => live[p % live.length]!.id);
-            await writer.delete(ids);
-            live = live.filter((d) => !ids.includes(d.id));
-          } else if (o.op === 'replace' && live.length > 0) {
-            const id = live[o.pick % live.length]!.id;
-            await writer.replace([{ id, ...o.doc }]);
-            live = [...live.filter((d) => d.id !== id), { id, ...o.doc }];
-          } else if (o.op === 'refresh') await writer.refresh();
+            await reference.add(writer, docs);
+          } else if (o.op === 'delete') await reference.delete(writer, o.picks);
+          else if (o.op === 'replace') await reference.replace(writer, o.pick, (id) => ({ id, ...o.doc }));
+          else if (o.op === 'refresh') await writer.refresh();
           else if (o.op === 'commit') await writer.commit();
         }
+        const live = reference.docs;
         await writer.refresh();
         const r = writer.reader();
         try {

@@ -10,6 +10,7 @@ import { openIndex, type IndexReader } from '../src/reader.js';
 import { openWriter, writerMemory } from '../src/writer.js';
 import { pickMergeAround } from '../merge/merge-policy.js';
 import { verifyIndex } from '../merge/verify.js';
+import { LiveDocuments } from './helpers/live-documents.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-writer-merges-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -182,7 +183,7 @@ describe('background merges', () => {
         const dir = fresh('prop');
         const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 }, maxConcurrentMerges });
         // The reference: live documents in arrival order (a replaced one moves to the end), and those at the last refresh.
-        let live: { id: string; text: string }[] = [];
+        const live = new LiveDocuments<{ id: string; text: string }>();
         let seen: { id: string; text: string }[] = [];
         let next = 0;
         const check = (expected: { id: string; text: string }[]) => {
@@ -200,25 +201,17 @@ describe('background merges', () => {
           if (o.op === 'add') {
             const docs = docsOf(o.docs, next);
             next += docs.length;
-            await writer.add(docs);
-            live.push(...docs);
-          } else if (o.op === 'delete' && live.length > 0) {
-            const ids = o.picks.map((p) => live[p % live.length]!.id);
-            await writer.delete(ids);
-            live = live.filter((d) => !ids.includes(d.id));
-          } else if (o.op === 'replace' && live.length > 0) {
-            const id = live[o.pick % live.length]!.id;
-            const doc = { id, text: o.doc.map((w) => WORDS[w]).join(' ') };
-            await writer.replace([doc]);
-            live = [...live.filter((d) => d.id !== id), doc];
-          } else if (o.op === 'refresh' || o.op === 'commit') {
+            await live.add(writer, docs);
+          } else if (o.op === 'delete') await live.delete(writer, o.picks);
+          else if (o.op === 'replace') await live.replace(writer, o.pick, (id) => ({ id, text: o.doc.map((w) => WORDS[w]).join(' ') }));
+          else if (o.op === 'refresh' || o.op === 'commit') {
             await (o.op === 'refresh' ? writer.refresh() : writer.commit());
-            seen = [...live];
+            seen = [...live.docs];
           } else if (o.op === 'settle') await writer.waitForMerges();
           check(seen);
         }
         await writer.close();
-        await expectSurvivors(dir, live);
+        await expectSurvivors(dir, live.docs);
       }),
       { numRuns: 20, seed: 31 },
     );
@@ -230,7 +223,7 @@ describe('background merges', () => {
         const dir = fresh('background');
         const writer = await openWriter(dir, { ...analysis, refreshMs: 0, backgroundFlushes: true, flushBytes, feedThreads, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 } });
         // The reference: the live documents after each operation, by its sequence number.
-        let live: { id: string; text: string }[] = [];
+        const live = new LiveDocuments<{ id: string; text: string }>();
         const states = new Map<number, { id: string; text: string }[]>([[0, []]]);
         let next = 0;
         const check = () => {
@@ -249,18 +242,10 @@ describe('background merges', () => {
           if (o.op === 'add') {
             const docs = docsOf(o.docs, next);
             next += docs.length;
-            await writer.add(docs);
-            live.push(...docs);
-          } else if (o.op === 'delete' && live.length > 0) {
-            const ids = o.picks.map((p) => live[p % live.length]!.id);
-            await writer.delete(ids);
-            live = live.filter((d) => !ids.includes(d.id));
-          } else if (o.op === 'replace' && live.length > 0) {
-            const id = live[o.pick % live.length]!.id;
-            const doc = { id, text: o.doc.map((w) => WORDS[w]).join(' ') };
-            await writer.replace([doc]);
-            live = [...live.filter((d) => d.id !== id), doc];
-          } else if (o.op === 'refresh' || o.op === 'commit') {
+            await live.add(writer, docs);
+          } else if (o.op === 'delete') await live.delete(writer, o.picks);
+          else if (o.op === 'replace') await live.replace(writer, o.pick, (id) => ({ id, text: o.doc.map((w) => WORDS[w]).join(' ') }));
+          else if (o.op === 'refresh' || o.op === 'commit') {
             await (o.op === 'refresh' ? writer.refresh() : writer.commit());
             expect(writer.searchableSequence).toBe(writer.sequence());
           } else if (o.op === 'settle') {
@@ -268,13 +253,13 @@ describe('background merges', () => {
             await writer.waitForMerges();
             await new Promise((r) => setTimeout(r, 5));
           }
-          states.set(writer.sequence(), [...live]);
+          states.set(writer.sequence(), [...live.docs]);
           check();
         }
         await writer.refresh();
         check();
         await writer.close();
-        await expectSurvivors(dir, live);
+        await expectSurvivors(dir, live.docs);
       }),
       { numRuns: 25, seed: 32 },
     );

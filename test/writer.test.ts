@@ -10,6 +10,7 @@ import { openIndex } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 import { verifyIndex } from '../merge/verify.js';
 import { readIndexContent } from './helpers/index-files.js';
+import { LiveDocuments } from './helpers/live-documents.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-writer-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -229,26 +230,19 @@ describe('deletes and replaces', () => {
         // Merges after commits too: neighbours of 2 documents or more, 2 at a time.
         const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 2, maxDeletedShare: 0.3 } });
         // The reference: the live documents in arrival order (a replaced one moves to the end).
-        let live: { id: string; text: string }[] = [];
+        const reference = new LiveDocuments<{ id: string; text: string }>();
         let next = 0;
         for (const o of ops) {
           if (o.op === 'add') {
             const docs = docsOf(o.docs, next);
             next += docs.length;
-            await writer.add(docs);
-            live.push(...docs);
-          } else if (o.op === 'delete' && live.length > 0) {
-            const ids = o.picks.map((p) => live[p % live.length]!.id);
-            await writer.delete([...ids, 'no-such-id']);
-            live = live.filter((d) => !ids.includes(d.id));
-          } else if (o.op === 'replace' && live.length > 0) {
-            const id = live[o.pick % live.length]!.id;
-            const doc = { id, text: o.doc.map((w) => WORDS[w]).join(' ') };
-            await writer.replace([doc]);
-            live = [...live.filter((d) => d.id !== id), doc];
-          } else if (o.op === 'refresh') await writer.refresh();
+            await reference.add(writer, docs);
+          } else if (o.op === 'delete') await reference.delete(writer, o.picks, ['no-such-id']);
+          else if (o.op === 'replace') await reference.replace(writer, o.pick, (id) => ({ id, text: o.doc.map((w) => WORDS[w]).join(' ') }));
+          else if (o.op === 'refresh') await writer.refresh();
           else if (o.op === 'commit') await writer.commit();
         }
+        const live = reference.docs;
         await writer.refresh();
         const r = writer.reader();
         expect([...r.documents()].map((d) => d.externalId)).toEqual(live.map((d) => d.id));

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { optimizeIndex } from '../src/optimize.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
-import { openWriter, writerMemory } from '../src/writer.js';
+import { openWriter, writerMemory, type IndexWriter } from '../src/writer.js';
 import { pickMergeAround } from '../merge/merge-policy.js';
 import { verifyIndex } from '../merge/verify.js';
 import { LiveDocuments } from './helpers/live-documents.js';
@@ -176,6 +176,34 @@ describe('background merges', () => {
     fc.record({ op: fc.constant('replace' as const), pick: fc.nat(), doc: fc.array(fc.integer({ min: 0, max: WORDS.length - 1 }), { maxLength: 6 }) }),
     fc.record({ op: fc.constantFrom('refresh' as const, 'refresh' as const, 'commit' as const, 'settle' as const) }),
   );
+  type Doc = { id: string; text: string };
+  type Op = typeof opArb extends fc.Arbitrary<infer T> ? T : never;
+
+  /** reader() holds exactly `expected`, in order, and finds exactly those of them holding each of `words`. */
+  const expectReaderShows = (writer: IndexWriter, expected: readonly Doc[], words: readonly string[]) => {
+    const r = writer.reader();
+    try {
+      expect(idsOf(r)).toEqual(expected.map((d) => d.id));
+      for (const w of words) {
+        expect(r.search(w, { k: 1000 }).map((h) => h.externalId).sort()).toEqual(expected.filter((d) => d.text.split(' ').includes(w)).map((d) => d.id).sort());
+      }
+    } finally {
+      r.close();
+    }
+  };
+
+  /** Applies an add, delete or replace of opArb to `writer` and to `live` (new ids numbered on from the last); other operations are the caller's. */
+  const documentOps = (writer: IndexWriter, live: LiveDocuments<Doc>) => {
+    let next = 0;
+    return async (o: Op): Promise<void> => {
+      if (o.op === 'add') {
+        const docs = docsOf(o.docs, next);
+        next += docs.length;
+        await live.add(writer, docs);
+      } else if (o.op === 'delete') await live.delete(writer, o.picks);
+      else if (o.op === 'replace') await live.replace(writer, o.pick, (id) => ({ id, text: o.doc.map((w) => WORDS[w]).join(' ') }));
+    };
+  };
 
   it('whenever merges complete, reader() shows exactly the last refresh, and every refresh the live documents', async () => {
     await fc.assert(
@@ -183,32 +211,16 @@ describe('background merges', () => {
         const dir = fresh('prop');
         const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 }, maxConcurrentMerges });
         // The reference: live documents in arrival order (a replaced one moves to the end), and those at the last refresh.
-        const live = new LiveDocuments<{ id: string; text: string }>();
-        let seen: { id: string; text: string }[] = [];
-        let next = 0;
-        const check = (expected: { id: string; text: string }[]) => {
-          const r = writer.reader();
-          try {
-            expect(idsOf(r)).toEqual(expected.map((d) => d.id));
-            for (const w of ['whale', 'sea', 'moby']) {
-              expect(r.search(w, { k: 1000 }).map((h) => h.externalId).sort()).toEqual(expected.filter((d) => d.text.split(' ').includes(w)).map((d) => d.id).sort());
-            }
-          } finally {
-            r.close();
-          }
-        };
+        const live = new LiveDocuments<Doc>();
+        const apply = documentOps(writer, live);
+        let seen: Doc[] = [];
         for (const o of ops) {
-          if (o.op === 'add') {
-            const docs = docsOf(o.docs, next);
-            next += docs.length;
-            await live.add(writer, docs);
-          } else if (o.op === 'delete') await live.delete(writer, o.picks);
-          else if (o.op === 'replace') await live.replace(writer, o.pick, (id) => ({ id, text: o.doc.map((w) => WORDS[w]).join(' ') }));
-          else if (o.op === 'refresh' || o.op === 'commit') {
+          await apply(o);
+          if (o.op === 'refresh' || o.op === 'commit') {
             await (o.op === 'refresh' ? writer.refresh() : writer.commit());
             seen = [...live.docs];
           } else if (o.op === 'settle') await writer.waitForMerges();
-          check(seen);
+          expectReaderShows(writer, seen, ['whale', 'sea', 'moby']);
         }
         await writer.close();
         await expectSurvivors(dir, live.docs);
@@ -223,29 +235,13 @@ describe('background merges', () => {
         const dir = fresh('background');
         const writer = await openWriter(dir, { ...analysis, refreshMs: 0, backgroundFlushes: true, flushBytes, feedThreads, mergePolicy: { factor: 2, floorDocuments: 1, maxDeletedShare: 0.3 } });
         // The reference: the live documents after each operation, by its sequence number.
-        const live = new LiveDocuments<{ id: string; text: string }>();
-        const states = new Map<number, { id: string; text: string }[]>([[0, []]]);
-        let next = 0;
-        const check = () => {
-          const r = writer.reader();
-          try {
-            const expected = states.get(writer.searchableSequence)!;
-            expect(idsOf(r)).toEqual(expected.map((d) => d.id));
-            for (const w of ['whale', 'sea']) {
-              expect(r.search(w, { k: 1000 }).map((h) => h.externalId).sort()).toEqual(expected.filter((d) => d.text.split(' ').includes(w)).map((d) => d.id).sort());
-            }
-          } finally {
-            r.close();
-          }
-        };
+        const live = new LiveDocuments<Doc>();
+        const apply = documentOps(writer, live);
+        const states = new Map<number, Doc[]>([[0, []]]);
+        const check = () => expectReaderShows(writer, states.get(writer.searchableSequence)!, ['whale', 'sea']);
         for (const o of ops) {
-          if (o.op === 'add') {
-            const docs = docsOf(o.docs, next);
-            next += docs.length;
-            await live.add(writer, docs);
-          } else if (o.op === 'delete') await live.delete(writer, o.picks);
-          else if (o.op === 'replace') await live.replace(writer, o.pick, (id) => ({ id, text: o.doc.map((w) => WORDS[w]).join(' ') }));
-          else if (o.op === 'refresh' || o.op === 'commit') {
+          await apply(o);
+          if (o.op === 'refresh' || o.op === 'commit') {
             await (o.op === 'refresh' ? writer.refresh() : writer.commit());
             expect(writer.searchableSequence).toBe(writer.sequence());
           } else if (o.op === 'settle') {

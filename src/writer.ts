@@ -486,7 +486,7 @@ export class IndexWriter {
     if (this.feed) return this.feed.feed;
     const name = segmentName(this.nextSegment++);
     const feed = this.nextFeedThread().feed(name, { output: join(this.path, name), options: this.flushOptions(this.sorter ?? 'cpu'), blockSize: this.feedBlockSize });
-    if (this.bufferOrdinals.length > 0) feed.push(this.bufferedDocuments());
+    if (this.bufferOrdinals.length > 0) feed.push(documentsOf(this.bufferedOps));
     this.feed = { feed, name };
     return feed;
   }
@@ -494,11 +494,6 @@ export class IndexWriter {
   /** The thread the next documents go to: the feed's, or one not ending a segment (the flush in progress) if there is one. */
   private nextFeedThread(): FeedThread {
     return this.feed?.feed.feedThread ?? this.feedThreads.find((t) => !t.ending) ?? this.feedThreads[0]!;
-  }
-
-  /** The buffered documents, in order. */
-  private bufferedDocuments(): InputDocument[] {
-    return documentsOf(this.bufferedOps);
   }
 
   /** What every flush's build is given, on the feed thread or here: the index's analysis, the sorter, the flushes' memory. */
@@ -575,10 +570,10 @@ export class IndexWriter {
       this.refreshed(seq, t0);
       return { done: Promise.resolve(undefined) };
     }
-    const flush: PendingFlush = { name: '', ordinals: this.bufferOrdinals, ops: this.bufferedOps, bytes: this.bufferedBytes, seq, done: Promise.resolve(undefined) };
     const fed = this.feed;
     this.feed = undefined;
-    flush.name = fed?.name ?? segmentName(this.nextSegment++);
+    const name = fed?.name ?? segmentName(this.nextSegment++);
+    const flush: PendingFlush = { name, ordinals: this.bufferOrdinals, ops: this.bufferedOps, bytes: this.bufferedBytes, seq, done: Promise.resolve(undefined) };
     this.bufferOrdinals = [];
     this.bufferedOps = [];
     this.bufferedBytes = 0;
@@ -757,11 +752,11 @@ export class IndexWriter {
   /** The segment's deletes file: its deleted documents but those of operations after `seq`, which stay unrefreshed. */
   private writeDeleteSet(s: LiveSegment, seq: number): void {
     const file = `deletes-${this.committed.generation + 1}-${++this.deletesWritten}.bin`;
-    const later = [...s.unrefreshed].filter(([, at]) => at > seq);
-    const visible = later.length === 0 ? s.deleted : new Set([...s.deleted].filter((d) => !s.unrefreshed.has(d) || s.unrefreshed.get(d)! <= seq));
+    const later = new Map([...s.unrefreshed].filter(([, at]) => at > seq));
+    const visible = later.size === 0 ? s.deleted : new Set([...s.deleted].filter((d) => !later.has(d)));
     writeDeletes(join(this.path, s.entry.name), file, visible);
     s.entry = { ...s.entry, deletes: file, deleted: visible.size };
-    s.unrefreshed = new Map(later);
+    s.unrefreshed = later;
     this.refreshes++;
   }
 

@@ -203,6 +203,11 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       }
     }
     if (missingRequired || scored.length === 0) continue;
+    const total = scored.reduce((a, e) => a + e.bound, 0);
+    // A segment whose terms' bounds together cannot pass the threshold that earlier segments
+    // left holds no hit (its docIDs are higher, so a tie loses too): a live index's small
+    // segments mostly end here, before their lengths, norms or phrase filter are touched.
+    if (total <= Math.max(heap.threshold, floor)) continue;
     const { deleted, docBase } = seg;
     const lengths = seg.shortLengths?.() ?? seg.lengths;
     const { k1, b, avg } = p;
@@ -239,12 +244,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       seen[e.t] = stamp;
       return e.weight * c;
     };
-    const total = scored.reduce((a, e) => a + e.bound, 0);
     const required = scored.filter((e) => plan.terms[e.t]!.required);
-    // A segment whose terms' bounds together cannot pass the threshold that earlier segments
-    // left holds no hit (its docIDs are higher, so a tie loses too): a live index's small
-    // segments mostly end here, undecoded.
-    if (total <= Math.max(heap.threshold, floor)) continue;
     // Seeds only while the heap is not full: after the first segments the threshold is
     // already about the final one, and seeding each small segment scored its best blocks twice.
     if (heap.size < k) {

@@ -7,6 +7,7 @@
  * thin layer over buildIndex; a new stage goes between two of these calls.
  */
 import { endSpareWorkers } from '../indexer/parse/parse-worker-spares.js';
+import type { SharedInversion } from '../indexer/scan/shared-inversion.js';
 import { storageFailure, UserError } from './shared/errors.js';
 import type { BuildOptions } from './shared/options.js';
 import { discardOutput, prepareOutput } from './output.js';
@@ -21,11 +22,22 @@ export { defaultWorkers, formatSkip } from './build/context.js';
 export { planParseTasks } from './build/plan.js';
 export { writeRowsAhead } from './build/parse-sort.js';
 
-export async function buildIndex(options: BuildOptions): Promise<BuildSummary> {
+export function buildIndex(options: BuildOptions): Promise<BuildSummary> {
+  return buildKeeping(options, {});
+}
+
+/** What a thread that builds index after index keeps from one build to the next (a live writer's feed thread). */
+export interface KeptBetweenBuilds {
+  /** The term analysis of documents given as an iterable: the index is the same bytes with or without it. */
+  inversion?: SharedInversion;
+}
+
+/** buildIndex, taking over what `kept` holds from the builds before. */
+export async function buildKeeping(options: BuildOptions, kept: KeptBetweenBuilds): Promise<BuildSummary> {
   const t0 = performance.now();
   const build = checkOptions(options);
   const out = prepareOutput(options.output, options.force ?? false);
-  const state: BuildState = {};
+  const state: BuildState = { sharedInversion: kept.inversion };
   try {
     const plan = await planBuild(build, state);
     const parsed = await parseAndSort(build, plan, out, state);

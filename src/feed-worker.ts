@@ -4,14 +4,17 @@
  * built, so that the writer's thread only logs while they are inverted here.
  */
 import { parentPort } from 'node:worker_threads';
-import { buildIndex } from './build.js';
+import { buildKeeping } from './build.js';
 import { decodeOperation } from '../merge/wal-record.js';
 import { UserError } from './shared/errors.js';
 import { SegmentFeed } from './segment-feed.js';
+import { SharedInversion } from '../indexer/scan/shared-inversion.js';
 import type { FeedMessage, FeedReply } from './feed-thread.js';
 import type { InputDocument } from './shared/options.js';
 
 let current: { name: string; feed: SegmentFeed; failed: boolean } | undefined;
+/** Each segment's build takes over the analysis of the one before (SharedInversion.begin: one parse holds it at a time). */
+const kept = { inversion: new SharedInversion() };
 
 parentPort!.on('message', (m: FeedMessage) => {
   if (m.type === 'docs') {
@@ -26,7 +29,7 @@ parentPort!.on('message', (m: FeedMessage) => {
       const started = {
         name: m.name,
         feed: new SegmentFeed(
-          (input) => buildIndex({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) }),
+          (input) => buildKeeping({ ...options, input, output, blockSize, onWarning: (warning) => parentPort!.postMessage({ warning } satisfies FeedReply) }, kept),
           () => parentPort!.postMessage({ consumed: m.name } satisfies FeedReply),
         ),
         failed: false,

@@ -17,6 +17,7 @@ import type { DocumentTable } from '../fill/documents.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
 import { RunSink } from '../sort/run-sink.js';
 import { analysedTermIds, DocumentInverter } from '../scan/document-inverter.js';
+import type { SharedInversion } from '../scan/shared-inversion.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -57,6 +58,8 @@ export interface PipelineInput {
   onWarning?: (message: string) => void;
   /** --positions: each run gets its positions file (merge/run-positions.ts). */
   positions?: boolean;
+  /** The analysis kept by the thread from one build to the next (BuildOptions.sharedInversion). */
+  sharedInversion?: SharedInversion;
 }
 
 export interface PipelineResult {
@@ -84,7 +87,8 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   const counters: ParseCounters = newCounters();
   const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true, input.positions === true);
   const titleWeight = input.tokenizer.options.titleWeight ?? 1;
-  const inverter = new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
+  const shared = input.sharedInversion?.begin(input.tokenizer, input.dictionary);
+  const inverter = shared?.inverter ?? new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
 
   const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
   const flushBlock = async (): Promise<void> => {
@@ -100,38 +104,44 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   };
 
   let parseStart = performance.now();
-  for await (const item of input.source) {
-    if (item.kind === 'skip') {
-      counters.skippedCount++;
-      if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(item.skip);
-      input.onSkip?.(item.skip);
-      continue;
-    }
-    if (item.kind === 'ignored') {
-      countNotIndexed(counters.notIndexed, item.what, 1);
-      continue;
-    }
-    const doc = item.doc;
-    if (doc.warning) noteWarning(counters, { path: doc.path, line: doc.line, reason: doc.warning }, input.onDocumentWarning);
-    const termIds = inverter.invert(doc);
-    const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
-    if (block.positions) input.documents.setTitleLength(docId, inverter.titleLength);
-    if (doc.warc) input.documents.setWarc(docId, doc.warc.date ?? '', doc.warc.recordId ?? '');
-    counters.documents++;
-    counters.bytes += doc.bytes;
-    counters.pairs += termIds.length;
-    const title = inverter.titleLength;
-    for (let i = 0; i < termIds.length; i++) {
-      if (block.positions) block.positions[block.count] = positionOf(i, title, titleWeight);
-      block.push(termIds[i] as never, docId);
-      if (block.full) {
-        clock.add('parse', performance.now() - parseStart);
-        await flushBlock();
-        parseStart = performance.now();
+  // The shared inverter's TermIds views are this build's until its parse ends.
+  try {
+    for await (const item of input.source) {
+      if (item.kind === 'skip') {
+        counters.skippedCount++;
+        if (counters.skipped.length < MAX_LISTED_SKIPS) counters.skipped.push(item.skip);
+        input.onSkip?.(item.skip);
+        continue;
       }
+      if (item.kind === 'ignored') {
+        countNotIndexed(counters.notIndexed, item.what, 1);
+        continue;
+      }
+      const doc = item.doc;
+      if (doc.warning) noteWarning(counters, { path: doc.path, line: doc.line, reason: doc.warning }, input.onDocumentWarning);
+      const termIds = inverter.invert(doc);
+      shared?.termIds.apply(termIds);
+      const docId = input.documents.add(doc.externalId, doc.path, termIds.length);
+      if (block.positions) input.documents.setTitleLength(docId, inverter.titleLength);
+      if (doc.warc) input.documents.setWarc(docId, doc.warc.date ?? '', doc.warc.recordId ?? '');
+      counters.documents++;
+      counters.bytes += doc.bytes;
+      counters.pairs += termIds.length;
+      const title = inverter.titleLength;
+      for (let i = 0; i < termIds.length; i++) {
+        if (block.positions) block.positions[block.count] = positionOf(i, title, titleWeight);
+        block.push(termIds[i] as never, docId);
+        if (block.full) {
+          clock.add('parse', performance.now() - parseStart);
+          await flushBlock();
+          parseStart = performance.now();
+        }
+      }
+      if (signal?.aborted) throw new AbortError();
+      input.onProgress?.(counters);
     }
-    if (signal?.aborted) throw new AbortError();
-    input.onProgress?.(counters);
+  } finally {
+    shared?.end();
   }
   clock.add('parse', performance.now() - parseStart);
   await flushBlock();

@@ -2,6 +2,7 @@
  * A build's checked options and what every stage shares: notices, progress, and the resources the
  * failure path must release.
  */
+import type { SharedInversion } from '../../indexer/scan/shared-inversion.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
@@ -16,6 +17,8 @@ import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 export interface BuildState {
   sorter?: { dispose(): void };
   rowsAhead?: IndexRowsAhead;
+  /** Kept by the thread from the build before (buildKeeping): the analysis of documents given as an iterable. */
+  sharedInversion?: SharedInversion;
 }
 
 /** Reports a stage's progress to options.onProgress (throttled). */

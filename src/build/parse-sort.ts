@@ -121,6 +121,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       sorter: plan.pipeline.sorter,
       blockSize: plan.blockSize,
       runDir: out.runDir,
+      sharedInversion: state.sharedInversion,
       clock,
       signal: options.signal,
       ...(options.positions ? { positions: true } : {}),

@@ -30,6 +30,25 @@ export class TermDictionary {
     return id;
   }
 
+  /** A term not in the dictionary yet (the caller knows it is new: SharedInversion), without the lookup idOf makes. */
+  addNew(term: string): TermId {
+    const id = asTermId(this.terms.length);
+    this.ids.set(term, id);
+    this.terms.push(term);
+    return id;
+  }
+
+  /**
+   * Where the code point order of all the terms comes from instead of sorting them here: a
+   * function that returns every TermId so far in that order (SharedInversion derives it from
+   * the order of the terms it shares, sorted once for all builds).
+   */
+  orderFrom(order: () => Uint32Array<ArrayBuffer>): void {
+    this.givenOrder = order;
+  }
+
+  private givenOrder?: () => Uint32Array<ArrayBuffer>;
+
   get size(): number {
     return this.terms.length;
   }
@@ -73,6 +92,11 @@ export class TermDictionary {
     const n = this.terms.length;
     const from = this.sortedCount;
     if (n === from) return;
+    if (this.givenOrder) {
+      this.sorted = this.givenOrder();
+      this.sortedCount = n;
+      return;
+    }
     const terms = this.terms;
     const fresh = terms.slice(from);
     sortTerms(fresh);

@@ -36,18 +36,37 @@ export class SharedInversion {
       this.dictionary = new TermDictionary();
       this.inverter = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, this.dictionary));
     }
-    return { inverter: this.inverter, termIds: new BuildTermIds(this.dictionary.terms, dictionary), end: () => (this.held = false) };
+    return { inverter: this.inverter, termIds: new BuildTermIds(this.dictionary, dictionary), end: () => (this.held = false) };
   }
 }
 
-/** One build's TermIds of shared ids, given on first sight (-1: not seen yet). */
+/**
+ * One build's TermIds of shared ids, given on first sight (-1: not seen yet). The build's
+ * dictionary takes its code point order from the shared terms' order (each shared term is
+ * sorted once, not once a segment).
+ */
 export class BuildTermIds {
   private ids = new Int32Array(1 << 12).fill(-1);
 
   constructor(
-    private readonly sharedTerms: readonly string[],
+    private readonly shared: TermDictionary,
     private readonly dictionary: TermDictionary,
-  ) {}
+  ) {
+    dictionary.orderFrom(() => this.order());
+  }
+
+  /** The build's TermIds in code point order: the shared order, less the terms the build has not seen. */
+  private order(): Uint32Array<ArrayBuffer> {
+    const out = new Uint32Array(this.dictionary.size);
+    const ids = this.ids;
+    let k = 0;
+    for (const s of this.shared.order()) {
+      const id = s < ids.length ? ids[s]! : -1;
+      if (id >= 0) out[k++] = id;
+    }
+    if (k !== out.length) throw new Error(`shared term order: ${k} of the build's ${out.length} terms found`);
+    return out;
+  }
 
   /** Replaces each shared id of `termIds` by the build's TermId, in place. */
   apply(termIds: Uint32Array): void {
@@ -60,7 +79,7 @@ export class BuildTermIds {
         ids.fill(-1, n);
       }
       let id = ids[shared]!;
-      if (id < 0) ids[shared] = id = this.dictionary.idOf(this.sharedTerms[shared]!);
+      if (id < 0) ids[shared] = id = this.dictionary.addNew(this.shared.terms[shared]!);
       termIds[i] = id;
     }
   }

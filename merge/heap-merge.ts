@@ -9,7 +9,7 @@
  * copied up to the next segment's docID in a tight loop over typed arrays (mergeSegments). A
  * document split across two blocks appears in two runs: its two counts are added.
  */
-import { RunCursor, type CursorTerms, type PairRange, type PostingsColumns } from './runs.js';
+import { RunCursor, type CursorTerms, type PairRange, type PostingsColumns, type RunSource } from './runs.js';
 
 /** The collection frequency of a postings list: the sum of its term frequencies. */
 export function collectionFrequency(tfs: Uint32Array, df: number): number {
@@ -198,13 +198,13 @@ export function mergeSegments(from: PostingsColumns, starts: Int32Array, k: numb
 }
 
 /**
- * Merges the run files into postings lists handed to `sink` in termID order.
+ * Merges the runs (files, or a block in memory) into postings lists handed to `sink` in termID order.
  * `chunkPairs` bounds the memory per run cursor; `ranges[i]`, if given, limits run i to those
  * pairs (one merge thread's term range, see term-ranges.ts); `terms[i]` maps run i's keys to
  * termIDs (without it, keys are termIDs).
  */
-export function mergeRuns(runPaths: readonly string[], chunkPairs: number, sink: PostingsListSink, ranges?: readonly PairRange[], terms?: readonly CursorTerms[]): MergeCounters {
-  const cursors = runPaths.map((p, i) => new RunCursor(p, chunkPairs, ranges?.[i], terms?.[i]));
+export function mergeRuns(runs: readonly RunSource[], chunkPairs: number, sink: PostingsListSink, ranges?: readonly PairRange[], terms?: readonly CursorTerms[]): MergeCounters {
+  const cursors = runs.map((p, i) => new RunCursor(p, chunkPairs, ranges?.[i], terms?.[i]));
   const counters: MergeCounters = { runs: cursors.length, pairs: 0, terms: 0, segmentPops: 0 };
   const heap = new RunHeap(cursors);
   cursors.forEach((c, i) => {

@@ -146,8 +146,25 @@ export interface CursorTerms {
  * that the merge's memory is (number of runs × chunk size), whatever the run sizes. `termId`
  * is the final termID of the current pair.
  */
+/**
+ * A sorted block that was not written as a run: a build of one block merges it from memory
+ * (no run file written and read back). `pairs` holds its (key, docID) pairs, interleaved.
+ */
+export interface BlockRun {
+  pairs: Uint32Array;
+  count: number;
+  /** As a run file's header: the TermKeys' length the block was sorted with, or NO_KEY_SPACE. */
+  keySpace: number;
+}
+
+/** A run to merge: a run file's path, or a block still in memory. */
+export type RunSource = string | BlockRun;
+
 export class RunCursor {
   private readonly fd: number;
+  /** The run's pairs when it is a block in memory (no file: the whole run is one chunk). */
+  private readonly block?: BlockRun;
+  readonly path: string;
   /** Pairs this cursor will yield. */
   readonly count: number;
   private readonly first: number;
@@ -164,24 +181,34 @@ export class RunCursor {
   docId = 0;
   done = false;
 
-  constructor(readonly path: string, chunkPairs: number, range?: PairRange, terms?: CursorTerms) {
-    this.fd = openSync(path, 'r');
+  constructor(source: RunSource, chunkPairs: number, range?: PairRange, terms?: CursorTerms) {
     let total: number;
-    try {
-      const header = readRunHeader(this.fd, path);
-      total = header.count;
-      if (terms) {
-        const { order, finals, docIds } = terms.lexicon;
-        this.walk = new KeyWalk(order, header.keySpace, positionOfTerm(finals, terms.startTerm ?? 0), terms.startKey, finals);
-        this.docIds = docIds;
+    let keySpace: number;
+    if (typeof source === 'string') {
+      this.path = source;
+      this.fd = openSync(source, 'r');
+      try {
+        ({ count: total, keySpace } = readRunHeader(this.fd, source));
+      } catch (err) {
+        closeSync(this.fd);
+        throw err;
       }
-    } catch (err) {
-      closeSync(this.fd);
-      throw err;
+    } else {
+      this.path = '<block in memory>';
+      this.fd = -1;
+      this.closed = true;
+      this.block = source;
+      total = source.count;
+      keySpace = source.keySpace;
+    }
+    if (terms) {
+      const { order, finals, docIds } = terms.lexicon;
+      this.walk = new KeyWalk(order, keySpace, positionOfTerm(finals, terms.startTerm ?? 0), terms.startKey, finals);
+      this.docIds = docIds;
     }
     this.first = range ? range.start : 0;
     this.count = Math.max(0, (range ? Math.min(range.end, total) : total) - this.first);
-    this.chunk = new Uint32Array(2 * Math.max(1, Math.min(chunkPairs, this.count)));
+    this.chunk = this.block ? this.block.pairs.subarray(2 * this.first, 2 * (this.first + this.count)) : new Uint32Array(2 * Math.max(1, Math.min(chunkPairs, this.count)));
     this.load();
   }
 
@@ -191,6 +218,15 @@ export class RunCursor {
     if (remaining <= 0) {
       this.done = true;
       this.close();
+      return;
+    }
+    if (this.block) {
+      // The whole run is the one chunk (a worker's document numbers are never in a block run).
+      if (this.docIds) throw new Error('a block run holds docIDs');
+      this.chunkPairs = this.count;
+      this.pos = 0;
+      this.setKey(this.chunk[0]!);
+      this.docId = this.chunk[1]!;
       return;
     }
     const pairs = Math.min(remaining, this.chunk.length >> 1);

@@ -11,9 +11,18 @@ import { ImpactsBuilder, type Impacts } from './impacts.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
+import type { RunSource } from './runs.js';
 import { textChunks } from './lexicon-union.js';
 import { writePositionsFile } from './positions-merge.js';
 import { PositionsFileWriter } from './positions-file.js';
+
+/** Run files only: positions are merged from the runs' positions files. */
+function runFiles(runs: readonly RunSource[]): string[] {
+  return runs.map((r) => {
+    if (typeof r !== 'string') throw new Error('positions need every block written as a run');
+    return r;
+  });
+}
 
 /** The runs' lexicons: as given, or the dictionary's order for every run. */
 function runLexiconsOf(contents: IndexContents): RunLexicons {
@@ -77,7 +86,7 @@ export function cursorChunkPairs(runs: number, memoryBytes: number): number {
  * lexicon in termID order, the same order as writeIndexParallel, so both give identical
  * index.sqlite and lexicon.bin bytes.
  */
-export function writeIndex(dir: string, runPaths: readonly string[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
+export function writeIndex(dir: string, runPaths: readonly RunSource[], contents: IndexContents, memoryBytes: number, onFraction?: (f: number) => void): WriteIndexResult {
   const { store } = contents.rows;
   const postings = new PostingsFileWriter(join(dir, POSTINGS_FILE));
   try {
@@ -101,7 +110,7 @@ export function writeIndex(dir: string, runPaths: readonly string[], contents: I
       terms,
     );
     const sha256 = postings.close()!;
-    const positions = contents.positions && writePositionsFile({ ...contents.positions, runPaths, chunkPairs: cursorChunkPairs(runPaths.length, memoryBytes), lexicons, terms: termCount });
+    const positions = contents.positions && writePositionsFile({ ...contents.positions, runPaths: runFiles(runPaths), chunkPairs: cursorChunkPairs(runPaths.length, memoryBytes), lexicons, terms: termCount });
     return { ...finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256), impacts: impacts?.finish(), ...(positions ? { positions: { postings: positions.postings, positions: positions.positions } } : {}) };
   } catch (err) {
     postings.closeQuietly();

@@ -34,9 +34,9 @@ async function buildAndExport(docs: string[][], blockSize: number) {
 }
 
 describe('the index equals a naive in-memory inversion', () => {
-  it('on random corpora, with blocks small enough to force many runs (CIFF export read back)', async () => {
+  it('on random corpora, with blocks small enough to force many runs, and with one block merged from memory (CIFF export read back)', async () => {
     await fc.assert(
-      fc.asyncProperty(corpus, fc.integer({ min: 1, max: 64 }), async (docs, blockSize) => {
+      fc.asyncProperty(corpus, fc.oneof(fc.integer({ min: 1, max: 64 }), fc.constant(1 << 16)), async (docs, blockSize) => {
         const naive = naiveInvert(docs);
         const { summary, reader, ciff } = await buildAndExport(docs, blockSize);
         try {

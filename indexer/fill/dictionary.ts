@@ -21,6 +21,7 @@ export class TermDictionary {
   private sortedCount = 0;
 
   idOf(term: string): TermId {
+    if (this.unmapped) throw new Error('term dictionary: idOf after addNew');
     let id = this.ids.get(term);
     if (id === undefined) {
       id = asTermId(this.terms.length);
@@ -30,13 +31,18 @@ export class TermDictionary {
     return id;
   }
 
-  /** A term not in the dictionary yet (the caller knows it is new: SharedInversion), without the lookup idOf makes. */
+  /**
+   * A term the caller knows is new (SharedInversion gives each shared term once), kept in
+   * `terms` only: filling the map cost a build of 25 K terms ~7 ms. A dictionary filled this
+   * way numbers its terms only so: idOf then throws.
+   */
   addNew(term: string): TermId {
-    const id = asTermId(this.terms.length);
-    this.ids.set(term, id);
+    this.unmapped = true;
     this.terms.push(term);
-    return id;
+    return asTermId(this.terms.length - 1);
   }
+
+  private unmapped = false;
 
   /**
    * Where the code point order of all the terms comes from instead of sorting them here: a
@@ -97,6 +103,7 @@ export class TermDictionary {
       this.sortedCount = n;
       return;
     }
+    if (this.unmapped) throw new Error('term dictionary: terms added by addNew need orderFrom');
     const terms = this.terms;
     const fresh = terms.slice(from);
     sortTerms(fresh);

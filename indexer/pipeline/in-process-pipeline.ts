@@ -16,6 +16,7 @@ import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
 import { RunSink } from '../sort/run-sink.js';
+import type { BlockRun } from '../../merge/runs.js';
 import { analysedTermIds, DocumentInverter } from '../scan/document-inverter.js';
 import type { SharedInversion } from '../scan/shared-inversion.js';
 import type { StageClock } from './stage-clock.js';
@@ -67,6 +68,11 @@ export interface PipelineResult {
   counters: ParseCounters;
   /** The sorter that sorted the last block ('cpu' after a GPU fault). */
   sorterKind: 'cpu' | 'gpu';
+  /**
+   * Every pair fitted in one block: sorted and kept in memory, not written as a run (no run
+   * file written and read back). Merged like a run; release() once merged.
+   */
+  blockRun?: BlockRun & { release(): Promise<void> };
 }
 
 export function newCounters(): ParseCounters {
@@ -144,6 +150,16 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
     shared?.end();
   }
   clock.add('parse', performance.now() - parseStart);
+  // Runs carry positions files: a block with positions is written as one.
+  if (sink.blocks === 0 && block.count > 0 && !block.positions && sink.keepsBlocks) {
+    const kept = await sink.sortInMemory(block.pairs, block.count, input.dictionary.lexKeys());
+    counters.blocks = 1;
+    const release = async () => {
+      await releaseBuffers([block.pairs.buffer]);
+      await sink.release();
+    };
+    return { runPaths: [], counters, sorterKind: sink.sorterKind, blockRun: { ...kept, release } };
+  }
   await flushBlock();
   // The block and sort scratch go now, not at some later collection: the merge comes next.
   await releaseBuffers([block.pairs.buffer]);

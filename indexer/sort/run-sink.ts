@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { writeRunFileAsync } from '../../merge/runs.js';
+import { writeRunFileAsync, type BlockRun } from '../../merge/runs.js';
 import { positionsPathOf, writeRunPositionsAsync } from '../../merge/run-positions.js';
 import { errorCode } from '../../src/shared/errors.js';
 import { NO_KEY_SPACE, RunWriteError, type DocBases, type PairSorter, type RunWritten, type TermKeys } from '../../src/shared/types.js';
@@ -102,6 +102,29 @@ export class RunSink {
     if (timing.uploadMs !== undefined) this.clock.add('gpuUpload', timing.uploadMs);
     if (timing.readbackMs !== undefined) this.clock.add('gpuReadback', timing.readbackMs);
     this.pairs += count;
+  }
+
+  /**
+   * Sorts the block with the CPU sorter and keeps it in memory instead of writing a run: the
+   * last block of a build that wrote no run is merged from there (merge/runs.ts BlockRun). The
+   * view is valid until the sorter sorts again or is released.
+   */
+  async sortInMemory(pairs: Uint32Array, count: number, termKeys: TermKeys): Promise<BlockRun> {
+    if (this.sorter.kind !== 'cpu' || this.sorter.sortToRun) throw new Error('only the CPU sorter keeps a block in memory');
+    this.clock.mark('sort', count);
+    let sorted = pairs;
+    const timing = await this.sorter.sortBlock(pairs, count, (view) => {
+      sorted = view;
+      return Promise.resolve();
+    }, undefined, termKeys);
+    this.clock.add('sort', timing.totalMs);
+    this.pairs += count;
+    return { pairs: sorted, count, keySpace: termKeys.length };
+  }
+
+  /** Whether sortInMemory can keep a block with this sorter. */
+  get keepsBlocks(): boolean {
+    return this.sorter.kind === 'cpu' && !this.sorter.sortToRun;
   }
 
   /**

@@ -67,11 +67,16 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
     ...(options.positions ? { positions: { path: join(out.temp, POSITIONS_FILE), titleLengths: documents.titleLengthsView(), titleWeight: c.tokenizer.options.titleWeight ?? 1 } } : {}),
   };
   const onFraction = (f: number) => c.progress('merge', counters, f);
+  // A block kept in memory is merged on this thread (merge threads read run files).
+  const blockRun = 'blockRun' in result ? result.blockRun : undefined;
   const written = blockPostings
     ? await writeIndexFromTally(out.temp, contents, blockPostings, counters.pairs, onFraction)
-    : threads > 1
-      ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
-      : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
+    : blockRun
+      ? writeIndex(out.temp, [blockRun], contents, cursorBytes, onFraction)
+      : threads > 1
+        ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
+        : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
+  await blockRun?.release();
   if (options.positions && written.positions?.postings !== written.stats.postings) throw new Error(`positions.bin holds ${written.positions?.postings ?? 0} postings, postings.bin ${written.stats.postings}`);
   const mergeMs = performance.now() - mergeStart;
   if (options.signal?.aborted) throw new AbortError();

@@ -8,6 +8,7 @@
  */
 import { endSpareWorkers } from '../indexer/parse/parse-worker-spares.js';
 import type { SharedInversion } from '../indexer/scan/shared-inversion.js';
+import type { BufferPool } from '../runtime/buffer-pool.js';
 import { storageFailure, UserError } from './shared/errors.js';
 import type { BuildOptions } from './shared/options.js';
 import { discardOutput, prepareOutput } from './output.js';
@@ -30,6 +31,8 @@ export function buildIndex(options: BuildOptions): Promise<BuildSummary> {
 export interface KeptBetweenBuilds {
   /** The term analysis of documents given as an iterable: the index is the same bytes with or without it. */
   inversion?: SharedInversion;
+  /** The block's and the CPU sorter's buffers of such a build (their pages are touched already). */
+  buffers?: BufferPool;
 }
 
 /** buildIndex, taking over what `kept` holds from the builds before. */
@@ -37,7 +40,7 @@ export async function buildKeeping(options: BuildOptions, kept: KeptBetweenBuild
   const t0 = performance.now();
   const build = checkOptions(options);
   const out = prepareOutput(options.output, options.force ?? false);
-  const state: BuildState = { sharedInversion: kept.inversion };
+  const state: BuildState = { sharedInversion: kept.inversion, buffers: kept.buffers };
   try {
     const plan = await planBuild(build, state);
     const parsed = await parseAndSort(build, plan, out, state);

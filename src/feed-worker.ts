@@ -9,12 +9,16 @@ import { decodeOperation } from '../merge/wal-record.js';
 import { UserError } from './shared/errors.js';
 import { SegmentFeed } from './segment-feed.js';
 import { SharedInversion } from '../indexer/scan/shared-inversion.js';
+import { BufferPool } from '../runtime/buffer-pool.js';
 import type { FeedMessage, FeedReply } from './feed-thread.js';
 import type { InputDocument } from './shared/options.js';
 
 let current: { name: string; feed: SegmentFeed; failed: boolean } | undefined;
-/** Each segment's build takes over the analysis of the one before (SharedInversion.begin: one parse holds it at a time). */
-const kept = { inversion: new SharedInversion() };
+/**
+ * Each segment's build takes over the analysis of the one before (SharedInversion.begin: one
+ * parse holds it at a time) and the buffers it gave back.
+ */
+const kept = { inversion: new SharedInversion(), buffers: new BufferPool() };
 
 parentPort!.on('message', (m: FeedMessage) => {
   if (m.type === 'docs') {

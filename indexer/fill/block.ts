@@ -4,6 +4,7 @@
  */
 import type { DocId, TermId } from '../../src/shared/types.js';
 import { DocBaseSegments } from './doc-bases.js';
+import type { BufferPool } from '../../runtime/buffer-pool.js';
 
 export class PairBlockBuilder {
   readonly pairs: Uint32Array;
@@ -16,11 +17,11 @@ export class PairBlockBuilder {
 
   /**
    * `shared`: the block lives in a SharedArrayBuffer, for a sorter on another thread (PairSorter.sharedBlocks).
-   * `positions`: the block keeps each pair's position too.
+   * `positions`: the block keeps each pair's position too. `pool`: where its buffer comes from (not shared).
    */
-  constructor(readonly capacity: number, shared = false, positions = false) {
+  constructor(readonly capacity: number, shared = false, positions = false, pool?: BufferPool) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`block size must be a positive integer, got ${capacity}`);
-    this.pairs = new Uint32Array(shared ? new SharedArrayBuffer(8 * capacity) : new ArrayBuffer(8 * capacity));
+    this.pairs = shared ? new Uint32Array(new SharedArrayBuffer(8 * capacity)) : new Uint32Array(pool ? pool.take(8 * capacity) : new ArrayBuffer(8 * capacity), 0, 2 * capacity);
     if (positions) this.positions = new Uint32Array(capacity);
   }
 

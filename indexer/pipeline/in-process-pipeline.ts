@@ -19,6 +19,7 @@ import { RunSink } from '../sort/run-sink.js';
 import type { BlockRun } from '../../merge/runs.js';
 import { analysedTermIds, DocumentInverter } from '../scan/document-inverter.js';
 import type { SharedInversion } from '../scan/shared-inversion.js';
+import type { BufferPool } from '../../runtime/buffer-pool.js';
 import type { StageClock } from './stage-clock.js';
 
 export interface ParseCounters {
@@ -59,8 +60,10 @@ export interface PipelineInput {
   onWarning?: (message: string) => void;
   /** --positions: each run gets its positions file (merge/run-positions.ts). */
   positions?: boolean;
-  /** The analysis kept by the thread from one build to the next (BuildOptions.sharedInversion). */
+  /** The analysis kept by the thread from one build to the next (src/build.ts buildKeeping). */
   sharedInversion?: SharedInversion;
+  /** The block's and the CPU sorter's buffers, kept by the thread from one build to the next. */
+  buffers?: BufferPool;
 }
 
 export interface PipelineResult {
@@ -91,7 +94,10 @@ export const MAX_LISTED_SKIPS = 1000;
 export async function runSequentialPipeline(input: PipelineInput): Promise<PipelineResult> {
   const { clock, sorter, signal } = input;
   const counters: ParseCounters = newCounters();
-  const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true, input.positions === true);
+  const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true, input.positions === true, input.buffers);
+  if (input.buffers) sorter.borrowFrom?.(input.buffers);
+  // The block's buffer goes back to the pool, or is freed now rather than at some later collection.
+  const releaseBlock = () => (input.buffers && !input.sorter.sharedBlocks ? (input.buffers.give(block.pairs.buffer as ArrayBuffer), Promise.resolve()) : releaseBuffers([block.pairs.buffer]));
   const titleWeight = input.tokenizer.options.titleWeight ?? 1;
   const shared = input.sharedInversion?.begin(input.tokenizer, input.dictionary);
   const inverter = shared?.inverter ?? new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
@@ -155,14 +161,14 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
     const kept = await sink.sortInMemory(block.pairs, block.count, input.dictionary.lexKeys());
     counters.blocks = 1;
     const release = async () => {
-      await releaseBuffers([block.pairs.buffer]);
+      await releaseBlock();
       await sink.release();
     };
     return { runPaths: [], counters, sorterKind: sink.sorterKind, blockRun: { ...kept, release } };
   }
   await flushBlock();
   // The block and sort scratch go now, not at some later collection: the merge comes next.
-  await releaseBuffers([block.pairs.buffer]);
+  await releaseBlock();
   await sink.release();
   return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind };
 }

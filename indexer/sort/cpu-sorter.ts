@@ -153,6 +153,8 @@ export class CpuSorter implements PairSorter {
   /** The scratch array: as large as the block. */
   readonly hostBytesPerPair = 8;
   private scratch = new Uint32Array(0);
+  /** Where the scratch comes from and goes back to (borrowFrom); absent: allocated and freed. */
+  private pool?: { take(bytes: number): ArrayBuffer; give(buffer: ArrayBuffer): void };
   /**
    * Words of `scratch` written so far (by a sort, or touched by prepareFor): beyond it nothing
    * reads or writes the scratch, so prepareFor can touch those pages while a run is written.
@@ -173,7 +175,7 @@ export class CpuSorter implements PairSorter {
     // main thread. A block that does fill catches up at once (~13 ms per 1 M pairs here).
     if (pairs < capacity / PREPARE_AFTER) return;
     const words = 2 * Math.min(pairs, capacity);
-    if (this.scratch.length < 2 * capacity && this.scratchUsed === 0) this.scratch = new Uint32Array(2 * capacity);
+    if (this.scratch.length < 2 * capacity && this.scratchUsed === 0) this.scratch = this.newScratch(2 * capacity);
     if (words <= this.scratchUsed || words > this.scratch.length) return;
     this.scratch.fill(0, this.scratchUsed, words);
     this.scratchUsed = words;
@@ -182,12 +184,22 @@ export class CpuSorter implements PairSorter {
   async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer, docBases?: DocBases, termKeys?: TermKeys): Promise<SortTiming> {
     const t0 = performance.now();
     if (docBases) applyDocBases(pairs, count, docBases);
-    if (this.scratch.length < 2 * count) this.scratch = new Uint32Array(2 * count);
+    if (this.scratch.length < 2 * count) this.scratch = this.newScratch(2 * count);
     this.scratchUsed = Math.max(this.scratchUsed, 2 * count);
     const sorted = radixSortPairs(pairs, count, this.scratch, termKeys);
     const totalMs = performance.now() - t0;
     await consume(sorted.subarray(0, 2 * count));
     return { totalMs };
+  }
+
+  borrowFrom(pool: { take(bytes: number): ArrayBuffer; give(buffer: ArrayBuffer): void }): void {
+    this.pool = pool;
+  }
+
+  /** A scratch of `words` words: from the pool (its pages touched already) or new. */
+  private newScratch(words: number): Uint32Array<ArrayBuffer> {
+    if (this.scratch.length > 0) this.pool?.give(this.scratch.buffer as ArrayBuffer);
+    return this.pool ? new Uint32Array(this.pool.take(4 * words), 0, words) : new Uint32Array(words);
   }
 
   handOverScratch(): ArrayBuffer | undefined {
@@ -201,10 +213,14 @@ export class CpuSorter implements PairSorter {
     const scratch = this.scratch;
     this.scratch = new Uint32Array(0);
     this.scratchUsed = 0;
-    await releaseBuffers([scratch.buffer]);
+    if (this.pool) this.pool.give(scratch.buffer as ArrayBuffer);
+    else await releaseBuffers([scratch.buffer]);
   }
 
   dispose(): void {
+    // A borrowed scratch may still hold a block being merged (BlockRun): it goes back to the
+    // pool at release(), after the merge, not here.
+    if (this.pool) return;
     this.scratch = new Uint32Array(0);
     this.scratchUsed = 0;
   }

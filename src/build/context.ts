@@ -3,6 +3,7 @@
  * failure path must release.
  */
 import type { SharedInversion } from '../../indexer/scan/shared-inversion.js';
+import type { BufferPool } from '../../runtime/buffer-pool.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
@@ -19,6 +20,8 @@ export interface BuildState {
   rowsAhead?: IndexRowsAhead;
   /** Kept by the thread from the build before (buildKeeping): the analysis of documents given as an iterable. */
   sharedInversion?: SharedInversion;
+  /** Kept likewise: the block's and the CPU sorter's buffers of such a build. */
+  buffers?: BufferPool;
 }
 
 /** Reports a stage's progress to options.onProgress (throttled). */

@@ -122,6 +122,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       blockSize: plan.blockSize,
       runDir: out.runDir,
       sharedInversion: state.sharedInversion,
+      buffers: state.buffers,
       clock,
       signal: options.signal,
       ...(options.positions ? { positions: true } : {}),

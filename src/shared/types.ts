@@ -95,6 +95,11 @@ export interface PairSorter {
   handOverScratch?(): ArrayBuffer | undefined;
   /** Frees host buffers now (a later sort allocates them again); optional. */
   release?(): Promise<void>;
+  /**
+   * Takes its host buffers from `pool` and gives them back there at release() instead of
+   * freeing them (runtime/buffer-pool.ts: a thread building index after index); optional.
+   */
+  borrowFrom?(pool: { take(bytes: number): ArrayBuffer; give(buffer: ArrayBuffer): void }): void;
   /** Frees buffers (GPU memory, scratch arrays). The sorter is unusable afterwards. */
   dispose(): void;
 }

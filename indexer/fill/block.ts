@@ -35,6 +35,17 @@ export class PairBlockBuilder {
     return this.count === this.capacity;
   }
 
+  /** A document's TermIds, all with `docId`; the caller checks they leave the block short of full. */
+  pushDocument(termIds: Uint32Array, docId: DocId): void {
+    const pairs = this.pairs;
+    let at = this.count << 1;
+    for (let i = 0; i < termIds.length; i++) {
+      pairs[at++] = termIds[i]!;
+      pairs[at++] = docId;
+    }
+    this.count += termIds.length;
+  }
+
   push(termId: TermId, docId: DocId): void {
     const i = this.count++ << 1;
     this.pairs[i] = termId;

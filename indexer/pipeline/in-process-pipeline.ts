@@ -140,7 +140,9 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
       counters.bytes += doc.bytes;
       counters.pairs += termIds.length;
       const title = inverter.titleLength;
-      for (let i = 0; i < termIds.length; i++) {
+      // Most documents leave the block short of full: one tight copy, no per-pair checks.
+      if (!block.positions && block.count + termIds.length < block.capacity) block.pushDocument(termIds, docId);
+      else for (let i = 0; i < termIds.length; i++) {
         if (block.positions) block.positions[block.count] = positionOf(i, title, titleWeight);
         block.push(termIds[i] as never, docId);
         if (block.full) {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
 import { bigIntSorted } from './helpers/gpu.js';
@@ -33,6 +34,39 @@ describe('radixSortPairs', () => {
       });
     }
   }
+  it('with term keys: sorts by (key, docID), whether the docIDs ascend or not and for keys of one to three digits', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 1 << 23 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat(50)), { minLength: 2, maxLength: 300 }),
+        fc.boolean(),
+        fc.nat(),
+        (terms, raw, ascending, seed) => {
+          const r = lcg(seed);
+          // A permutation of the terms' ranks (only the ids used need distinct keys).
+          const keys = new Uint32Array(terms);
+          for (let i = 0; i < terms; i++) keys[i] = terms - 1 - i;
+          for (let i = 0; i < Math.min(terms, 4 * raw.length); i++) {
+            const j = r() % terms;
+            [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+          }
+          const count = raw.length;
+          const pairs = new Uint32Array(2 * count);
+          let doc = 0;
+          raw.forEach(([t, d], i) => {
+            doc += ascending ? d % 3 : 0;
+            pairs[2 * i] = t % terms;
+            pairs[2 * i + 1] = ascending ? doc : d;
+          });
+          const mapped = pairs.slice();
+          for (let i = 0; i < count; i++) mapped[2 * i] = keys[mapped[2 * i]!]!;
+          const sorted = radixSortPairs(pairs, count, new Uint32Array(2 * count), keys);
+          expect(sorted.subarray(0, 2 * count)).toEqual(bigIntSorted(mapped, count));
+        },
+      ),
+    );
+  });
+
   it('refuses a scratch array that is too small', () => {
     expect(() => radixSortPairs(new Uint32Array(8), 4, new Uint32Array(2))).toThrow(/scratch holds 1 pairs, need 4/);
   });

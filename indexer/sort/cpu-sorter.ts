@@ -69,6 +69,17 @@ export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint3
   if (count === 1 && termKeys) pairs[0] = termKeys[pairs[0]!]!;
   if (count < 2) return pairs;
   if (scratch.length < 2 * count) throw new RangeError(`scratch holds ${scratch.length >> 1} pairs, need ${count}`);
+  if (termKeys && termKeys.length > 1) {
+    // The keys are below termKeys.length: the digits are known before the pass that maps them,
+    // so that pass fills the histograms too (one read of the block fewer).
+    const digits = digitsOf(0, bitLength(termKeys.length - 1));
+    if (digits.length <= 3) {
+      const hists = digits.map((d) => new Uint32Array(1 << d.bits));
+      if (mapKeysCountingDigits(pairs, count, termKeys, digits, hists)) return scatterDigits(pairs, count, scratch, digits, hists);
+      // DocIDs out of order (not a BSBI block): the keys are mapped, sort by both words.
+      return radixSortPairs(pairs, count, scratch);
+    }
+  }
   // One pass for the keys, the largest ids and whether docIDs ascend.
   let maxT = 0;
   let maxD = 0;
@@ -102,6 +113,41 @@ export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint3
     }
   }
 
+  return scatterDigits(pairs, count, scratch, digits, hists);
+}
+
+/**
+ * Replaces each termID by its key and counts the keys' digits (at most three, termID digits
+ * only) in one pass; returns whether the docIDs ascend (then the digits are the whole sort).
+ */
+function mapKeysCountingDigits(pairs: Uint32Array, count: number, termKeys: TermKeys, digits: readonly Digit[], hists: Uint32Array[]): boolean {
+  const dummy = new Uint32Array(1);
+  const h0 = hists[0]!;
+  const h1 = hists[1] ?? dummy;
+  const h2 = hists[2] ?? dummy;
+  const s0 = digits[0]!.shift;
+  const s1 = digits[1]?.shift ?? 0;
+  const s2 = digits[2]?.shift ?? 0;
+  const m0 = h0.length - 1;
+  const m1 = h1.length - 1;
+  const m2 = h2.length - 1;
+  let ascending = true;
+  let previousDoc = 0;
+  for (let i = 0; i < 2 * count; i += 2) {
+    const t = termKeys[pairs[i]!]!;
+    pairs[i] = t;
+    h0[(t >>> s0) & m0]!++;
+    h1[(t >>> s1) & m1]!++;
+    h2[(t >>> s2) & m2]!++;
+    const d = pairs[i + 1]!;
+    if (d < previousDoc) ascending = false;
+    previousDoc = d;
+  }
+  return ascending;
+}
+
+/** The LSD passes over `digits`, whose histograms are filled: returns whichever array holds the sorted pairs. */
+function scatterDigits(pairs: Uint32Array, count: number, scratch: Uint32Array, digits: readonly Digit[], hists: Uint32Array[]): Uint32Array {
   let src = pairs;
   let dst = scratch;
   for (let k = 0; k < digits.length; k++) {

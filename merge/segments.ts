@@ -5,7 +5,7 @@
  * so a reader sees the old generation or the new one, never a mix. An index without
  * segments.json is one segment: the folder itself, as `gpuindex build` writes it.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { close, closeSync, existsSync, fsync, fsyncSync, open, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { SegmentFormatError } from './segment-reader.js';
 
@@ -82,6 +82,19 @@ export function writeSegments(dir: string, manifest: SegmentsManifest): void {
   }
   renameSync(temp, path);
   fsyncDir(dir);
+}
+
+/**
+ * fsync of a file or a folder on libuv's pool: the calling thread goes on meanwhile, and
+ * several at once can share the file system's journal commits.
+ */
+export function fsyncPath(path: string): Promise<void> {
+  return new Promise((resolve, reject) =>
+    open(path, 'r', (err, fd) => {
+      if (err) return reject(err);
+      fsync(fd, (syncErr) => close(fd, (closeErr) => (syncErr ?? closeErr ? reject(syncErr ?? closeErr) : resolve())));
+    }),
+  );
 }
 
 /** Makes a rename or a new file in `dir` durable. */

@@ -13,7 +13,7 @@
  * the writer's state when it is complete, with the deletes that arrived during the merge carried
  * over, and becomes the index's at the next commit, as a flushed segment does.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
@@ -21,7 +21,7 @@ import { INDEX_DB, POSTINGS_FILE, type CollectionStats } from '../merge/index-st
 import { MANIFEST_FILE } from '../merge/manifest.js';
 import { POSITIONS_FILE } from '../merge/positions-file.js';
 import { SegmentReader } from '../merge/segment-reader.js';
-import { fsyncDir, readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
+import { fsyncPath, readSegments, segmentEntry, segmentName, SEGMENTS_FORMAT_VERSION, writeSegments, type SegmentEntry, type SegmentsManifest } from '../merge/segments.js';
 import { readLog, WriteAheadLog, type LoggedOperation, type LoggedOperationBody } from '../merge/write-ahead-log.js';
 import { decodeOperation, encodeOperation } from '../merge/wal-record.js';
 import { readDeletes, writeDeletes } from '../merge/deletes.js';
@@ -816,15 +816,24 @@ export class IndexWriter {
     const same = entries.length === before.length && entries.every((e, i) => e.name === before[i]!.name && e.deletes === before[i]!.deletes);
     if (same && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
     const named = new Map(before.map((e) => [e.name, e]));
-    for (const s of this.segments) {
+    // All at once and off this thread: the event loop goes on (merges complete, the feed thread
+    // is heard), and concurrent fsyncs share journal commits. The segments are those of
+    // `entries`: a merge completing meanwhile changes this.segments, not what this commit names.
+    const segments = [...this.segments];
+    const syncs: Promise<void>[] = [];
+    for (const s of segments) {
       const dir = join(this.path, s.entry.name);
       if (!s.durable) {
-        for (const f of readdirSync(dir, { withFileTypes: true })) if (f.isFile()) fsyncFile(join(dir, f.name));
-        s.durable = true;
-        fsyncDir(dir);
-      } else if (s.entry.deletes !== named.get(s.entry.name)?.deletes) fsyncDir(dir); // deletes files are fsynced as written; their names here
+        const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile());
+        syncs.push(
+          Promise.all(files.map((f) => fsyncPath(join(dir, f.name))))
+            .then(() => fsyncPath(dir))
+            .then(() => void (s.durable = true)),
+        );
+      } else if (s.entry.deletes !== named.get(s.entry.name)?.deletes) syncs.push(fsyncPath(dir)); // deletes files are fsynced as written; their names here
     }
-    fsyncDir(this.path);
+    await Promise.all(syncs);
+    await fsyncPath(this.path);
     const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: entries, walSeq: this.seq };
     writeSegments(this.path, next);
     this.committed = next;
@@ -1024,14 +1033,5 @@ function checkDocuments(list: readonly InputDocument[], taken: (id: string) => b
     if (seen.has(d.id)) throw new UserError(`document id ${JSON.stringify(d.id)} is given twice`);
     if (taken(d.id)) throw new UserError(`add: a document with id ${JSON.stringify(d.id)} is in the index already (replace() replaces it)`);
     seen.add(d.id);
-  }
-}
-
-function fsyncFile(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -236,10 +236,12 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(verifyIndex(out).terms).toBeGreaterThan(0);
     const path = join(out, 'positions.bin');
     const bytes = readFileSync(path);
-    // The first term ("sea", at 5: the title's 2 terms, the gap, then "whale white sea") moved to 2, the title's gap.
-    const dataAt = 24 + 4 * 1;
-    expect(bytes[dataAt]).toBe(5);
-    bytes[dataAt] = 2;
+    // The first term ("sea", at 5: the title's 2 terms, the gap, then "whale white sea") moved to 2,
+    // the title's gap. Its document's bound is 7 (positions 0 .. 6) and its tf 1: Rice parameter 2,
+    // so 5 is the bits 1 0 (quotient 1) 1 0 (low bits 01, least significant first), 2 is 0 0 1.
+    const dataAt = 24 + 2 * 1;
+    expect(bytes[dataAt]).toBe(0b0101);
+    bytes[dataAt] = 0b100;
     writeFileSync(path, bytes);
     const manifestPath = join(out, 'MANIFEST.json');
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));

@@ -409,8 +409,15 @@ export class PositionsFile {
 
   /** A cursor over term `termId`'s positions, beside its decoded list. */
   cursor(termId: number, list: { docIds: Uint32Array; tfs: Uint32Array }): PositionsCursor {
-    const bytes = this.termBytes(termId);
-    return this.ends ? new RicePositionsCursor(bytes, list.docIds, list.tfs, this.titleLengths, this.titleWeight, this.ends) : new VarintPositionsCursor(bytes, list.docIds, list.tfs, this.titleLengths, this.titleWeight);
+    if (!this.ends) return new VarintPositionsCursor(this.termBytes(termId), list.docIds, list.tfs, this.titleLengths, this.titleWeight);
+    // 4 zero bytes after the term's: the decoder reads 32 bits at a time.
+    if (termId < 0 || termId >= this.terms) throw new RangeError(`positions: no term ${termId}`);
+    const at = this.starts[termId]!;
+    const n = this.starts[termId + 1]! - at;
+    const padded = new Uint8Array(n + 4);
+    const got = this.read(at, n);
+    padded.set(got);
+    return new RicePositionsCursor(padded, got.length, list.docIds, list.tfs, this.titleLengths, this.titleWeight, this.ends);
   }
 
   close(): void {
@@ -506,31 +513,85 @@ class VarintPositionsCursor extends ForwardPositionsCursor {
   }
 }
 
-/** Format 3: Rice codes, k from each posting's tf and its document's bound. */
-class RicePositionsCursor extends ForwardPositionsCursor {
+/**
+ * Format 3: Rice codes, k from each posting's tf and its document's bound. A code is read from a
+ * 32-bit window (at least 25 bits past the current one): its 1 bits counted at once, its low bits
+ * masked out; codes longer than the window (escapes, wide parameters) a byte at a time.
+ */
+class RicePositionsCursor implements PositionsCursor {
   /** The next bit. */
   private bit = 0;
-  private k = 0;
+  /** The posting the next code starts. */
+  private posting = 0;
+  private out = new Uint32Array(64);
 
-  constructor(bytes: Uint8Array, docIds: Uint32Array, tfs: Uint32Array, titleLengths: Uint32Array, titleWeight: number, private readonly ends: Uint32Array) {
-    super(bytes, docIds, tfs, titleLengths, titleWeight);
-  }
+  constructor(
+    /** The term's bytes, then 4 zero bytes. */
+    private readonly bytes: Uint8Array,
+    private readonly length: number,
+    private readonly docIds: Uint32Array,
+    private readonly tfs: Uint32Array,
+    private readonly titleLengths: Uint32Array,
+    private readonly titleWeight: number,
+    private readonly ends: Uint32Array,
+  ) {}
 
-  protected startPosting(docId: number, tf: number): void {
-    this.k = riceParameter(this.ends[docId]!, tf);
-  }
-
-  protected next(): number {
+  /** Decodes posting `this.posting` into `out`; returns its count. */
+  private decode(): number {
+    const i = this.posting;
+    if (i >= this.docIds.length) throw new RangeError(`positions: posting ${i} past the list's ${this.docIds.length}`);
+    const tf = this.tfs[i]!;
+    const docId = this.docIds[i]!;
+    const title = this.titleLengths[docId]!;
+    const titleWeight = this.titleWeight;
+    const k = riceParameter(this.ends[docId]!, tf);
+    const mask = k > 24 ? 0 : (1 << k) - 1;
     const b = this.bytes;
-    const bitEnd = 8 * b.length;
+    const bitEnd = 8 * this.length;
     let bit = this.bit;
-    // The quotient: 1 bits up to a 0 bit, read a byte's remainder at a time.
+    let out = this.out;
+    let weight = 0;
+    let n = 0;
+    let p = 0;
+    while (weight < tf) {
+      const at = bit >>> 3;
+      const w = (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> (bit & 7);
+      const zeros = ~w;
+      // The code's 1 bits: the window's trailing ones.
+      const q = zeros === 0 ? 32 : 31 - Math.clz32(zeros & -zeros);
+      if (q + 1 + k <= 25) {
+        p += (q << k) | ((w >>> (q + 1)) & mask);
+        bit += q + 1 + k;
+      } else {
+        this.bit = bit;
+        p += this.slowCode(k);
+        bit = this.bit;
+      }
+      if (bit > bitEnd) throw new RangeError('positions run past their term');
+      if (n === out.length) {
+        const grown = new Uint32Array(2 * n);
+        grown.set(out);
+        this.out = out = grown;
+      }
+      out[n++] = p;
+      weight += p < title ? titleWeight : 1;
+    }
+    if (weight !== tf) throw new RangeError(`positions of docID ${docId} add up to ${weight}, its tf is ${tf}`);
+    this.bit = bit;
+    this.posting++;
+    return n;
+  }
+
+  /** The code at `this.bit` a byte at a time (see the format). */
+  private slowCode(k: number): number {
+    const b = this.bytes;
+    const bitEnd = 8 * this.length;
+    let bit = this.bit;
     let q = 0;
     for (;;) {
       if (bit >= bitEnd) throw new RangeError('positions run past their term');
       const shift = bit & 7;
-      const ones = b[bit >>> 3]! >>> shift;
-      const inv = ~ones;
+      const inv = ~(b[bit >>> 3]! >>> shift);
       const run = Math.min(31 - Math.clz32(inv & -inv), 8 - shift, ESCAPE_QUOTIENT - q);
       q += run;
       bit += run;
@@ -544,7 +605,6 @@ class RicePositionsCursor extends ForwardPositionsCursor {
       }
     }
     this.bit = bit;
-    const k = this.k;
     return k === 0 ? q : q * 2 ** k + this.bits(k);
   }
 
@@ -552,7 +612,7 @@ class RicePositionsCursor extends ForwardPositionsCursor {
   private bits(n: number): number {
     const b = this.bytes;
     let bit = this.bit;
-    if (bit + n > 8 * b.length) throw new RangeError('positions run past their term');
+    if (bit + n > 8 * this.length) throw new RangeError('positions run past their term');
     let v = 0;
     let got = 0;
     while (got < n) {
@@ -566,7 +626,13 @@ class RicePositionsCursor extends ForwardPositionsCursor {
     return v;
   }
 
+  positionsOf(i: number): Uint32Array {
+    if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
+    while (this.posting < i) this.decode();
+    return this.out.subarray(0, this.decode());
+  }
+
   get atEnd(): boolean {
-    return (this.bit + 7) >>> 3 === this.bytes.length;
+    return (this.bit + 7) >>> 3 === this.length;
   }
 }

@@ -485,7 +485,9 @@ abstract class ForwardPositionsCursor implements PositionsCursor {
   positionsOf(i: number): Uint32Array {
     if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
     while (this.posting < i) this.decode();
-    return this.out.subarray(0, this.decode());
+    // decode() may grow `out`: the view after it.
+    const n = this.decode();
+    return this.out.subarray(0, n);
   }
 }
 
@@ -629,7 +631,9 @@ class RicePositionsCursor implements PositionsCursor {
   positionsOf(i: number): Uint32Array {
     if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
     while (this.posting < i) this.decode();
-    return this.out.subarray(0, this.decode());
+    // decode() may grow `out`: the view after it.
+    const n = this.decode();
+    return this.out.subarray(0, n);
   }
 
   get atEnd(): boolean {

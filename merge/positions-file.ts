@@ -94,7 +94,7 @@ class PositionsBytesWriter {
     this.putBits(0, 8 - this.accBits);
   }
 
-  /** The low `n` (<= 16) bits of `v`. */
+  /** The low `n` (<= 24) bits of `v`. */
   private putBits(v: number, n: number): void {
     this.acc |= (v & ((1 << n) - 1)) << this.accBits;
     this.accBits += n;
@@ -128,11 +128,18 @@ class PositionsBytesWriter {
   /** One posting's positions, ascending (as many as add up to its tf: see above), of document `docId`. */
   addPosting(docId: number, tf: number, positions: Uint32Array, from: number, n: number): void {
     const k = riceParameter(this.ends[docId]!, tf);
+    const mask = k > 23 ? 0 : (1 << k) - 1;
     let last = 0;
     for (let i = 0; i < n; i++) {
       const p = positions[from + i]!;
-      this.putRice(p - last, k);
+      const g = p - last;
       last = p;
+      const q = g >>> k;
+      if (q + 1 + k <= 24) {
+        // Most codes: the ones, the zero and the low bits in one write.
+        if (this.used + 4 > this.buf.length) this.flush();
+        this.putBits(((1 << q) - 1) | ((g & mask) << (q + 1)), q + 1 + k);
+      } else this.putRice(g, k);
     }
   }
 

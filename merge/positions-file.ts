@@ -143,8 +143,18 @@ class PositionsBytesWriter {
     }
   }
 
-  /** Postings' positions already encoded as above (copied from another positions.bin: a merge of segments). */
+  /** Whether the bit stream stands on a byte boundary (a term's start): addEncoded() may be called. */
+  get byteAligned(): boolean {
+    return this.accBits === 0;
+  }
+
+  /**
+   * A term's positions already encoded as above, its bytes whole, padding included (copied from
+   * another format-3 positions.bin: a merge of segments). Only on a byte boundary, and only
+   * where the term ends with them: the padding would sit between codes otherwise.
+   */
   addEncoded(bytes: Uint8Array): void {
+    if (this.accBits !== 0) throw new Error('positions: encoded bytes copied off a byte boundary');
     this.put(bytes);
   }
 

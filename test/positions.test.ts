@@ -7,7 +7,7 @@ import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
 import { sha256OfFile } from '../merge/manifest.js';
 import { readIndexContent, type IndexContent } from './helpers/index-files.js';
-import { naivePositions, naivePositionsFile, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
+import { naivePositions, naivePositionsFileV3, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
 import { hasGpu } from './helpers/gpu-available.js';
 
@@ -126,7 +126,7 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
     for (const [workers, threads] of [[1, 2], [1, 7], [2, 3], [5, 5]] as const) expect((await build(workers, threads)).bytes.equals(one.bytes)).toBe(true);
   });
 
-  it('positions.bin is the format-2 bytes a naive encoder writes from a token scan, for any worker count, block size and merge-thread count; postings.bin and index.sqlite\'s rows are the one-thread build\'s and the plain build\'s', async () => {
+  it('positions.bin is the format-3 bytes a naive encoder writes from a token scan, for any worker count, block size and merge-thread count; postings.bin and index.sqlite\'s rows are the one-thread build\'s and the plain build\'s', async () => {
     // A larger vocabulary than VOCABULARY's, so that the terms split into several merge threads' ranges.
     const manyWord = fc.constantFrom(...VOCABULARY, ...Array.from({ length: 80 }, (_, i) => `w${i.toString(36)}`));
     const manyDoc = fc.record({
@@ -145,7 +145,7 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
           if (summary.merge.threads > 1) parallelBuilds++;
           const content = readIndexContent(out);
           const termsInIdOrder = content.terms.map((row) => (row as [number, string])[1]);
-          const expected = naivePositionsFile(naive.positions, naive.titleLengths, termsInIdOrder, titleWeight);
+          const expected = naivePositionsFileV3(naive.positions, naive.titleLengths, naive.ends, termsInIdOrder, titleWeight);
           expect(readFileSync(join(out, 'positions.bin')).equals(expected)).toBe(true);
           if (!reference) {
             reference = content;

@@ -143,6 +143,19 @@ class PositionsBytesWriter {
     }
   }
 
+  /** Bits [from, to) of `bytes` (least significant first), codes of another format-3 file: a merge of segments. */
+  addBits(bytes: Uint8Array, from: number, to: number): void {
+    for (let bit = from; bit < to; ) {
+      if (this.used + 4 > this.buf.length) this.flush();
+      const n = Math.min(24, to - bit);
+      const at = bit >>> 3;
+      // A 32-bit window holds at least 25 bits from `bit`; past the end it reads zeros.
+      const w = ((bytes[at]! | 0) | ((bytes[at + 1]! | 0) << 8) | ((bytes[at + 2]! | 0) << 16) | ((bytes[at + 3]! | 0) << 24)) >>> (bit & 7);
+      this.putBits(w, n);
+      bit += n;
+    }
+  }
+
   /** Whether the bit stream stands on a byte boundary (a term's start): addEncoded() may be called. */
   get byteAligned(): boolean {
     return this.accBits === 0;
@@ -437,6 +450,22 @@ export class PositionsFile {
     return new RicePositionsCursor(padded, got.length, list.docIds, list.tfs, this.titleLengths, this.titleWeight, this.ends);
   }
 
+  /**
+   * Format 3: term `termId`'s bytes and the bit where each posting of its list ends, found by
+   * decoding it (a code's end is not marked): a merge copies postings as bit ranges.
+   */
+  postingBits(termId: number, list: { docIds: Uint32Array; tfs: Uint32Array }): { bytes: Uint8Array; ends: Float64Array } {
+    const cursor = this.cursor(termId, list);
+    if (!(cursor instanceof RicePositionsCursor)) throw new Error(`${this.path}: format ${this.format} has no bit ranges`);
+    const ends = new Float64Array(list.docIds.length);
+    for (let i = 0; i < ends.length; i++) {
+      cursor.positionsOf(i);
+      ends[i] = cursor.bitAt;
+    }
+    if (!cursor.atEnd) throw new RangeError(`bytes left after its ${list.docIds.length} postings`);
+    return { bytes: cursor.termBytes, ends };
+  }
+
   close(): void {
     closeSync(this.fd);
   }
@@ -655,5 +684,15 @@ class RicePositionsCursor implements PositionsCursor {
 
   get atEnd(): boolean {
     return (this.bit + 7) >>> 3 === this.length;
+  }
+
+  /** The bit the next posting starts at. */
+  get bitAt(): number {
+    return this.bit;
+  }
+
+  /** The term's bytes (4 zero bytes after them). */
+  get termBytes(): Uint8Array {
+    return this.bytes;
   }
 }

@@ -7,7 +7,8 @@
  * writes. A term's bytes end padded to a byte and a code's end is not marked, so only a part that
  * ends its merged term, starts on a byte, has no deleted document and is format 3 is copied as
  * its bytes, whole (every term of a single segment, and the last segment's part of the others);
- * every other part is decoded beside its list and its live postings encoded again.
+ * every other format-3 part is decoded beside its list to find where its postings end, and its
+ * live postings' codes copied as bit ranges; a format-2 part's live postings are encoded again.
  */
 import { join } from 'node:path';
 import { decodePostings } from './postings-codec.js';
@@ -116,7 +117,8 @@ export function writeMergedPositions(path: string, inputs: readonly PositionsInp
         if (k === end - 1 && input.file.format === 3 && !input.renumber && writer.byteAligned) {
           writer.addEncoded(input.file.termBytes(local));
           postings += input.figures.df[local]!;
-        } else postings += encodeAgain(writer, input, local);
+        } else if (input.file.format === 3) postings += copyBits(writer, input, local);
+        else postings += encodeAgain(writer, input, local);
       }
     }
     writer.close();
@@ -132,6 +134,39 @@ function boundsOfFormat2(input: PositionsInput): Uint32Array {
   const lengths = input.reader.documentLengths();
   if (lengths.length !== input.file.documents) throw new SegmentFormatError(`${input.reader.dir}: ${lengths.length} document lengths, ${input.file.path} ${input.file.documents} documents`);
   return positionBounds(lengths, input.file.titleLengths, input.file.titleWeight);
+}
+
+/** Copies the codes of term `local`'s postings in live documents as bit ranges (a run of live postings at a time); returns how many. */
+function copyBits(writer: PositionsFileWriter, input: PositionsInput, local: number): number {
+  const { figures, reader, renumber } = input;
+  const list = decodePostings(reader.readListBytes(figures.offset[local]!, figures.length[local]!), figures.df[local]!);
+  let bits: { bytes: Uint8Array; ends: Float64Array };
+  try {
+    bits = input.file.postingBits(local, list);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new SegmentFormatError(`${input.file.path}: term ${local}: ${err.message}`);
+  }
+  const { bytes, ends } = bits;
+  if (!renumber) {
+    writer.addBits(bytes, 0, ends.length > 0 ? ends[ends.length - 1]! : 0);
+    return ends.length;
+  }
+  let copied = 0;
+  /** Where the run of live postings being gathered starts; -1 outside one. */
+  let from = -1;
+  for (let k = 0; k <= ends.length; k++) {
+    const live = k < ends.length && renumber[list.docIds[k]!]! >= 0;
+    const start = k === 0 ? 0 : ends[k - 1]!;
+    if (live) {
+      if (from < 0) from = start;
+      copied++;
+    } else if (from >= 0) {
+      writer.addBits(bytes, from, start);
+      from = -1;
+    }
+  }
+  return copied;
 }
 
 /** Encodes again the positions of term `local`'s postings in live documents, in merged docIDs; returns how many. */

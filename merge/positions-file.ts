@@ -129,18 +129,51 @@ class PositionsBytesWriter {
   addPosting(docId: number, tf: number, positions: Uint32Array, from: number, n: number): void {
     const k = riceParameter(this.ends[docId]!, tf);
     const mask = k > 23 ? 0 : (1 << k) - 1;
+    const buf = this.buf;
+    // The bit buffer in locals for the posting (fields written back around a flush or a long code):
+    // a field load and store a bit write cost more than the code itself.
+    let acc = this.acc;
+    let accBits = this.accBits;
+    let used = this.used;
+    let bytes = 0;
     let last = 0;
     for (let i = 0; i < n; i++) {
       const p = positions[from + i]!;
       const g = p - last;
       last = p;
       const q = g >>> k;
-      if (q + 1 + k <= 24) {
+      const bits = q + 1 + k;
+      if (bits <= 24) {
         // Most codes: the ones, the zero and the low bits in one write.
-        if (this.used + 4 > this.buf.length) this.flush();
-        this.putBits(((1 << q) - 1) | ((g & mask) << (q + 1)), q + 1 + k);
-      } else this.putRice(g, k);
+        if (used + 4 > buf.length) {
+          this.used = used;
+          this.flush();
+          used = 0;
+        }
+        acc |= (((1 << q) - 1) | ((g & mask) << (q + 1))) << accBits;
+        accBits += bits;
+        while (accBits >= 8) {
+          buf[used++] = acc & 0xff;
+          bytes++;
+          acc >>>= 8;
+          accBits -= 8;
+        }
+      } else {
+        this.acc = acc;
+        this.accBits = accBits;
+        this.used = used;
+        this.offset += bytes;
+        bytes = 0;
+        this.putRice(g, k);
+        acc = this.acc;
+        accBits = this.accBits;
+        used = this.used;
+      }
     }
+    this.acc = acc;
+    this.accBits = accBits;
+    this.used = used;
+    this.offset += bytes;
   }
 
   /** Bits [from, to) of `bytes` (least significant first), codes of another format-3 file: a merge of segments. */

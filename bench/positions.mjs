@@ -8,7 +8,8 @@
  * CPU, `cpu.processMs` of the summary; the merge stage's wall; the 1-minute load average after it),
  * then per crawl and dist the median of each with and without positions and their ratio, the index's
  * bytes (every file but MANIFEST.json) with and without positions, positions.bin's share, whether
- * both wrote the same postings.bin, and whether every dist wrote the same positions.bin.
+ * both wrote the same postings.bin, and whether every dist wrote the same positions.bin (or, where
+ * their positions.bin formats differ, which they are).
  * With --fts5, the crawl's JSONL files (a folder of them) also go into SQLite FTS5 twice, both
  * contentless (FTS5 keeps positions): bench/search-prepare.mjs fts5 (porter unicode61, one
  * column, then 'optimize': the smallest FTS5 makes) and bench/fts5-index.mjs (unicode61, title
@@ -78,7 +79,8 @@ function build(dist, crawl, positions) {
   const merge = summary.timings ? summary.timings.mergeMs / 1000 : NaN;
   const files = sizes(out);
   const postings = readFileSync(join(out, 'postings.bin'));
-  const positionsBin = positions ? createHash('sha256').update(readFileSync(join(out, 'positions.bin'))).digest('hex') : undefined;
+  const bin = positions ? readFileSync(join(out, 'positions.bin')) : undefined;
+  const positionsBin = bin && { sha256: createHash('sha256').update(bin).digest('hex'), magic: bin.subarray(0, 8).toString('latin1') };
   rmSync(out, { recursive: true, force: true });
   return { wall, cpu, buildCpu, merge, files, postings, positionsBin };
 }
@@ -128,8 +130,10 @@ try {
       process.stdout.write(`    index: plain ${mb(plainBytes)} MB, --positions ${mb(posBytes)} MB (positions.bin ${mb(r.positions[0].files['positions.bin'])} MB); same postings.bin: ${same}\n`);
     }
     if (o.dists.length > 1) {
-      const hashes = new Set([...runs.values()].flatMap((r) => r.positions.map((x) => x.positionsBin)));
-      process.stdout.write(`  positions.bin the same bytes from every dist: ${hashes.size === 1}\n`);
+      const bins = [...runs.values()].flatMap((r) => r.positions.map((x) => x.positionsBin));
+      const formats = [...new Set(bins.map((b) => b.magic))];
+      if (formats.length > 1) process.stdout.write(`  positions.bin formats differ (${formats.join(', ')}): compare their sizes\n`);
+      else process.stdout.write(`  positions.bin the same bytes from every dist: ${new Set(bins.map((b) => b.sha256)).size === 1}\n`);
     }
     if (o.fts5) {
       const fts = fts5Bytes(crawl);

@@ -33,6 +33,8 @@ export interface ParallelMergeInput {
   postings: PostingsFileWriter;
   /** --positions: positions.bin, its header written; the threads' positions parts are appended to it. */
   positions?: PositionsFileWriter;
+  /** With `positions`: each document's position bound (positions-file.ts positionBounds). */
+  positionEnds?: Uint32Array;
   /** Each term's list, in termID order, with its offset and length in postings.bin. */
   onList: (termId: number, df: number, cf: number, offset: number, length: number) => void;
   /** Work for this thread while the merge threads run. */
@@ -61,6 +63,7 @@ function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
   const lexicons = input.lexicons && sharedLexicons(input.lexicons);
   const lengths = input.lengths && inSharedMemory(input.lengths);
+  const positionEnds = input.positions && inSharedMemory(input.positionEnds!);
   const starts = splitTermRanges(input.runPaths, input.threads, lexicons);
   // Each run's key at every boundary, in one walk of the term order per run.
   const keys = runKeysAt(input.runPaths, starts, lexicons);
@@ -73,7 +76,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     lexicons,
     lengths,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
-    ...(input.positions ? { positionsPartPath: join(input.partDir, `positions.part-${String(i).padStart(3, '0')}`) } : {}),
+    ...(input.positions ? { positionsPartPath: join(input.partDir, `positions.part-${String(i).padStart(3, '0')}`), positionEnds } : {}),
   }));
   const t0 = performance.now();
   let lastDone = t0;

@@ -25,6 +25,8 @@ export interface PositionsMergeInput {
   titleLengths: Uint32Array;
   /** The build's titleWeight (a reader tells a posting's positions' end by it). */
   titleWeight: number;
+  /** Each document's position bound (positions-file.ts positionBounds). */
+  ends: Uint32Array;
 }
 
 export interface PositionsMergeResult {
@@ -36,6 +38,8 @@ export interface PositionsMergeResult {
 
 class PositionsAccumulator {
   docIds = new Uint32Array(1024);
+  /** Each posting's tf: its pairs, the title's repeats' among them. */
+  tfs = new Uint32Array(1024);
   /** Where each posting's positions start in `positions`; ends[i] = starts[i + 1]. */
   starts = new Uint32Array(1025);
   positions = new Uint32Array(4096);
@@ -52,11 +56,16 @@ class PositionsAccumulator {
   take(docId: number, tf: number, reader: RunPositionsReader): void {
     const last = this.df - 1;
     const straddles = last >= 0 && this.docIds[last] === docId;
-    if (!straddles) {
+    if (straddles) this.tfs[last]! += tf;
+    else {
       // Each column grown on its own: they are of different lengths (grown together, docIds fell
       // one slot short past 2,050 postings and a document straddling runs there was split).
-      if (this.df === this.docIds.length) this.docIds = grownCopy(this.docIds, 2 * this.df);
+      if (this.df === this.docIds.length) {
+        this.docIds = grownCopy(this.docIds, 2 * this.df);
+        this.tfs = grownCopy(this.tfs, 2 * this.df);
+      }
       if (this.df + 1 >= this.starts.length) this.starts = grownCopy(this.starts, 2 * this.df + 4);
+      this.tfs[this.df] = tf;
       this.docIds[this.df++] = docId;
     }
     if (this.used + tf > this.positions.length) this.positions = grownCopy(this.positions, Math.max(2 * this.positions.length, this.used + tf));
@@ -76,7 +85,7 @@ function grownCopy(a: Uint32Array, n: number): Uint32Array<ArrayBuffer> {
 }
 
 export function writePositionsFile(input: PositionsMergeInput): PositionsMergeResult {
-  const writer = new PositionsFileWriter(input.path, input.titleLengths.length, input.terms, input.titleLengths, input.titleWeight);
+  const writer = new PositionsFileWriter(input.path, input.terms, input);
   try {
     const terms = input.runPaths.map((_, i) => ({ lexicon: lexiconOfRun(input.lexicons, i) }));
     const counts = mergePositions(input.runPaths, input.chunkPairs, writer, undefined, terms);
@@ -117,7 +126,7 @@ export function mergePositions(runPaths: readonly string[], chunkPairs: number, 
     const result = { positions: 0, postings: 0 };
     const flushTerm = (termId: number) => {
       sink.beginTerm(termId);
-      for (let i = 0; i < acc.df; i++) sink.addPosting(acc.positions, acc.starts[i]!, acc.starts[i + 1]! - acc.starts[i]!);
+      for (let i = 0; i < acc.df; i++) sink.addPosting(acc.docIds[i]!, acc.tfs[i]!, acc.positions, acc.starts[i]!, acc.starts[i + 1]! - acc.starts[i]!);
       result.postings += acc.df;
       result.positions += acc.used;
     };

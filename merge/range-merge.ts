@@ -28,6 +28,8 @@ export interface RangeMergeTask {
   partPath: string;
   /** --positions: the range's positions part goes here. */
   positionsPartPath?: string;
+  /** --positions: each document's position bound (shared; positions-file.ts positionBounds). */
+  positionEnds?: Uint32Array;
 }
 
 /** A range's positions part: its terms and where they start, and what it holds. */
@@ -88,7 +90,7 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
 
 /** The positions of the range's pairs, after its postings (the run files are in the page cache by then). */
 function mergeRangePositions(task: RangeMergeTask, path: string, ranges: Parameters<typeof mergePositions>[3], terms: Parameters<typeof mergePositions>[4]): RangePositions {
-  const part = new PositionsPartWriter(path);
+  const part = new PositionsPartWriter(path, task.positionEnds!);
   try {
     const counts = mergePositions(task.runPaths, task.chunkPairs, part, ranges, terms);
     return { ...part.close(), ...counts };

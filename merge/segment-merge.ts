@@ -173,7 +173,7 @@ function mergeOpened(readers: SegmentReader[], gone: (Uint8Array | undefined)[],
     store.commitAndClose();
     let positionsBytes: number | undefined;
     if (termParts) {
-      const written = writeMergedPositions(join(out, POSITIONS_FILE), inputs.map((p) => ({ reader: p.reader, figures: p.figures, file: positions![p.index]!, renumber: p.renumber })), termParts, docBase);
+      const written = writeMergedPositions(join(out, POSITIONS_FILE), inputs.map((p) => ({ reader: p.reader, figures: p.figures, file: positions![p.index]!, docBase: p.docBase, renumber: p.renumber })), termParts, docBase);
       if (written.postings !== postingsCount) throw new Error(`segment merge: positions.bin holds ${written.postings} postings, postings.bin ${postingsCount}`);
       positionsBytes = written.bytes;
     }

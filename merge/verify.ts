@@ -157,6 +157,7 @@ function verifyPositions(file: PositionsFile, termId: number, list: { docIds: Ui
     for (let i = 0; i < p.length; i++) {
       if (i > 0 && p[i]! <= p[i - 1]!) damage(`${POSITIONS_FILE}: ${where()}: positions at docID ${d} do not increase (${p[i - 1]} then ${p[i]})`);
       if (title > 0 && p[i] === title) damage(`${POSITIONS_FILE}: ${where()}: position ${title} at docID ${d} is the gap after its title`);
+      if (file.ends && p[i]! >= file.ends[d]!) damage(`${POSITIONS_FILE}: ${where()}: position ${p[i]} at docID ${d} is past its document's bound ${file.ends[d]}`);
     }
   }
   if (!cursor.atEnd) damage(`${POSITIONS_FILE}: ${where()}: bytes left after its ${list.docIds.length} postings`);

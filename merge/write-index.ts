@@ -59,6 +59,8 @@ export interface PositionsTarget {
   path: string;
   /** Each document's title length in terms, by docID. */
   titleLengths: Uint32Array;
+  /** Each document's position bound, by docID (positions-file.ts positionBounds). */
+  ends: Uint32Array;
   titleWeight: number;
 }
 
@@ -130,7 +132,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
   let positions: PositionsFileWriter | undefined;
   try {
     const p = contents.positions;
-    positions = p && new PositionsFileWriter(p.path, p.titleLengths.length, contents.termCount, p.titleLengths, p.titleWeight);
+    positions = p && new PositionsFileWriter(p.path, contents.termCount, p);
     let postingsCount = 0;
     let impacts: Impacts | undefined;
     const merge = await mergeInParallel({
@@ -144,6 +146,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       partDir: dir,
       postings,
       positions,
+      positionEnds: contents.positions?.ends,
       meanwhile: () => {
         contents.rows.writeRest();
         store.termsFrom(termsInIdOrder(contents));

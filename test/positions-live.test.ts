@@ -13,7 +13,9 @@ import { joinShards } from '../src/join.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 import { readIndexContent } from './helpers/index-files.js';
-import { tokenStreams } from './helpers/positions.js';
+import { naivePositionsFile, readPositions, tokenStreams } from './helpers/positions.js';
+import { readManifest, writeManifest } from '../merge/manifest.js';
+import { PositionsFile } from '../merge/positions-file.js';
 import { LiveDocuments } from './helpers/live-documents.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-poslive-'));
@@ -301,5 +303,98 @@ describe('join of shards built with --positions', () => {
     await buildIndex({ input: crawl, output: with0, sorter: 'cpu', positions: true, shard: '0/2' });
     await buildIndex({ input: crawl, output: without1, sorter: 'cpu', shard: '1/2' });
     expect(() => joinShards(join(work, `j-${serial++}`), [with0, without1])).toThrow(`join: ${with0} was built with --positions, ${without1} without`);
+  });
+});
+
+/**
+ * Rewrites `dir`'s positions.bin in format 2 (what the previous release wrote), from the
+ * positions it holds, by the naive format-2 encoder; MANIFEST.json follows it.
+ */
+function toFormat2(dir: string): void {
+  const { positions, titleLengths } = readPositions(dir);
+  const termsInIdOrder = readIndexContent(dir).terms.map((row) => (row as [number, string])[1]);
+  const titleWeight = formatOf(dir).titleWeight;
+  writeFileSync(join(dir, 'positions.bin'), naivePositionsFile(positions, titleLengths, termsInIdOrder, titleWeight));
+  const manifest = readManifest(dir);
+  writeManifest(dir, Object.keys(manifest.files), manifest.formatVersion);
+  expect(formatOf(dir).format).toBe(2);
+}
+
+function formatOf(dir: string): { format: number; titleWeight: number } {
+  const f = new PositionsFile(join(dir, 'positions.bin'));
+  f.close();
+  return { format: f.format, titleWeight: f.titleWeight };
+}
+
+describe('positions.bin format 2 (written by the previous release)', () => {
+  it('opens, verifies and answers phrases as a token scan; merged with format-3 segments (with deletes), it is the format-3 build of the live documents byte for byte', async () => {
+    await fc.assert(
+      fc.asyncProperty(cutCrawl, fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), fc.array(phraseArb, { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 3 }), async ({ docs, cuts, deleted, blockSize }, format2, phrases, titleWeight) => {
+        const all = withIds(docs);
+        const bounds = [0, ...cuts, docs.length];
+        const segments: { dir: string; deletes?: string }[] = [];
+        const gone = new Set(deleted);
+        for (let s = 0; s < 3; s++) {
+          const part = all.slice(bounds[s]!, bounds[s + 1]!);
+          const dir = join(work, `f2-${serial++}`);
+          await buildIndex({ input: part, output: dir, sorter: 'cpu', blockSize, titleWeight, positions: true });
+          if (format2[s]) {
+            toFormat2(dir);
+            verifyIndex(dir);
+            const r = openIndex(dir);
+            try {
+              for (const p of phrases) {
+                const hits = r.search(`${p.title ? 'title:' : ''}"${p.text}"`, { k: 1000 }).map((h) => h.externalId).sort();
+                expect(hits).toEqual(naivePhraseHits(r, part, p.text, p.title));
+              }
+            } finally {
+              r.close();
+            }
+          }
+          const local = deleted.filter((d) => d >= bounds[s]! && d < bounds[s + 1]!).map((d) => d - bounds[s]!);
+          if (local.length > 0) writeDeletes(dir, 'deletes-1.bin', local);
+          segments.push({ dir, ...(local.length > 0 ? { deletes: 'deletes-1.bin' } : {}) });
+        }
+        const out = join(work, `m-${serial++}`);
+        mkdirSync(out);
+        mergeSegments(segments, out, {});
+        const single = join(work, `b-${serial++}`);
+        await buildIndex({ input: all.filter((_, i) => !gone.has(i)), output: single, sorter: 'cpu', blockSize, titleWeight, positions: true });
+        expect(formatOf(out).format).toBe(3);
+        expect(contentOf(out)).toEqual(contentOf(single));
+        verifyIndex(out);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('a writer adds format-3 segments beside a format-2 index: phrases across both are a token scan\'s; optimized, the format-3 build of both byte for byte', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 10 }), fc.array(doc, { minLength: 1, maxLength: 10 }), fc.array(phraseArb, { minLength: 1, maxLength: 3 }), async (first, second, phrases) => {
+        const a = withIds(first);
+        const b = withIds(second, first.length);
+        const dir = await build(a);
+        toFormat2(dir);
+        const writer = await openWriter(dir, { refreshMs: 0, sorter: 'cpu', mergePolicy: false });
+        await writer.add(b);
+        await writer.close();
+        const r = openIndex(dir);
+        try {
+          expect(r.segmentList()).toHaveLength(2);
+          for (const p of phrases) {
+            const hits = r.search(`${p.title ? 'title:' : ''}"${p.text}"`, { k: 1000 }).map((h) => h.externalId).sort();
+            expect(hits).toEqual(naivePhraseHits(r, [...a, ...b], p.text, p.title));
+          }
+        } finally {
+          r.close();
+        }
+        verifyIndex(dir);
+        optimizeIndex(dir);
+        verifyIndex(dir);
+        expect(formatOf(dir).format).toBe(3);
+        expect(contentOf(dir)).toEqual(contentOf(await build([...a, ...b])));
+      }),
+      { numRuns: 15 },
+    );
   });
 });

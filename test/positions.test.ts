@@ -7,8 +7,11 @@ import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
 import { sha256OfFile } from '../merge/manifest.js';
 import { readIndexContent, type IndexContent } from './helpers/index-files.js';
-import { naivePositions, naivePositionsFile, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
+import { naivePositions, naivePositionsFileV3, readPositions, sortedEntries, tokenStreams } from './helpers/positions.js';
 import { withEnv } from './helpers/env.js';
+import { generateCorpus } from '../src/gen-corpus.js';
+import { AbortError } from '../src/shared/errors.js';
+import { resumeDirFor } from '../src/output.js';
 import { hasGpu } from './helpers/gpu-available.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-pos-'));
@@ -126,7 +129,7 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
     for (const [workers, threads] of [[1, 2], [1, 7], [2, 3], [5, 5]] as const) expect((await build(workers, threads)).bytes.equals(one.bytes)).toBe(true);
   });
 
-  it('positions.bin is the format-2 bytes a naive encoder writes from a token scan, for any worker count, block size and merge-thread count; postings.bin and index.sqlite\'s rows are the one-thread build\'s and the plain build\'s', async () => {
+  it('positions.bin is the format-3 bytes a naive encoder writes from a token scan, for any worker count, block size and merge-thread count; postings.bin and index.sqlite\'s rows are the one-thread build\'s and the plain build\'s', async () => {
     // A larger vocabulary than VOCABULARY's, so that the terms split into several merge threads' ranges.
     const manyWord = fc.constantFrom(...VOCABULARY, ...Array.from({ length: 80 }, (_, i) => `w${i.toString(36)}`));
     const manyDoc = fc.record({
@@ -145,7 +148,7 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
           if (summary.merge.threads > 1) parallelBuilds++;
           const content = readIndexContent(out);
           const termsInIdOrder = content.terms.map((row) => (row as [number, string])[1]);
-          const expected = naivePositionsFile(naive.positions, naive.titleLengths, termsInIdOrder, titleWeight);
+          const expected = naivePositionsFileV3(naive.positions, naive.titleLengths, naive.ends, termsInIdOrder, titleWeight);
           expect(readFileSync(join(out, 'positions.bin')).equals(expected)).toBe(true);
           if (!reference) {
             reference = content;
@@ -236,10 +239,12 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(verifyIndex(out).terms).toBeGreaterThan(0);
     const path = join(out, 'positions.bin');
     const bytes = readFileSync(path);
-    // The first term ("sea", at 5: the title's 2 terms, the gap, then "whale white sea") moved to 2, the title's gap.
-    const dataAt = 24 + 4 * 1;
-    expect(bytes[dataAt]).toBe(5);
-    bytes[dataAt] = 2;
+    // The first term ("sea", at 5: the title's 2 terms, the gap, then "whale white sea") moved to 2,
+    // the title's gap. Its document's bound is 7 (positions 0 .. 6) and its tf 1: Rice parameter 2,
+    // so 5 is the bits 1 0 (quotient 1) 1 0 (low bits 01, least significant first), 2 is 0 0 1.
+    const dataAt = 24 + 2 * 1;
+    expect(bytes[dataAt]).toBe(0b0101);
+    bytes[dataAt] = 0b100;
     writeFileSync(path, bytes);
     const manifestPath = join(out, 'MANIFEST.json');
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
@@ -248,8 +253,80 @@ describe('--positions leaves the rest of the index as it is', () => {
     expect(() => verifyIndex(out)).toThrow(/^positions\.bin: term "sea" \(termID 0\): position 2 at docID 0 is the gap after its title/);
   });
 
-  it('refuses --positions with --resume in one line', async () => {
-    const dir = writeCrawl([{ title: '', text: 'white whale' }], 1);
-    await expect(buildIndex({ input: dir, output: join(work, `r-${serial++}`), positions: true, resume: true })).rejects.toThrow(/^--positions cannot be combined with --resume/);
+});
+
+describe('--resume with --positions', () => {
+  const BLOCK = 4000;
+  const opts = { pipeline: 'cpu' as const, blockSize: BLOCK, positions: true, titleWeight: 2 };
+  type Checkpoint = { run: string; positionsSha256?: string; documents: number };
+  const checkpointsOf = (output: string): Checkpoint[] => JSON.parse(readFileSync(join(resumeDirFor(output), 'resume.json'), 'utf8')).checkpoints;
+  let crawlDir: string | undefined;
+  /** A crawl of titled documents that makes dozens of runs of BLOCK pairs. */
+  const generated = async () => {
+    if (!crawlDir) {
+      crawlDir = join(work, `gen-${serial++}`);
+      await generateCorpus({ size: '1MB', seed: 5, files: 4, threads: 1, output: crawlDir });
+    }
+    return crawlDir;
+  };
+  /** An output whose parent folder exists (the resume folder goes beside it). */
+  const outputIn = (name: string) => {
+    const parent = join(work, `${name}-${serial++}`);
+    mkdirSync(parent);
+    return join(parent, 'index');
+  };
+  const everything = (dir: string) => ({ ...readIndexContent(dir), positions: readFileSync(join(dir, 'positions.bin')) });
+
+  /** A --resume build aborted once `k` blocks are sorted; its checkpoints stay behind. */
+  async function interrupt(input: string, output: string, workers: number, k = 3): Promise<Checkpoint[]> {
+    const controller = new AbortController();
+    const build = buildIndex({ input, output, ...opts, workers, resume: true, signal: controller.signal, onProgress: (e) => void (e.stage === 'parse' && e.blocksSorted >= k && controller.abort()) });
+    await expect(build).rejects.toBeInstanceOf(AbortError);
+    const saved = checkpointsOf(output);
+    expect(saved.length).toBeGreaterThanOrEqual(k);
+    for (const c of saved) expect(sha256OfFile(join(resumeDirFor(output), 'runs', c.run.replace(/\.bin$/, '.pos')))).toBe(c.positionsSha256);
+    return saved;
+  }
+
+  it('an interrupted build resumed (1 and 2 workers) writes the fresh build\'s index and positions.bin byte for byte; a damaged positions file drops its checkpoint and the later ones', async () => {
+    const input = await generated();
+    const fresh = join(work, `fresh-${serial++}`);
+    const summary = await buildIndex({ input, output: fresh, ...opts, workers: 1 });
+    const reference = everything(fresh);
+    for (const workers of [1, 2]) {
+      const output = outputIn('resumed');
+      const saved = await interrupt(input, output, workers);
+      // Interrupted mid-build: the resumed build writes runs of its own.
+      expect(saved.length).toBeLessThan(summary.blocks);
+      const resumed = await buildIndex({ input, output, ...opts, workers, resume: true });
+      expect(resumed.resumed).toEqual({ runs: saved.length, documents: saved.at(-1)!.documents });
+      expect(everything(output)).toEqual(reference);
+      verifyIndex(output);
+    }
+    const output = outputIn('damaged');
+    const saved = await interrupt(input, output, 1, 4);
+    const pos = join(resumeDirFor(output), 'runs', saved[1]!.run.replace(/\.bin$/, '.pos'));
+    const bytes = readFileSync(pos);
+    bytes[bytes.length >> 1]! ^= 0xff;
+    writeFileSync(pos, bytes);
+    const resumed = await buildIndex({ input, output, ...opts, workers: 1, resume: true });
+    expect(resumed.notices).toContain(`resume: ${saved[1]!.run} or its delta is missing or damaged; resuming before it`);
+    expect(resumed.resumed).toEqual({ runs: 1, documents: saved[0]!.documents });
+    expect(everything(output)).toEqual(reference);
+  });
+
+  it('checkpoints of a build without positions are not reused by one with them', async () => {
+    const input = await generated();
+    const output = outputIn('mixed');
+    const controller = new AbortController();
+    const plain = buildIndex({ input, output, ...opts, positions: false, workers: 1, resume: true, signal: controller.signal, onProgress: (e) => void (e.stage === 'parse' && e.blocksSorted >= 3 && controller.abort()) });
+    await expect(plain).rejects.toBeInstanceOf(AbortError);
+    expect(checkpointsOf(output).length).toBeGreaterThanOrEqual(2);
+    const resumed = await buildIndex({ input, output, ...opts, workers: 1, resume: true });
+    expect(resumed.resumed).toEqual({ runs: 0, documents: 0 });
+    expect(resumed.notices).toContain('resume: not reusing the earlier state: it was made from a different crawl or different settings');
+    const fresh = join(work, `fresh-${serial++}`);
+    await buildIndex({ input, output: fresh, ...opts, workers: 1 });
+    expect(everything(output)).toEqual(everything(fresh));
   });
 });

@@ -12,15 +12,18 @@
  *
  * On disk, in the output's resume sibling `.NAME.gpuindex-resume/`:
  *   runs/run-NNNNNN.bin     the completed runs (the build's run folder while --resume is on)
+ *   runs/run-NNNNNN.pos     with --positions, each run's positions (merge/run-positions.ts)
  *   delta-NNNNNN.json       terms and documents new in checkpoint N
  *   resume.json             { format, key, checkpoints: [...] }, replaced atomically after each run
  * `key` hashes the crawl listing (path, size, mtime of every file) and every setting that shapes
- * the runs; each checkpoint holds the SHA-256 of its run and delta, checked before reuse.
+ * the runs; each checkpoint holds the SHA-256 of its run and delta (and positions file), checked
+ * before reuse. With --positions a delta also holds its documents' title lengths.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256OfFile } from '../../merge/manifest.js';
+import { positionsPathOf } from '../../merge/run-positions.js';
 import { asDocId } from '../../src/shared/types.js';
 import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
@@ -49,6 +52,8 @@ interface CheckpointRecord {
   runSha256: string;
   delta: string;
   deltaSha256: string;
+  /** --positions: the SHA-256 of the run's positions file. */
+  positionsSha256?: string;
   terms: number;
   documents: number;
   resumeAt: ResumePoint;
@@ -66,6 +71,8 @@ interface Delta {
   externalIds: string[];
   paths: string[];
   lengths: number[];
+  /** --positions: each document's title length in terms. */
+  titleLengths?: number[];
   /** [docId, WARC-Date, WARC-Record-ID] of the WARC documents among them. */
   warc?: [number, string, string][];
 }
@@ -100,17 +107,18 @@ export class CheckpointLog {
   private termsSaved = 0;
   private documentsSaved = 0;
 
-  private constructor(readonly dir: string, private readonly key: string) {
+  private constructor(readonly dir: string, private readonly key: string, private readonly positions: boolean) {
     this.runDir = join(dir, 'runs');
   }
 
   /**
    * Opens the resume folder for a build with this key. With `reuse`, returns the state of the
    * longest prefix of valid checkpoints (restoring `dictionary` and `documents`), and why the
-   * rest was dropped; files past that prefix are removed so the build rewrites them.
+   * rest was dropped; files past that prefix are removed so the build rewrites them. `positions`
+   * (--positions, part of the key too): runs have positions files and deltas title lengths.
    */
-  static open(dir: string, key: string, reuse: boolean, dictionary: TermDictionary, documents: DocumentTable): { log: CheckpointLog; restored?: RestoredState; dropped?: string } {
-    const log = new CheckpointLog(dir, key);
+  static open(dir: string, key: string, reuse: boolean, dictionary: TermDictionary, documents: DocumentTable, positions = false): { log: CheckpointLog; restored?: RestoredState; dropped?: string } {
+    const log = new CheckpointLog(dir, key, positions);
     let manifest: ResumeManifest | undefined;
     let dropped: string | undefined;
     if (reuse && existsSync(join(dir, MANIFEST))) {
@@ -128,7 +136,9 @@ export class CheckpointLog {
     for (const r of manifest?.checkpoints ?? []) {
       const runPath = join(log.runDir, r.run);
       const deltaPath = join(dir, r.delta);
-      if (!existsSync(runPath) || !existsSync(deltaPath) || sha256OfFile(runPath) !== r.runSha256 || sha256OfFile(deltaPath) !== r.deltaSha256) {
+      const positionsPath = positionsPathOf(runPath);
+      const positionsDamaged = positions && (!r.positionsSha256 || !existsSync(positionsPath) || sha256OfFile(positionsPath) !== r.positionsSha256);
+      if (!existsSync(runPath) || !existsSync(deltaPath) || sha256OfFile(runPath) !== r.runSha256 || sha256OfFile(deltaPath) !== r.deltaSha256 || positionsDamaged) {
         dropped = `${r.run} or its delta is missing or damaged; resuming before it`;
         break;
       }
@@ -137,7 +147,7 @@ export class CheckpointLog {
     // Start the folder afresh around the kept checkpoints: stray runs (a block that was being
     // written when the build died) would otherwise be taken for the new ones.
     const keepNames = new Set(kept.map((r) => r.delta));
-    const keepRuns = new Set(kept.map((r) => r.run));
+    const keepRuns = new Set(kept.flatMap((r) => (positions ? [r.run, positionsPathOf(r.run)] : [r.run])));
     mkdirSync(log.runDir, { recursive: true });
     for (const name of readdirSync(dir)) if (name !== 'runs' && !keepNames.has(name)) rmSync(join(dir, name), { recursive: true, force: true });
     for (const name of readdirSync(log.runDir)) if (!keepRuns.has(name)) rmSync(join(log.runDir, name), { force: true });
@@ -145,7 +155,10 @@ export class CheckpointLog {
     for (const r of kept) {
       const delta = JSON.parse(readFileSync(join(dir, r.delta), 'utf8')) as Delta;
       for (const t of delta.terms) dictionary.idOf(t);
-      for (let i = 0; i < delta.externalIds.length; i++) documents.add(delta.externalIds[i]!, delta.paths[i]!, delta.lengths[i]!);
+      for (let i = 0; i < delta.externalIds.length; i++) {
+        const docId = documents.add(delta.externalIds[i]!, delta.paths[i]!, delta.lengths[i]!);
+        if (positions) documents.setTitleLength(docId, delta.titleLengths?.[i] ?? 0);
+      }
       for (const [docId, date, recordId] of delta.warc ?? []) documents.setWarc(docId, date, recordId);
       if (dictionary.size !== r.terms || documents.count !== r.documents) throw new Error(`resume state inconsistent at ${r.run}`);
       log.records.push(r);
@@ -179,6 +192,10 @@ export class CheckpointLog {
       paths: documents.paths.slice(this.documentsSaved, p.documents),
       lengths: Array.from({ length: p.documents - this.documentsSaved }, (_, i) => documents.lengthOf(asDocId(this.documentsSaved + i))),
     };
+    if (this.positions) {
+      const titles = documents.titleLengthsView();
+      delta.titleLengths = Array.from(titles.subarray(this.documentsSaved, p.documents));
+    }
     const warc: [number, string, string][] = [];
     for (let i = this.documentsSaved; i < p.documents; i++) {
       const w = documents.warc.get(i);
@@ -189,7 +206,9 @@ export class CheckpointLog {
     writeFileSync(join(this.dir, name), text);
     const runName = runPath.slice(this.runDir.length + 1);
     const counters = { ...p.counters, blocks: p.index + 1, runBytes: runBytesTotal };
-    this.records.push({ run: runName, runSha256, delta: name, deltaSha256: sha256(text), terms: p.terms, documents: p.documents, resumeAt: p.resumeAt, counters });
+    // The run's positions file is complete by now (RunSink.sortAndWrite waits for it).
+    const positionsSha256 = this.positions ? sha256OfFile(positionsPathOf(runPath)) : undefined;
+    this.records.push({ run: runName, runSha256, delta: name, deltaSha256: sha256(text), ...(positionsSha256 ? { positionsSha256 } : {}), terms: p.terms, documents: p.documents, resumeAt: p.resumeAt, counters });
     this.termsSaved = p.terms;
     this.documentsSaved = p.documents;
     this.writeManifest();

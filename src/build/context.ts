@@ -59,7 +59,6 @@ export function checkOptions(options: BuildOptions): BuildContext {
   if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
   const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
   if (options.resume && !root) throw new UserError('--resume needs a crawl folder as input');
-  if (options.positions && options.resume) throw new UserError('--positions cannot be combined with --resume (checkpoints do not keep the runs\' positions)');
   if (options.shard !== undefined && !root) throw new UserError('--shard needs a crawl folder as input');
   const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
   if (options.signal?.aborted) throw new AbortError();

@@ -4,8 +4,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { planMerge } from '../../indexer/plan/memory-plan.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
-import { writeIndex, writeIndexFromTally, writeIndexParallel } from '../../merge/write-index.js';
-import { POSITIONS_FILE } from '../../merge/positions-file.js';
+import { writeIndex, writeIndexFromTally, writeIndexParallel, type PositionsTarget } from '../../merge/write-index.js';
+import { POSITIONS_FILE, positionBounds } from '../../merge/positions-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { writeManifest } from '../../merge/manifest.js';
 import { writeImpactsFile, writeImpactsParallel } from '../../merge/impacts.js';
@@ -64,7 +64,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       ...(parsed.shard ? { shard: parsed.shard } : {}),
       ...(options.positions ? { positions: true } : {}),
     },
-    ...(options.positions ? { positions: { path: join(out.temp, POSITIONS_FILE), titleLengths: documents.titleLengthsView(), titleWeight: c.tokenizer.options.titleWeight ?? 1 } } : {}),
+    ...(options.positions ? { positions: positionsTarget(join(out.temp, POSITIONS_FILE), documents.lengthsView(), documents.titleLengthsView(), c.tokenizer.options.titleWeight ?? 1) } : {}),
   };
   const onFraction = (f: number) => c.progress('merge', counters, f);
   // A block kept in memory is merged on this thread (merge threads read run files).
@@ -81,6 +81,11 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   const mergeMs = performance.now() - mergeStart;
   if (options.signal?.aborted) throw new AbortError();
   return { written, releaseMs, mergeMs, documentRowsAhead };
+}
+
+/** --positions: where positions.bin goes and what its document tables hold. */
+function positionsTarget(path: string, lengths: Uint32Array, titleLengths: Uint32Array, titleWeight: number): PositionsTarget {
+  return { path, titleLengths, ends: positionBounds(lengths, titleLengths, titleWeight), titleWeight };
 }
 
 /** Checksums, then the index renamed into place; any resume state of this output is moot now. */

@@ -178,8 +178,10 @@ export function openCheckpoints(
     // The parse tasks' numbering (batches' seq) depends on how files are cut: the range
     // size and the tail cut, both sized for this machine's default worker count.
     taskStarts: tasks.map((t) => t.range?.start ?? -1),
+    // Runs with positions have positions files beside them, and deltas title lengths.
+    positions: options.positions === true,
   });
-  const opened = CheckpointLog.open(resumeDirFor(out.output), key, true, dictionary, documents);
+  const opened = CheckpointLog.open(resumeDirFor(out.output), key, true, dictionary, documents, options.positions === true);
   const { restored } = opened;
   // A damaged checkpoint drops only itself and the ones after it: say so without "not reusing".
   if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);

@@ -47,7 +47,7 @@ export function tokenStreams(docs: readonly { title?: string; text: string }[], 
 }
 
 /** The positions a naive scan of the token streams gives: title 0 .. L−1, text from L + 1 (0 without a title). */
-export function naivePositions(streams: readonly { title: string[]; text: string[] }[]): { positions: PositionMap; titleLengths: number[] } {
+export function naivePositions(streams: readonly { title: string[]; text: string[] }[]): { positions: PositionMap; titleLengths: number[]; ends: number[] } {
   const positions: PositionMap = new Map();
   const add = (term: string, doc: number, p: number) => {
     let byDoc = positions.get(term);
@@ -61,7 +61,9 @@ export function naivePositions(streams: readonly { title: string[]; text: string
     const start = s.title.length === 0 ? 0 : s.title.length + 1;
     s.text.forEach((t, i) => add(t, doc, start + i));
   });
-  return { positions, titleLengths: streams.map((s) => s.title.length) };
+  // A document's bound: one past its last position (at least 1), counted from its tokens.
+  const ends = streams.map((s) => Math.max(1, s.title.length === 0 ? s.text.length : s.title.length + 1 + s.text.length));
+  return { positions, titleLengths: streams.map((s) => s.title.length), ends };
 }
 
 /** Maps compared as sorted entries (toEqual on Maps ignores nothing, but sorted arrays give a readable diff). */
@@ -106,4 +108,64 @@ export function naivePositionsFile(positions: PositionMap, titleLengths: readonl
   const table = Buffer.alloc(8 * starts.length);
   starts.forEach((s, t) => table.writeBigUInt64LE(BigInt(s), 8 * t));
   return Buffer.concat([Buffer.from(bytes), table]);
+}
+
+/**
+ * positions.bin format 3 (merge/positions-file.ts) written naively, a bit at a time, from term ->
+ * docID -> positions: the header, title lengths and bounds as varints, each term's postings in
+ * termID order, docIDs ascending, each gap a Rice code of parameter ⌊log2 ⌊E / tf⌋⌋ (an escape
+ * for a quotient of 32 or more), each term padded to a byte, the terms' lengths as varints, then
+ * where those start.
+ */
+export function naivePositionsFileV3(positions: PositionMap, titleLengths: readonly number[], ends: readonly number[], termsInIdOrder: readonly string[], titleWeight: number): Buffer {
+  const bytes: number[] = [];
+  const u32 = (v: number) => bytes.push(v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, v >>> 24);
+  const varint = (v: number) => {
+    for (; v >= 0x80; v = Math.floor(v / 128)) bytes.push((v & 0x7f) | 0x80);
+    bytes.push(v);
+  };
+  for (const c of 'GPIXPOS3') bytes.push(c.charCodeAt(0));
+  u32(titleLengths.length);
+  u32(termsInIdOrder.length);
+  u32(titleWeight);
+  u32(0);
+  for (const l of titleLengths) varint(l);
+  for (const e of ends) varint(e);
+  const termLengths: number[] = [];
+  for (const term of termsInIdOrder) {
+    const byDoc = positions.get(term);
+    if (!byDoc) throw new Error(`naive positions: no term "${term}"`);
+    const bits: number[] = [];
+    const low = (v: number, n: number) => {
+      for (let i = 0; i < n; i++) bits.push(Math.floor(v / 2 ** i) % 2);
+    };
+    for (const doc of [...byDoc.keys()].sort((a, b) => a - b)) {
+      const list = byDoc.get(doc)!;
+      const tf = list.reduce((sum, p) => sum + (p < titleLengths[doc]! ? titleWeight : 1), 0);
+      let k = 0;
+      while (2 ** (k + 1) <= Math.floor(ends[doc]! / tf)) k++;
+      let last = 0;
+      for (const p of list) {
+        const gap = p - last;
+        last = p;
+        const q = Math.floor(gap / 2 ** k);
+        if (q >= 32) {
+          for (let i = 0; i < 32; i++) bits.push(1);
+          low(gap, 32);
+          continue;
+        }
+        for (let i = 0; i < q; i++) bits.push(1);
+        bits.push(0);
+        low(gap, k);
+      }
+    }
+    while (bits.length % 8) bits.push(0);
+    for (let i = 0; i < bits.length; i += 8) bytes.push(bits.slice(i, i + 8).reduce((b, bit, j) => b | (bit << j), 0));
+    termLengths.push(bits.length / 8);
+  }
+  const tableAt = bytes.length;
+  for (const l of termLengths) varint(l);
+  const footer = Buffer.alloc(8);
+  footer.writeBigUInt64LE(BigInt(tableAt), 0);
+  return Buffer.concat([Buffer.from(bytes), footer]);
 }

@@ -2,9 +2,13 @@
  * Imported first by cli.ts, before commander and the rest: for `gpuindex build`, starts the
  * build's parse workers at once (indexer/parse-worker-spares.ts), so their start-up (about
  * 80 ms before a worker's code runs on the 2-core development machine) passes while this
- * thread loads its modules. The build takes them over; any it does not need are ended.
+ * thread loads its modules. The build takes them over; any it does not need are ended. A crawl
+ * folder is walked meanwhile on a thread of its own (indexer/corpus/walk-ahead.ts).
  */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { defaultWorkerCount } from './shared/options.js';
+import { walkAhead } from '../indexer/corpus/walk-ahead.js';
 import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
 import { prestartParseWorkers } from '../indexer/parse/parse-worker-spares.js';
 
@@ -18,11 +22,31 @@ function workersArg(args: readonly string[]): number {
   return defaultWorkerCount();
 }
 
+/** The crawl a build's arguments name first (`build <crawl> ...`), resolved, if it is a folder. */
+function crawlFolderArg(args: readonly string[]): string | undefined {
+  const input = args[1];
+  if (input === undefined || input.startsWith('-')) return undefined;
+  try {
+    return statSync(input).isDirectory() ? resolve(input) : undefined;
+  } catch {
+    return undefined; // the build says why
+  }
+}
+
 const args = process.argv.slice(2);
 if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h') && process.env.GPUINDEX_PRESTART !== '0') {
   try {
     prestartParseWorkers(workersArg(args), workerYoungGenerationMb());
   } catch {
     // No spare workers: the build starts its own (and reports any real problem then).
+  }
+  // The build takes the listing if it walks this folder; else it walks its own (walk-ahead.ts).
+  const crawl = crawlFolderArg(args);
+  if (crawl !== undefined) {
+    try {
+      walkAhead(crawl);
+    } catch {
+      // No thread: the build walks the crawl itself.
+    }
   }
 }

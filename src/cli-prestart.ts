@@ -6,7 +6,7 @@
  * folder is walked meanwhile on a thread of its own (indexer/corpus/walk-ahead.ts).
  */
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import { defaultWorkerCount } from './shared/options.js';
 import { walkAhead } from '../indexer/corpus/walk-ahead.js';
 import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
@@ -22,12 +22,31 @@ function workersArg(args: readonly string[]): number {
   return defaultWorkerCount();
 }
 
-/** The crawl a build's arguments name first (`build <crawl> ...`), resolved, if it is a folder. */
+/** The -o / --output value of a build's arguments, if given in one of the usual spellings. */
+function outputArg(args: readonly string[]): string | undefined {
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-o' || a === '--output') return args[i + 1];
+    if (a.startsWith('--output=')) return a.slice('--output='.length);
+    if (a.startsWith('-o') && !a.startsWith('--')) return a.slice(2);
+  }
+  return undefined;
+}
+
+/**
+ * The crawl a build's arguments name first (`build <crawl> ...`), resolved, if it is a folder
+ * and the output is outside it: the build removes stale temporary folders beside the output and
+ * makes its own before it walks, so an output inside the crawl could list otherwise ahead.
+ */
 function crawlFolderArg(args: readonly string[]): string | undefined {
   const input = args[1];
-  if (input === undefined || input.startsWith('-')) return undefined;
+  const output = outputArg(args);
+  if (input === undefined || input.startsWith('-') || output === undefined) return undefined;
+  const crawl = resolve(input);
+  const out = resolve(output);
+  if (out === crawl || out.startsWith(crawl.endsWith(sep) ? crawl : crawl + sep)) return undefined;
   try {
-    return statSync(input).isDirectory() ? resolve(input) : undefined;
+    return statSync(crawl).isDirectory() ? crawl : undefined;
   } catch {
     return undefined; // the build says why
   }

@@ -81,4 +81,24 @@ describe('a crawl walked ahead', () => {
     expect(walkedAhead.skipped.count).toBe(3);
     expect(walkedAhead).toEqual(walkedHere);
   });
+
+  it('is not used for an output inside the crawl: the stale temporary folder the build removes first is never listed', () => {
+    const cli = resolve(__dirname, '..', 'dist', 'src', 'cli.js');
+    const run = (prestart: string) => {
+      const dir = fresh('crawl');
+      writeCrawl(dir, ['txt', 'md', 'dir', 'txt'], 5);
+      // What a build killed earlier left beside the output (its pid is long gone).
+      const stale = join(dir, '.idx.gpuindex-tmp-999999999-abcd');
+      mkdirSync(stale);
+      for (let i = 0; i < 50; i++) writeFileSync(join(stale, `left${i}.txt`), `left over ${i}\n`);
+      const out = join(dir, 'idx');
+      const r = spawnSync(process.execPath, [cli, 'build', dir, '-o', out, '--sorter', 'cpu', '--json', '-q'], { encoding: 'utf8', env: { ...process.env, GPUINDEX_PRESTART: prestart } });
+      expect(r.status, r.stderr).toBe(0);
+      const s = JSON.parse(r.stdout);
+      return { documents: s.documents, skipped: s.skipped, docs: readIndexContent(out).docs.map((d) => (d as unknown[]).slice(1)) };
+    };
+    const walkedAhead = run('1');
+    expect(walkedAhead.documents).toBe(4);
+    expect(walkedAhead).toEqual(run('0'));
+  });
 });

@@ -5,7 +5,7 @@
  * thread loads its modules. The build takes them over; any it does not need are ended. A crawl
  * folder is walked meanwhile on a thread of its own (indexer/corpus/walk-ahead.ts).
  */
-import { statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { defaultWorkerCount } from './shared/options.js';
 import { walkAhead } from '../indexer/corpus/walk-ahead.js';
@@ -35,7 +35,7 @@ function outputArg(args: readonly string[]): string | undefined {
 
 /**
  * The crawl a build's arguments name first (`build <crawl> ...`), resolved, if it is a folder
- * and the output is outside it: the build removes stale temporary folders beside the output and
+ * of subfolders or many files and the output is outside it: the build removes stale temporary folders beside the output and
  * makes its own before it walks, so an output inside the crawl could list otherwise ahead.
  */
 function crawlFolderArg(args: readonly string[]): string | undefined {
@@ -46,11 +46,16 @@ function crawlFolderArg(args: readonly string[]): string | undefined {
   const out = resolve(output);
   if (out === crawl || out.startsWith(crawl.endsWith(sep) ? crawl : crawl + sep)) return undefined;
   try {
-    return statSync(crawl).isDirectory() ? crawl : undefined;
+    // A folder of a few files (a JSONL crawl) lists in microseconds: a thread would cost more.
+    const entries = readdirSync(crawl, { withFileTypes: true });
+    return entries.length >= WALK_AHEAD_MIN_ENTRIES || entries.some((e) => e.isDirectory()) ? crawl : undefined;
   } catch {
-    return undefined; // the build says why
+    return undefined; // not a folder, or unreadable: the build says why
   }
 }
+
+/** Entries of a crawl folder without subfolders from which it is walked ahead. */
+const WALK_AHEAD_MIN_ENTRIES = 256;
 
 const args = process.argv.slice(2);
 if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h') && process.env.GPUINDEX_PRESTART !== '0') {

@@ -15,9 +15,11 @@
  * (`--sorter auto`: the default options, whose GPU probe finds only a software adapter here).
  * Prints one line a build: wall time, the whole process's CPU time (the build's child process,
  * from /proc; the summary's `cpu` covers the parse and sort only), the summary's phases
- * (set-up, parse+sort, merge, finish, ms) and the 1-minute load average after it (wall times
- * compare only on a quiet machine, CPU time less badly on a busy one); then the median wall time
- * and CPU time of each (DIST, input, workers) and its postings.bin sha256 (all DISTs must agree).
+ * (set-up, parse+sort, merge, finish, ms), the wall time before the parse began (the wall time
+ * less those last three: Node's start, the CLI's modules, the walk, the GPU probe, the plan, and the exit) and
+ * the 1-minute load average after it (wall times compare only on a quiet machine, CPU time less
+ * badly on a busy one); then the median wall time, CPU time and time before the parse of each
+ * (DIST, input, workers) and its postings.bin sha256 (all DISTs must agree).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -146,6 +148,7 @@ generate(o, dir);
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-small-files-'));
 const results = new Map();
 const cpu = new Map();
+const beforeParse = new Map();
 const shas = new Map();
 try {
   for (let round = 1; round <= o.rounds; round++) {
@@ -159,18 +162,21 @@ try {
           results.get(key).push(r.wall);
           if (!cpu.has(key)) cpu.set(key, []);
           cpu.get(key).push(r.processCpu);
+          const t = r.summary.timings;
+          const before = r.wall - (t.parseSortMs + t.mergeMs + t.finishMs) / 1000;
+          if (!beforeParse.has(key)) beforeParse.set(key, []);
+          beforeParse.get(key).push(before);
           const shaKey = `${input}`;
           if (!shas.has(shaKey)) shas.set(shaKey, new Set());
           shas.get(shaKey).add(r.sha);
           const s = r.summary;
-          const t = s.timings;
-          console.log(`round ${round} ${key}: ${r.wall.toFixed(2)} s wall, ${r.processCpu.toFixed(2)} s CPU (parse+sort ${(s.cpu.processMs / 1000).toFixed(2)}), phases ${[t.setupMs, t.parseSortMs, t.mergeMs, t.finishMs].map(Math.round).join('/')} ms, ${s.documents} docs, postings ${r.sha}, load ${loadavg()[0].toFixed(1)}`);
+          console.log(`round ${round} ${key}: ${r.wall.toFixed(2)} s wall, ${r.processCpu.toFixed(2)} s CPU (parse+sort ${(s.cpu.processMs / 1000).toFixed(2)}), phases ${[t.setupMs, t.parseSortMs, t.mergeMs, t.finishMs].map(Math.round).join('/')} ms, ${before.toFixed(2)} s before the parse, ${s.documents} docs, postings ${r.sha}, load ${loadavg()[0].toFixed(1)}`);
         }
       }
     }
   }
-  console.log(`\nmedians (--sorter ${o.sorter}): wall s (each round), whole-process CPU s:`);
-  for (const [key, walls] of results) console.log(`${key}\t${median(walls).toFixed(2)}\t(${walls.map((w) => w.toFixed(2)).join(' ')})\t${median(cpu.get(key)).toFixed(2)}`);
+  console.log(`\nmedians (--sorter ${o.sorter}): wall s (each round), whole-process CPU s, s before the parse:`);
+  for (const [key, walls] of results) console.log(`${key}\t${median(walls).toFixed(2)}\t(${walls.map((w) => w.toFixed(2)).join(' ')})\t${median(cpu.get(key)).toFixed(2)}\t${median(beforeParse.get(key)).toFixed(2)}`);
   for (const [input, set] of shas) console.log(`${input}: postings.bin ${set.size === 1 ? 'identical across builds' : `DIFFER: ${[...set].join(' ')}`}`);
 } finally {
   rmSync(work, { recursive: true, force: true });

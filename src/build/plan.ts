@@ -4,7 +4,6 @@ import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/s
 import { planPieceTasks, planTasks, rangeBytesFor, tailCutFor, WORKER_LEXICONS_TAIL_RANGE_BYTES, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
 import { shardPieces, type Shard } from '../../indexer/parse/shards.js';
 import { listCorpusFiles, type CorpusListing } from '../../indexer/corpus/index.js';
-import { takeWalkAhead } from '../../indexer/corpus/walk-ahead.js';
 import { spareWorkerBytes, spareWorkersLoaded } from '../../indexer/parse/parse-worker-spares.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { defaultWorkers, type BuildContext, type BuildState } from './context.js';
@@ -27,8 +26,7 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   // The crawl is listed while the sorter is chosen: the GPU probe (a thread that loads the
   // device and asks for an adapter) leaves this thread idle, and the walk of 200,000 small files
   // (readdir in the thread pool) is most of a folder build's set-up.
-  // From the CLI, a thread may have begun the walk as the process started (walk-ahead.ts).
-  const listed = c.root ? listCrawl(c.root) : undefined;
+  const listed = c.root ? listCorpusFiles(c.root) : undefined;
   listed?.catch(() => {});
   const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
   state.sorter = pipeline.sorter;
@@ -56,11 +54,6 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   const memory = planMemory(request(pipeline.sorter.hostBytesPerPair ?? 0));
   if (memory.workersLowered) c.notice(memory.workersLowered);
   return { pipeline, memory, baselineBytes, blockSize: memory.blockPairs, workers: c.root ? memory.workers : 0, listing: await listed };
-}
-
-/** The crawl's listing: the one walked ahead if there is one, else (or if that walk failed) walked now. */
-async function listCrawl(root: string): Promise<CorpusListing> {
-  return (await takeWalkAhead(root)) ?? listCorpusFiles(root);
 }
 
 /**

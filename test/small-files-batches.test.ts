@@ -171,6 +171,21 @@ describe('the plan\'s file sizes', () => {
     // Few files: every one exact.
     expect(plannedFileSizes(dir, files.slice(0, 10))).toEqual(files.slice(0, 10).map((f) => statSync(join(dir, f)).size));
   });
+
+  it('take the exact size of the same files as the format of each path says (the cache by extension; fuzzed names)', async () => {
+    const { mayBeCut } = await import('../indexer/parse/file-sizes.js');
+    const { formatOf } = await import('../indexer/corpus/formats.js');
+    const reference = (path: string) => {
+      const fmt = formatOf(path);
+      return fmt !== undefined && ((fmt.format === 'jsonl' && !fmt.gzip) || (fmt.format === 'warc' && fmt.gzip));
+    };
+    const piece = fc.constantFrom('a', 'x.y', '.', '.gz', '.GZ', '.Gz', 'gz', '.jsonl', '.JSONL', '.ndjson', '.warc', '.Warc', '.wet', '.txt', '.json', '/', 'd.jsonl/', '.warc/', '');
+    const path = fc.array(piece, { maxLength: 6 }).map((p) => p.join(''));
+    // Several paths a run: an extension cached by one path is then asked again for the next.
+    fc.assert(fc.property(fc.array(path, { minLength: 1, maxLength: 8 }), (paths) => paths.every((p) => mayBeCut(p) === reference(p))), { numRuns: 2000 });
+    for (const p of ['big.jsonl', 'w.warc.gz', 'W.WARC.GZ', 'a.jsonl.gz', 'a.warc', 'a.txt', 'd.jsonl/a.txt', 'd.warc/x.gz', '.jsonl', 'x.gz'])
+      expect([p, mayBeCut(p)]).toEqual([p, reference(p)]);
+  });
 });
 
 describe('the parse pool with small files together', () => {

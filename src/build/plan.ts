@@ -23,14 +23,16 @@ export interface BuildPlan {
 }
 
 export async function planBuild(c: BuildContext, state: BuildState): Promise<BuildPlan> {
+  // The crawl is listed while the sorter is chosen: the GPU probe (a thread that loads the
+  // device and asks for an adapter) leaves this thread idle, and the walk of 200,000 small files
+  // (readdir in the thread pool) is most of a folder build's set-up.
+  const listed = c.root ? listCorpusFiles(c.root) : undefined;
+  listed?.catch(() => {});
   const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
   state.sorter = pipeline.sorter;
   if (pipeline.notice) c.notice(pipeline.notice);
   // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no worker yet).
   // Parse workers the CLI started ahead are counted with the workers, not in the baseline.
-  // The crawl is listed meanwhile (its files are stat'ed: ~2 ms of mail's start).
-  const listed = c.root ? listCorpusFiles(c.root) : undefined;
-  listed?.catch(() => {});
   await spareWorkersLoaded();
   const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
   const hostBlocks = c.root && pipeline.schedule === 'overlapped' ? 2 : 1;

@@ -272,6 +272,8 @@ export class IndexWriter {
   private readonly merges = new Set<RunningMerge>();
   /** Segments merged away that the last commit still names: removed by the next commit. */
   private readonly obsolete = new Set<string>();
+  /** The segments a commit in progress names (its fsyncs run while merges may complete): kept until the next commit like those. */
+  private committing?: ReadonlySet<string>;
   /** No merge starts: the writer is closing, or a merge failed (until the next commit). */
   private mergesHeld = false;
   private readonly policy?: MergePolicy;
@@ -816,10 +818,36 @@ export class IndexWriter {
     const same = entries.length === before.length && entries.every((e, i) => e.name === before[i]!.name && e.deletes === before[i]!.deletes);
     if (same && this.seq === (this.committed.walSeq ?? 0)) return { generation: this.committed.generation };
     const named = new Map(before.map((e) => [e.name, e]));
-    // All at once and off this thread: the event loop goes on (merges complete, the feed thread
-    // is heard), and concurrent fsyncs share journal commits. The segments are those of
-    // `entries`: a merge completing meanwhile changes this.segments, not what this commit names.
+    // The segments of `entries`: a merge completing during the fsyncs changes this.segments,
+    // and leaves the inputs this commit names on disk until the next commit (this.committing).
     const segments = [...this.segments];
+    this.committing = new Set(entries.map((e) => e.name));
+    try {
+      await this.fsyncSegments(segments, named);
+    } finally {
+      this.committing = undefined;
+    }
+    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: entries, walSeq: this.seq };
+    writeSegments(this.path, next);
+    this.committed = next;
+    // Every logged operation is in a committed segment now.
+    this.wal.truncate();
+    const stillNamed = new Set(entries.map((e) => e.name));
+    for (const name of this.obsolete) {
+      if (stillNamed.has(name)) continue;
+      this.removeSegmentFiles(name);
+      this.obsolete.delete(name);
+    }
+    return { generation: next.generation };
+  }
+
+  /**
+   * Makes the files of `segments` durable (those not yet, and the folders of those whose deletes
+   * file changed since the last commit, `named`), then the index folder: all at once and off
+   * this thread, so the event loop goes on (merges complete, the feed thread is heard) and
+   * concurrent fsyncs share journal commits.
+   */
+  private async fsyncSegments(segments: readonly LiveSegment[], named: ReadonlyMap<string, SegmentEntry>): Promise<void> {
     const syncs: Promise<void>[] = [];
     for (const s of segments) {
       const dir = join(this.path, s.entry.name);
@@ -834,18 +862,6 @@ export class IndexWriter {
     }
     await Promise.all(syncs);
     await fsyncPath(this.path);
-    const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: entries, walSeq: this.seq };
-    writeSegments(this.path, next);
-    this.committed = next;
-    // Every logged operation is in a committed segment now.
-    this.wal.truncate();
-    const stillNamed = new Set(entries.map((e) => e.name));
-    for (const name of this.obsolete) {
-      if (stillNamed.has(name)) continue;
-      this.removeSegmentFiles(name);
-      this.obsolete.delete(name);
-    }
-    return { generation: next.generation };
   }
 
   /** Starts the merges the policy picks among segments no merge holds, up to maxConcurrentMerges. */
@@ -937,7 +953,7 @@ export class IndexWriter {
     // Inputs no commit names go now (a reader that has them open keeps its files); the others at the next commit.
     const named = new Set(this.committed.segments.map((e) => e.name));
     for (const s of merge.inputs) {
-      if (named.has(s.entry.name)) this.obsolete.add(s.entry.name);
+      if (named.has(s.entry.name) || this.committing?.has(s.entry.name)) this.obsolete.add(s.entry.name);
       else this.removeSegmentFiles(s.entry.name);
     }
     this.refreshes++;

@@ -21,6 +21,19 @@ const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
 const docsOf = (texts: number[][], from = 0) => texts.map((t, i) => ({ id: `d${from + i}`, text: t.map((w) => WORDS[w]).join(' ') }));
 const idsOf = (r: IndexReader) => [...r.documents()].map((d) => d.externalId);
 
+/** A commit's fsyncs (merge/segments.ts fsyncPath) wait while `wait` is set: a test holds a commit there. */
+const fsyncHold = vi.hoisted(() => ({ wait: undefined as Promise<void> | undefined }));
+vi.mock('../merge/segments.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../merge/segments.js')>();
+  return {
+    ...real,
+    fsyncPath: async (path: string) => {
+      while (fsyncHold.wait) await fsyncHold.wait;
+      return real.fsyncPath(path);
+    },
+  };
+});
+
 /** Holds every merge, once written, until release(). */
 function mergeGate() {
   let release!: () => void;
@@ -49,6 +62,44 @@ async function expectSurvivors(dir: string, live: { id: string; text: string }[]
 }
 
 describe('background merges', () => {
+  it('leave the segments a commit names on disk when a merge of them completes during its fsyncs', async () => {
+    const dir = fresh('commit-race');
+    const gate = mergeGate();
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: { factor: 2, floorDocuments: 1 }, onMergeWritten: gate.onMergeWritten });
+    await writer.add(docsOf([[0, 1], [2]]));
+    await writer.refresh();
+    await writer.add(docsOf([[3], [4, 5]], 2));
+    // Two segments no commit names yet, of one tier: their merge runs until the gate opens.
+    await writer.refresh();
+    const inputs = writer.segmentList();
+    expect(inputs.map((s) => s.merging)).toEqual([true, true]);
+    let fsyncs!: () => void;
+    fsyncHold.wait = new Promise<void>((r) => (fsyncs = r));
+    const committing = writer.commit();
+    // The commit is at its fsyncs when the merge completes.
+    await new Promise((r) => setTimeout(r, 50));
+    gate.release();
+    await writer.waitForMerges();
+    expect(writer.segmentList().length).toBe(1);
+    fsyncHold.wait = undefined;
+    fsyncs();
+    await committing;
+    // The commit names the inputs: their files are there, and the index opens and verifies.
+    for (const s of inputs) expect(existsSync(join(dir, s.name))).toBe(true);
+    verifyIndex(dir);
+    const r = openIndex(dir);
+    expect(idsOf(r)).toEqual(['d0', 'd1', 'd2', 'd3']);
+    expect(r.segmentList().length).toBe(2);
+    r.close();
+    // The next commit names the merged segment; the inputs go.
+    await writer.commit();
+    for (const s of inputs) expect(existsSync(join(dir, s.name))).toBe(false);
+    await writer.close();
+    const again = openIndex(dir);
+    expect(idsOf(again)).toEqual(['d0', 'd1', 'd2', 'd3']);
+    again.close();
+  });
+
   it('let deletes and commits proceed while a merge runs, carry its deletes over, and leave a reader its files', async () => {
     const dir = fresh('carry');
     const gate = mergeGate();

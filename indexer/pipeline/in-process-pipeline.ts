@@ -96,13 +96,18 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   const counters: ParseCounters = newCounters();
   const block = new PairBlockBuilder(input.blockSize, input.sorter.sharedBlocks === true, input.positions === true, input.buffers);
   if (input.buffers) sorter.borrowFrom?.(input.buffers);
-  // The block's buffer goes back to the pool, or is freed now rather than at some later collection.
-  const releaseBlock = () => (input.buffers && !input.sorter.sharedBlocks ? (input.buffers.give(block.pairs.buffer as ArrayBuffer), Promise.resolve()) : releaseBuffers([block.pairs.buffer]));
   const titleWeight = input.tokenizer.options.titleWeight ?? 1;
   const shared = input.sharedInversion?.begin(input.tokenizer, input.dictionary);
   const inverter = shared?.inverter ?? new DocumentInverter(input.tokenizer, analysedTermIds(input.tokenizer, input.dictionary));
 
   const sink = new RunSink(sorter, input.runDir, clock, input.onWarning);
+  // The block's buffer goes back to the pool, or is freed now rather than at some later
+  // collection (the merge comes next); then the sorter's scratch.
+  const release = async (): Promise<void> => {
+    if (input.buffers && !input.sorter.sharedBlocks) input.buffers.give(block.pairs.buffer as ArrayBuffer);
+    else await releaseBuffers([block.pairs.buffer]);
+    await sink.release();
+  };
   const flushBlock = async (): Promise<void> => {
     if (signal?.aborted) throw new AbortError();
     const keys = input.dictionary.lexKeys();
@@ -162,16 +167,10 @@ export async function runSequentialPipeline(input: PipelineInput): Promise<Pipel
   if (sink.blocks === 0 && block.count > 0 && !block.positions && sink.keepsBlocks) {
     const kept = await sink.sortInMemory(block.pairs, block.count, input.dictionary.lexKeys());
     counters.blocks = 1;
-    const release = async () => {
-      await releaseBlock();
-      await sink.release();
-    };
     return { runPaths: [], counters, sorterKind: sink.sorterKind, blockRun: { ...kept, release } };
   }
   await flushBlock();
-  // The block and sort scratch go now, not at some later collection: the merge comes next.
-  await releaseBlock();
-  await sink.release();
+  await release();
   return { runPaths: sink.runPaths, counters, sorterKind: sink.sorterKind };
 }
 

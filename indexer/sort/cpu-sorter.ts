@@ -119,6 +119,8 @@ export function radixSortPairs(pairs: Uint32Array, count: number, scratch: Uint3
 /**
  * Replaces each termID by its key and counts the keys' digits (at most three, termID digits
  * only) in one pass; returns whether the docIDs ascend (then the digits are the whole sort).
+ * fillTermHistograms' twin on purpose: one loop for both, branching on the keys, made the sort
+ * without keys 3-10 % slower (2.2 M pairs, alternated runs).
  */
 function mapKeysCountingDigits(pairs: Uint32Array, count: number, termKeys: TermKeys, digits: readonly Digit[], hists: Uint32Array[]): boolean {
   const dummy = new Uint32Array(1);

@@ -110,7 +110,7 @@ export class RunSink {
    * view is valid until the sorter sorts again or is released.
    */
   async sortInMemory(pairs: Uint32Array, count: number, termKeys: TermKeys): Promise<BlockRun> {
-    if (this.sorter.kind !== 'cpu' || this.sorter.sortToRun) throw new Error('only the CPU sorter keeps a block in memory');
+    if (!this.keepsBlocks) throw new Error('only the CPU sorter keeps a block in memory');
     this.clock.mark('sort', count);
     let sorted = pairs;
     const timing = await this.sorter.sortBlock(pairs, count, (view) => {

@@ -3,7 +3,7 @@ import { Parser } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { htmlToText } from '../indexer/corpus/html.js';
+import { htmlToText, htmlUtf8ToText } from '../indexer/corpus/html.js';
 import { htmlToTextByTokenizer } from '../indexer/corpus/html-tokenizer.js';
 import { decodeFile } from '../indexer/corpus/decode.js';
 import { readWarcRecords } from '../indexer/corpus/warc.js';
@@ -115,6 +115,38 @@ describe('HTML text extraction (indexer/corpus/html.ts)', () => {
     });
   });
 
+  it('reads a UTF-8 page as bytes to the same title and text as the decoded page', () => {
+    // Non-ASCII text, entities that decode to non-ASCII, Unicode spaces in titles (collapsed after
+    // decoding), and tag names with non-ASCII characters (which send the page the decoded way).
+    const unicode = fc.constantFrom(
+      'é東', '\u00a0', '&nbsp;', '&eacute;&#x1F600;&#233;', '<title>a\u00a0\u2003b &ensp;c</title>', '<é>', '<aé>x</aé>', '</école>', '<ÉCOLE>y</école>',
+      '<svg><foreignObjeçt>z</svg>', '<aÉ><p>x</aé>y', '\u{1F600}', 'Ā', '<p>Ωmega</p>', '&Omega;', '\u2028', '<b\u00a0>',
+    );
+    const page = fc.oneof(
+      fc.array(fc.oneof(piece, hostilePiece, unicode), { maxLength: 40 }).map((p) => p.join('')),
+      fc.string({ maxLength: 60, unit: 'grapheme' }),
+    );
+    fc.assert(
+      fc.property(page, fc.nat(), (h, cut) => {
+        // Lone surrogates become U+FFFD in UTF-8: the reference is the page its bytes decode to.
+        const bytes = Buffer.from(h, 'utf8');
+        for (const b of [bytes, bytes.subarray(0, cut % (bytes.length + 1))]) {
+          const s = b.toString('utf8');
+          if (!Buffer.from(s, 'utf8').equals(b)) continue; // cut inside a character: not valid UTF-8
+          expect(htmlUtf8ToText(b)).toEqual(htmlToText(s));
+        }
+      }),
+      { numRuns: 20000 },
+    );
+    // </aé> closes <aÉ> (names lowercased by Unicode rules), and with it the <p> inside.
+    const mixed = '<title>Caf&eacute;\u00a0 au\u2003lait</title><p>na&iuml;ve</p><aÉ><p>x</aé>y';
+    expect(htmlUtf8ToText(Buffer.from(mixed))).toEqual({ title: 'Café au lait', text: '   naïve  x y' });
+    expect(htmlToText(mixed)).toEqual(htmlUtf8ToText(Buffer.from(mixed)));
+    // A page cut in an end tag keeps its last character: all of its bytes, or (outside the BMP) the decoded page's half of it.
+    expect(htmlUtf8ToText(Buffer.from('a</b é'))).toEqual({ title: '', text: 'aé' });
+    expect(htmlUtf8ToText(Buffer.from('a</b \u{1F600}'))).toEqual({ title: '', text: 'a\uDE00' });
+  });
+
   it('gives the Tokenizer\'s text and title on real pages, whole and cut', async () => {
     const samples: string[] = [];
     const sample = join(import.meta.dirname, '..', 'corpus-samples', 'postgresql-docs', 'postgresql-15-docs.warc.gz');
@@ -152,6 +184,7 @@ describe('HTML text extraction (indexer/corpus/html.ts)', () => {
     }
     for (const page of pages) {
       expect(htmlToText(page)).toEqual(htmlToTextByTokenizer(page));
+      expect(htmlUtf8ToText(Buffer.from(page, 'utf8'))).toEqual(htmlToText(page));
       for (const at of [page.length >> 2, page.length >> 1, (page.length * 3) >> 2]) expect(htmlToText(page.slice(0, at))).toEqual(htmlToTextByTokenizer(page.slice(0, at)));
     }
   }, 120_000);

@@ -51,6 +51,20 @@ export function decodeFile(buf: Buffer, html = false, httpContentType?: string):
   return repaired(text, utf16 ? 'invalid UTF-16' : `invalid ${enc.name}`);
 }
 
+/**
+ * decodeFile for an HTML page, which html-scan.ts can read as bytes where they are valid UTF-8
+ * in a page decided UTF-8: then those bytes (after the BOM), undecoded (`utf8`).
+ */
+export function decodeHtmlPage(buf: Buffer, httpContentType?: string): Decoded | { utf8: Buffer } {
+  if (buf.length === 0) return { reason: 'empty file' };
+  const enc = decideEncoding(buf, httpContentType, true);
+  if (enc.name !== 'utf-8') return decodeFile(buf, true, httpContentType);
+  const body = enc.bom ? buf.subarray(enc.bom) : buf;
+  if (hasNulByte(body)) return { reason: 'binary file' };
+  if (isUtf8(body)) return { utf8: body };
+  return repaired(body.toString('utf8'), 'invalid UTF-8');
+}
+
 function repaired(decoded: string, what: string): { text: string; warning?: string } {
   const { text, removed } = removeReplacements(decoded);
   if (removed === 0) return { text };

@@ -110,8 +110,12 @@ export class Extraction {
   tag: Tag | undefined;
   opening = false;
 
-  reset(html: string): void {
+  /** The page is UTF-8 bytes as one-byte characters (htmlUtf8ToText): entities go in as their UTF-8 bytes, title and text are decoded by take(). */
+  utf8 = false;
+
+  reset(html: string, utf8 = false): void {
     this.html = html;
+    this.utf8 = utf8;
     this.parts = [];
     this.title = undefined;
     this.titleDone = false;
@@ -125,9 +129,11 @@ export class Extraction {
 
   /** The page's title and text, once `onend` has run; forgets the page. */
   take(): HtmlText {
-    const { title, parts } = this;
+    const { title, parts, utf8 } = this;
     this.reset('');
-    return { title: title ? title.join('').replace(/\s+/g, ' ').trim() : '', text: parts.join('') };
+    const decoded = (s: string): string => (utf8 ? Buffer.from(s, 'latin1').toString('utf8') : s);
+    // The title is decoded before its white space is collapsed: \s takes Unicode spaces too.
+    return { title: title ? decoded(title.join('')).replace(/\s+/g, ' ').trim() : '', text: decoded(parts.join('')) };
   }
 
   // What the extraction does with the Parser's events.
@@ -146,6 +152,11 @@ export class Extraction {
       this.titleDone = true;
     } else if (tag.hidden && this.hidden > 0) this.hidden--;
     if (tag.block) this.parts.push(' ');
+  }
+
+  /** An entity's text (decoded characters): as UTF-8 bytes on a UTF-8 page read as bytes. */
+  entity(s: string): void {
+    this.text(this.utf8 ? utf8AsLatin1(s) : s);
   }
 
   /** Text of the page (or of its title), where it goes. */
@@ -178,7 +189,8 @@ export class Extraction {
       const slot = (h ^ (h >>> 15)) & ((1 << RECENT_BITS) - 1);
       tag = recent[slot];
       if (tag === undefined || !sameName(tag.name, html, start, end)) recent[slot] = tag = tagNamed(html.slice(start, end).toLowerCase());
-    } else tag = tagNamed(html.slice(start, end).toLowerCase());
+    } else if (this.utf8) throw READ_DECODED;
+    else tag = tagNamed(html.slice(start, end).toLowerCase());
     const context = this.foreign[this.foreign.length - 1]!;
     if (context === SVG) {
       const adjusted = SVG_NAMES.get(tag.name);
@@ -268,6 +280,21 @@ export class Extraction {
       this.closed(tag);
     }
   }
+  /**
+   * The page's last character as text (the Tokenizer's quirk where a page ends inside a tag): on
+   * a UTF-8 page read as bytes, its whole byte sequence. A character outside the BMP there is half
+   * a surrogate pair in the decoded page, which bytes cannot say: that page is read decoded.
+   */
+  onlastchar(): void {
+    const html = this.html;
+    const n = html.length;
+    let start = n - 1;
+    if (this.utf8) {
+      while (start > 0 && (html.charCodeAt(start) & 0xc0) === 0x80) start--;
+      if (html.charCodeAt(start) >= 0xf0) throw READ_DECODED;
+    }
+    this.ontext(start, n);
+  }
   oncdata(start: number, end: number, offset: number): void {
     // CDATA is text in foreign content and a comment elsewhere (HTML, recognizeCDATA off).
     if (this.isInForeignContext()) this.text(this.html.slice(start, end - offset));
@@ -282,6 +309,15 @@ export class Extraction {
   oncomment(): void {}
   ondeclaration(): void {}
   onprocessinginstruction(): void {}
+}
+
+/** Thrown by a page read as UTF-8 bytes where bytes cannot give the decoded page's text (a tag name with a non-ASCII character): it is read again decoded. */
+export const READ_DECODED = new Error('a page its bytes cannot extract');
+
+/** `s`'s UTF-8 bytes, a character each. */
+function utf8AsLatin1(s: string): string {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.from(s, 'utf8').toString('latin1');
+  return s;
 }
 
 /** Whether `name` is the page's characters [start, end) lowercased (ASCII). */

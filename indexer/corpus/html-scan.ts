@@ -15,7 +15,7 @@
  */
 import { createRequire } from 'node:module';
 import type { EntityDecoder } from 'entities/decode';
-import { Extraction, type HtmlText } from './html-elements.js';
+import { Extraction, READ_DECODED, type HtmlText } from './html-elements.js';
 
 // The entity decoder is required on first use: a crawl without HTML (and every parse worker's
 // start-up) skips loading its tables.
@@ -224,6 +224,30 @@ export function htmlToText(html: string): HtmlText {
   return x.take();
 }
 
+/**
+ * htmlToText of a page given as bytes that are valid UTF-8 (the caller checks), without decoding
+ * the page: its bytes are scanned as one-byte characters (latin1, a copy), where each UTF-8
+ * sequence is characters of 0x80 and above, which no markup test matches; a sequence never
+ * spans a text boundary, since every boundary is an ASCII character. So the tokens, elements and
+ * text pieces are the decoded page's, and only the title and text are decoded, once joined
+ * (about a third of an HTML page's bytes). A tag name with a non-ASCII character (lowercased by
+ * Unicode rules, which do not act on bytes) sends the page the decoded way, as does a cut page
+ * whose last character outside the BMP is half kept (Extraction.onlastchar).
+ */
+export function htmlUtf8ToText(page: Buffer): HtmlText {
+  const html = page.toString('latin1');
+  const x = (extraction ??= new Extraction());
+  x.reset(html, true);
+  try {
+    scan(html, x);
+  } catch (err) {
+    if (err !== READ_DECODED) throw err;
+    return htmlToText(page.toString('utf8'));
+  }
+  x.onend();
+  return x.take();
+}
+
 /** Feeds `x` the page's tokens, up to and not including the end (`onend`). */
 function scan(html: string, x: Extraction): void {
   const n = html.length;
@@ -243,7 +267,7 @@ function scan(html: string, x: Extraction): void {
       const taken = decodeEntity(html, amp);
       if (taken > 0) {
         if (text < amp) x.ontext(text, amp);
-        x.text(entityText);
+        x.entity(entityText);
         text = amp + taken;
         // An entity ends before a '<' (its characters are letters, digits, '#' and ';').
       }
@@ -273,7 +297,7 @@ function scan(html: string, x: Extraction): void {
       x.onopentagname(i, end);
       const ended = skipAttributes(html, end);
       if (ended < 0) {
-        if (ended === -1) x.ontext(n - 1, n);
+        if (ended === -1) x.onlastchar();
         return;
       }
       if (ended === ENDED_SELF_CLOSING) x.onselfclosingtag();
@@ -304,7 +328,7 @@ function scan(html: string, x: Extraction): void {
         x.onclosetag(i, end);
         const gt = html.indexOf('>', end);
         // Cut before its '>': the Tokenizer keeps the page's last character as text.
-        if (gt < 0) return x.ontext(n - 1, n);
+        if (gt < 0) return x.onlastchar();
         text = i = gt + 1;
       } else {
         // '</' and anything else: a bogus comment, to the next '>'.
@@ -344,7 +368,7 @@ function specialContent(html: string, x: Extraction, start: number, close: Uint8
         x.onclosetag(endOfText + 2, i);
         const gt = html.indexOf('>', i);
         if (gt < 0) {
-          x.ontext(n - 1, n);
+          x.onlastchar();
           return -1;
         }
         return gt + 1;
@@ -359,7 +383,7 @@ function specialContent(html: string, x: Extraction, start: number, close: Uint8
           const taken = decodeEntity(html, i);
           if (taken > 0) {
             if (text < i) x.ontext(text, i);
-            x.text(entityText);
+            x.entity(entityText);
             text = i + taken;
             i = text - 1;
           }

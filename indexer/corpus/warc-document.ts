@@ -7,8 +7,8 @@
  * warcinfo and revisit records, images, scripts, redirects) is counted by kind, not reported.
  */
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { decodeFile } from './decode.js';
-import { htmlToText } from './html.js';
+import { decodeFile, decodeHtmlPage } from './decode.js';
+import { htmlToText, htmlUtf8ToText } from './html.js';
 import type { SourceDocument } from './types.js';
 import type { WarcRecord } from './warc-records.js';
 
@@ -65,13 +65,15 @@ export function recordOutcome(rec: WarcRecord, path: string): RecordOutcome {
   if (media === '' || media === 'application/octet-stream') media = sniffHtml(payload) ? 'text/html' : media;
   const html = HTML_TYPES.has(media);
   if (!html && media !== 'text/plain') return { ignored: `${media || 'untyped'} payloads` };
-  const decoded = decodeFile(payload, html, contentType);
+  const decoded = html ? decodeHtmlPage(payload, contentType) : decodeFile(payload, false, contentType);
   if ('reason' in decoded) return { ignored: `${decoded.reason === 'binary file' ? 'binary' : 'empty'} ${media} payloads` };
   let title = '';
-  let text = decoded.text;
-  if (html) ({ title, text } = htmlToText(text));
+  let text: string;
+  if ('utf8' in decoded) ({ title, text } = htmlUtf8ToText(decoded.utf8));
+  else if (html) ({ title, text } = htmlToText(decoded.text));
+  else text = decoded.text;
   const doc: SourceDocument = { externalId: uri, path, title, text, bytes: rec.block.length, warc: warcFields(rec) };
-  if (decoded.warning) doc.warning = decoded.warning;
+  if ('warning' in decoded && decoded.warning) doc.warning = decoded.warning;
   return { doc };
 }
 

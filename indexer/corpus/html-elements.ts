@@ -110,12 +110,21 @@ export class Extraction {
   tag: Tag | undefined;
   opening = false;
 
-  /** The page is UTF-8 bytes as one-byte characters (htmlUtf8ToText): entities go in as their UTF-8 bytes, title and text are decoded by take(). */
+  /**
+   * The page's bytes where it is UTF-8 read as one-byte characters (htmlUtf8ToText): entities go
+   * in as their UTF-8 bytes, the text is copied as bytes into `out` (no string a piece), and take()
+   * decodes title and text.
+   */
+  page: Uint8Array | undefined;
   utf8 = false;
+  /** The text's bytes so far, on a UTF-8 page: out[0, outLength). */
+  private outLength = 0;
 
-  reset(html: string, utf8 = false): void {
+  reset(html: string, page?: Uint8Array): void {
     this.html = html;
-    this.utf8 = utf8;
+    this.page = page;
+    this.utf8 = page !== undefined;
+    this.outLength = 0;
     this.parts = [];
     this.title = undefined;
     this.titleDone = false;
@@ -130,10 +139,11 @@ export class Extraction {
   /** The page's title and text, once `onend` has run; forgets the page. */
   take(): HtmlText {
     const { title, parts, utf8 } = this;
+    const text = utf8 ? out.toString('utf8', 0, this.outLength) : parts.join('');
     this.reset('');
     const decoded = (s: string): string => (utf8 ? Buffer.from(s, 'latin1').toString('utf8') : s);
     // The title is decoded before its white space is collapsed: \s takes Unicode spaces too.
-    return { title: title ? decoded(title.join('')).replace(/\s+/g, ' ').trim() : '', text: decoded(parts.join('')) };
+    return { title: title ? decoded(title.join('')).replace(/\s+/g, ' ').trim() : '', text };
   }
 
   // What the extraction does with the Parser's events.
@@ -143,7 +153,7 @@ export class Extraction {
       this.inTitle = true;
       this.title = [];
     } else if (tag.hidden) this.hidden++;
-    if (tag.block) this.parts.push(' ');
+    if (tag.block) this.separate();
   }
 
   private closed(tag: Tag): void {
@@ -151,7 +161,15 @@ export class Extraction {
       this.inTitle = false;
       this.titleDone = true;
     } else if (tag.hidden && this.hidden > 0) this.hidden--;
-    if (tag.block) this.parts.push(' ');
+    if (tag.block) this.separate();
+  }
+
+  /** A block element's edge: a space in the text (hidden or not, as the Parser-driven extraction did). */
+  private separate(): void {
+    if (this.utf8) {
+      if (this.outLength === out.length) out = grownOut(this.outLength + 1);
+      out[this.outLength++] = 0x20;
+    } else this.parts.push(' ');
   }
 
   /** An entity's text (decoded characters): as UTF-8 bytes on a UTF-8 page read as bytes. */
@@ -162,7 +180,14 @@ export class Extraction {
   /** Text of the page (or of its title), where it goes. */
   text(s: string): void {
     if (this.inTitle) this.title!.push(s);
-    else if (this.hidden === 0) this.parts.push(s);
+    else if (this.hidden === 0) {
+      if (!this.utf8) return void this.parts.push(s);
+      // One-byte characters: each is a byte of the page's UTF-8, or of an entity's (entity()).
+      const at = this.outLength;
+      if (at + s.length > out.length) out = grownOut(at + s.length);
+      for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
+      this.outLength = at + s.length;
+    }
   }
 
   // The Parser's element stack.
@@ -246,7 +271,16 @@ export class Extraction {
 
   // The Tokenizer's callbacks
   ontext(start: number, end: number): void {
-    if (start < end) this.text(this.html.slice(start, end));
+    if (this.utf8 && !this.inTitle) {
+      // The page's bytes, copied: no string a piece.
+      if (this.hidden !== 0 || start >= end) return;
+      const page = this.page!;
+      const at = this.outLength;
+      if (at + end - start > out.length) out = grownOut(at + end - start);
+      if (end - start > 64) out.set(page.subarray(start, end), at);
+      else for (let i = start; i < end; i++) out[at + i - start] = page[i]!;
+      this.outLength = at + end - start;
+    } else if (start < end) this.text(this.html.slice(start, end));
     else this.text('');
   }
   ontextentity(codepoint: number): void {
@@ -313,6 +347,16 @@ export class Extraction {
 
 /** Thrown by a page read as UTF-8 bytes where bytes cannot give the decoded page's text (a tag name with a non-ASCII character): it is read again decoded. */
 export const READ_DECODED = new Error('a page its bytes cannot extract');
+
+/** The text bytes of UTF-8 pages, reused from page to page (grown, never shrunk: a page's text is at most its size). */
+let out: Buffer = Buffer.allocUnsafe(1 << 16);
+
+/** `out` with room for `need` bytes, its first bytes kept. */
+function grownOut(need: number): Buffer {
+  const grown = Buffer.allocUnsafe(Math.max(need, out.length * 2));
+  out.copy(grown);
+  return grown;
+}
 
 /** `s`'s UTF-8 bytes, a character each. */
 function utf8AsLatin1(s: string): string {

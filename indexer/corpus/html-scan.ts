@@ -237,7 +237,7 @@ export function htmlToText(html: string): HtmlText {
 export function htmlUtf8ToText(page: Buffer): HtmlText {
   const html = page.toString('latin1');
   const x = (extraction ??= new Extraction());
-  x.reset(html, true);
+  x.reset(html, page);
   try {
     scan(html, x);
   } catch (err) {

@@ -79,6 +79,10 @@
 #                 (Indexcpu), --parsers summaries (MB/s of HTML a worker), postings.bin sha256 of each; first
 #                 the text extraction alone on one core (bench/html-extract.mjs, every DIST alternated, and
 #                 whether they give the same text on every page).
+#   warc [DIST...]  the same pages as WARC: html-docs-small written as one .warc.gz (request, response and
+#                 metadata records, a gzip member each; scripts/corpus/warc-writer.mjs) copied COPIES (20)
+#                 times into /tmp/warc; ROUNDS (3) alternating rounds of each DIST with Indexgpu+ and
+#                 Indexcpu, as html does.
 #   smallfiles [DIST...]  the many-small-files crawl (200 folders x 1,000 .txt files of 60 words) and the
 #                 same documents as one JSONL file, bench/small-files.mjs, ROUNDS (3) rounds alternating the
 #                 DISTs (default .cache/dist-base dist), default worker count. -> smallfiles.txt
@@ -411,6 +415,27 @@ cmd_html() {
   rm -rf /tmp/idx-h
 }
 
+cmd_warc() {
+  local dists=("$@") round p d
+  [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
+  if [ ! -d /tmp/warc ]; then
+    [ -d /tmp/html-src/data ] || { rm -rf /tmp/html-src && mkdir -p /tmp/html-src && tar xzf .cache/html-docs-small.tgz -C /tmp/html-src; } || return 1
+    log "the WARC form of html-docs-small (scripts/corpus/warc-writer.mjs) x${COPIES:-20} into /tmp/warc"
+    mkdir -p /tmp/warc
+    node -e "import('./scripts/corpus/warc-writer.mjs').then((m) => console.log(JSON.stringify(m.writeWarcOfFolder('/tmp/html-src/data', '/tmp/warc/copy-01.warc.gz', { baseUri: 'http://docs.example/' }))))" 2>&1 | tee -a "$OUT/log.txt"
+    for i in $(seq -w 2 "${COPIES:-20}"); do cp /tmp/warc/copy-01.warc.gz "/tmp/warc/copy-$i.warc.gz"; done
+    log "$(ls /tmp/warc | wc -l) files, $(du -sb /tmp/warc | cut -f1) bytes gzipped"
+  fi
+  SUMMARY=--parsers
+  for round in $(seq 1 "${ROUNDS:-3}"); do
+    for p in gpu+ cpu; do
+      for d in "${dists[@]}"; do build "warc-$p-$(basename "$d")-$round" "$d" /tmp/warc /tmp/idx-w --pipeline "$p"; done
+    done
+  done
+  SUMMARY=
+  rm -rf /tmp/idx-w
+}
+
 cmd_smallfiles() {
   local dists=("$@")
   [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
@@ -512,7 +537,7 @@ cmd_positions() {
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|smallfiles|writer|vocab|lexicons|positions)
+  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|warc|smallfiles|writer|vocab|lexicons|positions)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

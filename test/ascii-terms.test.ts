@@ -110,6 +110,32 @@ describe('the ASCII fast path of the parser', () => {
     );
   });
 
+  it('scans text whose only non-ASCII characters separate tokens as ASCII: the same TermIds as the Unicode analysis', () => {
+    // Separators (spaces NFKC makes ' ', dashes, quotes, U+2019 as an apostrophe, pilcrow, arrows,
+    // soft hyphen) beside characters that only look like separators: symbols NFKC turns into ASCII
+    // (U+2122, U+2026, U+00B4, U+2024, fullwidth quote, circled letter), joiners, marks, letters, emoji.
+    const other = fc.constantFrom(
+      '\u00a0', '\u2003', '\u3000', '\u2014', '\u2013', '\u2019', '\u2018', '\u201c', '\u201d', '\u00b6', '\u00a7', '\u00bb', '\u2192', '\u00a9', '\u200b', '\u00ad', '\u2500',
+      '\u2122', '\u2026', '\u00b4', '\u2024', '\uff02', '\u24b6', '\u200d', '\u0301', '\u00e9', '\u00df', '\u03a3', '\ud83d\ude00', '\u00bd', '\u2160',
+    );
+    const text = fc.array(fc.oneof(piece, other, other), { minLength: 1, maxLength: 30 }).map((p) => p.join(''));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 4 }), fc.constantFrom(0, 200), (texts, islandsFrom) => {
+        for (const options of [{}, { cjk: 'bigram' as const }]) {
+          const tokenizer = createTokenizer(options);
+          const inverter = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()), undefined, islandsFrom);
+          const dict = new TermDictionary();
+          for (const t of texts) {
+            const expected: number[] = [];
+            tokenizer.tokenize(t, (term) => expected.push(dict.idOf(term)));
+            expect(Array.from(inverter.invert({ title: t, text: t }))).toEqual([...expected, ...expected]);
+          }
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('keeps working as its table grows (20,000 distinct tokens)', () => {
     const text = Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' ');
     expect(fastTokens(text)).toEqual(rawTokens(text));

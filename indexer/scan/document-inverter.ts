@@ -9,7 +9,7 @@ import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js'
 import { grown } from '../../runtime/grown.js';
 import type { TermDictionary } from '../fill/dictionary.js';
 import { scanUnicodeTerms, UnicodeTermTable } from './unicode-terms.js';
-import { WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
+import { CHUNK, WasmAsciiTable, wasmScanEnabled } from './wasm-ascii-table.js';
 import { RawTokenList, type RawTokenBytes } from './raw-token-list.js';
 import { BigMap } from '../../runtime/big-map.js';
 
@@ -93,6 +93,28 @@ export function rawTokenIds(tokenizer: Tokenizer, terms: LocalTerms): RawTokenNu
 const NON_ASCII = /[^\x00-\x7f]/g;
 /** The ASCII character that stands in for a non-ASCII one of normalized text that needs no Unicode scan. */
 const asciiStandIn = (c: string): string => (c === '\u2019' ? "'" : ' ');
+
+const UNKNOWN = 0;
+const NOT_SEPARATOR = 1;
+/** Punctuation, symbols, spaces and format characters: no letter, digit or mark (which compose). */
+const SEPARATOR_CATEGORY = /^[\p{P}\p{S}\p{Z}\p{Cf}]$/u;
+
+/**
+ * The ASCII stand-in (a space, or an apostrophe for U+2019) of BMP character `c` where it is a
+ * separator the Unicode analysis would give the same tokens for: punctuation, a symbol, a space
+ * or a format character whose normalized form (NFKC, lowercase) is itself or a space, with
+ * nothing of a token in it; else NOT_SEPARATOR (surrogates, letters, marks, and characters such
+ * as U+2122 or U+2026 that NFKC makes ASCII).
+ */
+function asciiSeparator(tokenizer: Tokenizer, code: number): number {
+  if (code >= 0xd800 && code <= 0xdfff) return NOT_SEPARATOR;
+  const c = String.fromCharCode(code);
+  if (!SEPARATOR_CATEGORY.test(c)) return NOT_SEPARATOR;
+  const normalized = tokenizer.normalizeNonAscii(c);
+  if (normalized === ' ') return 0x20;
+  if (normalized !== c || tokenizer.needsUnicodeScan(normalized)) return NOT_SEPARATOR;
+  return asciiStandIn(c).charCodeAt(0);
+}
 
 /**
  * Turns a document into its TermIds (title first, titleWeight times over, then text) in a reusable buffer. The
@@ -190,6 +212,7 @@ export class DocumentInverter {
       if (result === 'scanned') return;
       // 'uncut' (pure ASCII, a 256 Ki-character token) goes to the JS scan below.
       knownNotAscii = result === 'not-ascii';
+      if (knownNotAscii && this.addWithAsciiSeparators(text)) return;
       if (knownNotAscii && text.length >= this.islandsFromChars) return this.addIslands(text);
     }
     if (!knownNotAscii && scanAscii(text, this.asciiTable, this.analyse, this.push, this.tokenizer.maxTokenLength)) return;
@@ -197,6 +220,37 @@ export class DocumentInverter {
     this.length = start;
     this.addNonAscii(text);
   }
+
+  /**
+   * Text whose non-ASCII characters are all separators (asciiSeparator: no-break and other
+   * spaces, dashes, curly quotes, pilcrows, arrows... the usual non-ASCII of HTML and mail):
+   * written as ASCII bytes with each one's stand-in and scanned by the WebAssembly scanner in one
+   * call, instead of being cut into ASCII pieces and normalized islands. The same tokens as the
+   * Unicode analysis: such a character is its own NFKC form (or a space), lowercase, no part of a
+   * token, and composes with nothing. False (nothing emitted) at the first other character.
+   */
+  private addWithAsciiSeparators(text: string): boolean {
+    const n = text.length;
+    if (n > CHUNK) return false;
+    if (this.standIns.length < n) this.standIns = new Uint8Array(Math.max(n, this.standIns.length * 2));
+    const bytes = this.standIns;
+    const table = this.separators;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x80) {
+        bytes[i] = c;
+        continue;
+      }
+      let standIn = table[c]!;
+      if (standIn === UNKNOWN) standIn = table[c] = asciiSeparator(this.tokenizer, c);
+      if (standIn === NOT_SEPARATOR) return false;
+      bytes[i] = standIn;
+    }
+    return this.wasmTable!.scanAsciiBytes(bytes.subarray(0, n), this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+  }
+  /** Each BMP character's ASCII stand-in as a separator, NOT_SEPARATOR, or UNKNOWN until first seen. */
+  private readonly separators = new Uint8Array(0x10000);
+  private standIns = new Uint8Array(0);
 
   /** Pure-ASCII text: the WebAssembly scanner, or the JS scan for text it cannot cut. */
   private addAscii(text: string): void {

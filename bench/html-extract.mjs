@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * HTML text extraction alone, in one thread: each DIST's htmlToText (indexer/corpus/html.js) on
- * every page of a crawl held in memory as strings (decoded as the reader decodes them), rounds
- * alternating between DISTs; prints MB/s of HTML (process CPU time) a round and their medians, and
+ * HTML text extraction alone, in one thread: each DIST's way from a page's bytes to its title and
+ * text, as the reader runs it (a DIST with decodeHtmlPage: a UTF-8 page extracted from its bytes,
+ * htmlUtf8ToText, other pages decoded first; an older DIST: decodeFile, then htmlToText), on every
+ * page of a crawl held in memory, rounds alternating between DISTs; prints MB/s of HTML (process
+ * CPU time, the decode included) a round and their medians, and
  * checks that every DIST gives the same title and text on every page, and the same as htmlparser2's
  * Tokenizer driven the old way (indexer/corpus/html-tokenizer.js, where a DIST has it; timed too
  * with --tokenizer). With --invert, each round also times each DIST's parse-worker analysis
@@ -33,24 +35,36 @@ for (;;) {
 const [crawl, ...distArgs] = args;
 if (!crawl) throw new Error('usage: node bench/html-extract.mjs [--rounds 5] [--tokenizer] [--invert] <crawl folder> [DIST ...]');
 const dists = distArgs.length > 0 ? distArgs : ['dist'];
+const { decodeFile } = await import(pathToFileURL(resolve(dists[0], 'indexer/corpus/decode.js')).href);
+/** A DIST's page bytes -> { title, text }, as its reader goes. */
+async function extractorOf(d) {
+  const html = await import(pathToFileURL(resolve(d, 'indexer/corpus/html.js')).href);
+  const decode = await import(pathToFileURL(resolve(d, 'indexer/corpus/decode.js')).href);
+  if (decode.decodeHtmlPage && html.htmlUtf8ToText) {
+    return (buf) => {
+      const p = decode.decodeHtmlPage(buf);
+      return 'utf8' in p ? html.htmlUtf8ToText(p.utf8) : html.htmlToText(p.text);
+    };
+  }
+  return (buf) => html.htmlToText(decode.decodeFile(buf, true).text);
+}
 const extractors = [];
-for (const d of dists) extractors.push((await import(pathToFileURL(resolve(d, 'indexer/corpus/html.js')).href)).htmlToText);
+for (const d of dists) extractors.push(await extractorOf(d));
 const withTokenizer = dists.find((d) => existsSync(resolve(d, 'indexer/corpus/html-tokenizer.js')));
-const reference = withTokenizer && (await import(pathToFileURL(resolve(withTokenizer, 'indexer/corpus/html-tokenizer.js')).href)).htmlToTextByTokenizer;
+const tokenizerExtract = withTokenizer && (await import(pathToFileURL(resolve(withTokenizer, 'indexer/corpus/html-tokenizer.js')).href)).htmlToTextByTokenizer;
+const reference = tokenizerExtract && ((buf) => tokenizerExtract(decodeFile(buf, true).text));
 if (reference && timeTokenizer) {
   dists.push(`${withTokenizer} (Tokenizer)`);
   extractors.push(reference);
 }
-const { decodeFile } = await import(pathToFileURL(resolve(dists[0], 'indexer/corpus/decode.js')).href);
 
 const pages = [];
 let bytes = 0;
 for (const e of readdirSync(crawl, { recursive: true, withFileTypes: true })) {
   if (!e.isFile() || !/\.html?$/i.test(e.name)) continue;
   const buf = readFileSync(join(e.parentPath ?? e.path, e.name));
-  const d = decodeFile(buf, true);
-  if ('reason' in d) continue;
-  pages.push(d.text);
+  if ('reason' in decodeFile(buf, true)) continue;
+  pages.push(buf);
   bytes += buf.length;
 }
 console.log(`${pages.length} pages, ${(bytes / 1e6).toFixed(1)} MB`);

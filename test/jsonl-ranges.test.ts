@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withEnv } from './helpers/env.js';
-import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor, tailCutFor } from '../indexer/parse/jsonl-ranges.js';
+import { DEFAULT_RANGE_BYTES, MIN_RANGE_BYTES, planTasks, rangeBytesFor, tailCutFor, WARC_GZIP_EXPANSION } from '../indexer/parse/jsonl-ranges.js';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
 
@@ -69,6 +69,26 @@ describe('large JSONL files cut into line-aligned ranges', () => {
     ]);
     expect(tailCutFor(1, 500)).toBeUndefined();
     expect(tailCutFor(15, 4 << 20)).toEqual({ bytes: 2 * 15 * (4 << 20), rangeBytes: MIN_RANGE_BYTES });
+  });
+
+  it('cuts a gzipped WARC by what it inflates to: ranges and the tail a quarter of the size in compressed bytes', () => {
+    const crawl = writeCrawl(['x'.repeat(1000)], false);
+    // 400 compressed bytes stand for 1600, cut at 400 / 4; the tail (the last 1000 of the 2600 the parse sees) is f0.jsonl.
+    const tasks = planTasks(crawl, ['a.warc.gz', 'f0.jsonl'], [400, 1000], 400, { bytes: 1000, rangeBytes: 200 });
+    expect(tasks.map((t) => [t.path, t.range?.start, t.range?.end, t.bytes])).toEqual([
+      ['a.warc.gz', 0, 100, 100],
+      ['a.warc.gz', 100, 200, 100],
+      ['a.warc.gz', 200, 300, 100],
+      ['a.warc.gz', 300, Infinity, 100],
+      ['f0.jsonl', 0, 200, 200],
+      ['f0.jsonl', 200, 400, 200],
+      ['f0.jsonl', 400, 600, 200],
+      ['f0.jsonl', 600, 800, 200],
+      ['f0.jsonl', 800, Infinity, 200],
+    ]);
+    expect(WARC_GZIP_EXPANSION).toBe(4);
+    // A small one stays whole: 90 compressed bytes stand for 360 <= 400.
+    expect(planTasks(crawl, ['b.warc.gz'], [90], 400).map((t) => [t.path, t.range])).toEqual([['b.warc.gz', undefined]]);
   });
 
   it('sizes ranges so every worker\'s task fits its share of the bound on batches ahead of crawl order', () =>

@@ -91,12 +91,6 @@ export interface HtmlText {
   text: string;
 }
 
-/** HtmlText with the text as its UTF-8 bytes (htmlUtf8ToTextBytes). */
-export interface Utf8HtmlText {
-  title: string;
-  utf8Text: Uint8Array;
-}
-
 /**
  * The Tokenizer's callbacks: the Parser's element stack (top at the end here), and the text
  * events it would give the extraction (open, close, text) handled at once.
@@ -144,24 +138,12 @@ export class Extraction {
 
   /** The page's title and text, once `onend` has run; forgets the page. */
   take(): HtmlText {
-    const text = this.utf8 ? out.toString('utf8', 0, this.outLength) : this.parts.join('');
-    return { title: this.takeTitle(), text };
-  }
-
-  /** take() of a UTF-8 page read as bytes, its text left undecoded: a view of a buffer the next page reuses. */
-  takeUtf8(): Utf8HtmlText {
-    const utf8Text = out.subarray(0, this.outLength);
-    return { title: this.takeTitle(), utf8Text };
-  }
-
-  /** The title, decoded and its white space collapsed; forgets the page. */
-  private takeTitle(): string {
-    const { title, utf8 } = this;
+    const { title, parts, utf8 } = this;
+    const text = utf8 ? out.toString('utf8', 0, this.outLength) : parts.join('');
     this.reset('');
-    if (!title) return '';
-    const joined = utf8 ? Buffer.from(title.join(''), 'latin1').toString('utf8') : title.join('');
+    const decoded = (s: string): string => (utf8 ? Buffer.from(s, 'latin1').toString('utf8') : s);
     // The title is decoded before its white space is collapsed: \s takes Unicode spaces too.
-    return joined.replace(/\s+/g, ' ').trim();
+    return { title: title ? decoded(title.join('')).replace(/\s+/g, ' ').trim() : '', text };
   }
 
   // What the extraction does with the Parser's events.

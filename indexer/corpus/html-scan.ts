@@ -15,7 +15,7 @@
  */
 import { createRequire } from 'node:module';
 import type { EntityDecoder } from 'entities/decode';
-import { Extraction, READ_DECODED, type HtmlText, type Utf8HtmlText } from './html-elements.js';
+import { Extraction, READ_DECODED, type HtmlText } from './html-elements.js';
 
 // The entity decoder is required on first use: a crawl without HTML (and every parse worker's
 // start-up) skips loading its tables.
@@ -235,21 +235,6 @@ export function htmlToText(html: string): HtmlText {
  * whose last character outside the BMP is half kept (Extraction.onlastchar).
  */
 export function htmlUtf8ToText(page: Buffer): HtmlText {
-  const x = scanUtf8(page);
-  return x ? x.take() : htmlToText(page.toString('utf8'));
-}
-
-/**
- * htmlUtf8ToText with the text left as its UTF-8 bytes (`utf8Text`, a view of a buffer the next
- * page reuses) where the page is read as bytes; a page read decoded gives its text as a string.
- */
-export function htmlUtf8ToTextBytes(page: Buffer): HtmlText | Utf8HtmlText {
-  const x = scanUtf8(page);
-  return x ? x.takeUtf8() : htmlToText(page.toString('utf8'));
-}
-
-/** The extraction of a UTF-8 page read as bytes, ended; undefined where it must be read decoded. */
-function scanUtf8(page: Buffer): Extraction | undefined {
   const html = page.toString('latin1');
   const x = (extraction ??= new Extraction());
   x.reset(html, page);
@@ -257,10 +242,10 @@ function scanUtf8(page: Buffer): Extraction | undefined {
     scan(html, x);
   } catch (err) {
     if (err !== READ_DECODED) throw err;
-    return undefined;
+    return htmlToText(page.toString('utf8'));
   }
   x.onend();
-  return x;
+  return x.take();
 }
 
 /** Feeds `x` the page's tokens, up to and not including the end (`onend`). */

@@ -5,5 +5,5 @@
  * html-elements.ts keeps its elements; both follow htmlparser2 (version 12) exactly, whose
  * Tokenizer (html-tokenizer.ts) and Parser are the references the tests hold them to.
  */
-export { htmlToText, htmlUtf8ToText, htmlUtf8ToTextBytes } from './html-scan.js';
-export type { HtmlText, Utf8HtmlText } from './html-elements.js';
+export { htmlToText, htmlUtf8ToText } from './html-scan.js';
+export type { HtmlText } from './html-elements.js';

@@ -27,10 +27,10 @@ import { createGunzip } from 'node:zlib';
 import { decodeFile, decodeHtmlPage, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
-import { htmlToText, htmlUtf8ToText, htmlUtf8ToTextBytes } from './html.js';
+import { htmlToText, htmlUtf8ToText } from './html.js';
 import { UNSUPPORTED_TYPE } from './unsupported.js';
 import { readWarc } from './warc.js';
-import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument, Utf8TextInverter } from './types.js';
+import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument } from './types.js';
 
 /** Longest JSONL line, and largest whole-file document (.html, .txt, .md, single .json), in bytes. */
 export const MAX_LINE_BYTES = 256 * 2 ** 20;
@@ -608,26 +608,13 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
   yield wholeDocument(buf, path, format);
 }
 
-/**
- * The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). With
- * `utf8Text`, the text of an HTML page read as UTF-8 bytes goes to it undecoded; where it gives
- * the TermIds, the document comes inverted (SourceDocument.termIds, title and text '').
- */
-export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, utf8Text?: Utf8TextInverter): CorpusItem {
+/** The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). */
+export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>): CorpusItem {
   const decoded = format === 'html' ? decodeHtmlPage(buf) : decodeFile(buf);
   if ('reason' in decoded) return { kind: 'skip', skip: { path, reason: decoded.reason } };
   let title = '';
   let text: string;
-  if ('utf8' in decoded && utf8Text) {
-    const page = htmlUtf8ToTextBytes(decoded.utf8);
-    if ('text' in page) ({ title, text } = page);
-    else {
-      const termIds = utf8Text(page.title, page.utf8Text);
-      if (termIds) return doc({ externalId: path, path, title: '', text: '', bytes: buf.length, termIds });
-      title = page.title;
-      text = Buffer.from(page.utf8Text.buffer, page.utf8Text.byteOffset, page.utf8Text.length).toString('utf8');
-    }
-  } else if ('utf8' in decoded) ({ title, text } = htmlUtf8ToText(decoded.utf8));
+  if ('utf8' in decoded) ({ title, text } = htmlUtf8ToText(decoded.utf8));
   else if (format === 'html') ({ title, text } = htmlToText(decoded.text));
   else if (format === 'markdown') ({ title, text } = markdownTitle(decoded.text));
   else text = decoded.text;

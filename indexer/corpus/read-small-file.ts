@@ -11,7 +11,7 @@ import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { formatOf } from './formats.js';
 import { wholeDocument } from './read-file.js';
-import type { CorpusItem, Utf8TextInverter } from './types.js';
+import type { CorpusItem } from './types.js';
 
 /** Files up to this size are read here (most pages of a documentation crawl are; a larger one costs one open more). */
 const SCRATCH_BYTES = 1 << 20;
@@ -36,22 +36,13 @@ function fullPath(root: string, relPath: string): string {
  */
 export type AsciiTextInverter = (bytes: Uint8Array) => Uint32Array | undefined;
 
-/** How a small file's document may come inverted, skipping its text as a string. */
-export interface TextInverters {
-  /** A .txt file of ASCII bytes. */
-  ascii: AsciiTextInverter;
-  /** An HTML page's text, where the page was read as UTF-8 bytes. */
-  utf8: Utf8TextInverter;
-}
-
 /**
- * The file's one item, or undefined: read it with readCorpusFile. With `inverters`, a .txt file
+ * The file's one item, or undefined: read it with readCorpusFile. With `asciiText`, a .txt file
  * of ASCII bytes without NUL is not decoded: its document comes inverted (SourceDocument.termIds,
  * text ''). Such bytes decode to themselves (no BOM can be there, and a text file's encoding is
- * UTF-8 without one), so the TermIds are the decoded text's. So does an HTML page read as UTF-8
- * bytes whose text's non-ASCII characters all separate tokens (wholeDocument).
+ * UTF-8 without one), so the TermIds are the decoded text's.
  */
-export function readSmallFileSync(root: string, relPath: string, inverters?: TextInverters): CorpusItem | undefined {
+export function readSmallFileSync(root: string, relPath: string, asciiText?: AsciiTextInverter): CorpusItem | undefined {
   const fmt = formatOf(relPath);
   // Whole-document formats only: JSONL, JSON and WARC files hold many documents (their own readers).
   if (!fmt || fmt.gzip || !(fmt.format === 'html' || fmt.format === 'text' || fmt.format === 'markdown')) return undefined;
@@ -68,11 +59,11 @@ export function readSmallFileSync(root: string, relPath: string, inverters?: Tex
     // A read short of the buffer ends a regular file; 0 may be an empty file or something else.
     if (n === 0 || n === buf.length) return undefined;
     const bytes = buf.subarray(0, n);
-    if (inverters && fmt.format === 'text' && isAscii(bytes) && bytes.indexOf(0) < 0) {
-      const termIds = inverters.ascii(bytes);
+    if (asciiText && fmt.format === 'text' && isAscii(bytes) && bytes.indexOf(0) < 0) {
+      const termIds = asciiText(bytes);
       if (termIds) return { kind: 'doc', doc: { externalId: relPath, path: relPath, title: '', text: '', bytes: n, termIds } };
     }
-    return wholeDocument(bytes, relPath, fmt.format, inverters?.utf8);
+    return wholeDocument(bytes, relPath, fmt.format);
   } catch {
     return undefined;
   } finally {

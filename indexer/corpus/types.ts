@@ -76,9 +76,3 @@ export class CorpusError extends UserError {
     Object.defineProperty(this, 'name', { value: 'CorpusError' });
   }
 }
-
-/**
- * Inverts a document whose text is given as UTF-8 bytes (DocumentInverter.invertUtf8Text): its
- * TermIds, a view valid until the next call, or undefined where the text must be decoded.
- */
-export type Utf8TextInverter = (title: string, utf8Text: Uint8Array) => Uint32Array | undefined;

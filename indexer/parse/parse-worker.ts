@@ -42,10 +42,7 @@ let blocks: WorkerBlocks | undefined;
 /** The own block is full: seal it before the next document. */
 let blockFull = false;
 /** ASCII .txt files straight into the scanner (read-small-file.ts). */
-const textInverters = {
-  ascii: (bytes: Uint8Array): Uint32Array | undefined => inverter.invertAsciiBytes(bytes),
-  utf8: (title: string, utf8Text: Uint8Array): Uint32Array | undefined => inverter.invertUtf8Text(title, utf8Text),
-};
+const asciiText = (bytes: Uint8Array): Uint32Array | undefined => inverter.invertAsciiBytes(bytes);
 /** ParseWorkerInit.smallFilesTogether. */
 let smallFilesTogether = false;
 /** The open batch of consecutive small files (smallFilesTogether), until its group ends or it fills. */
@@ -383,7 +380,7 @@ function takeItem(batch: OpenBatch, item: CorpusItem, renumbered: boolean): bool
  */
 async function parseTask(task: Task): Promise<void> {
   if (!smallFilesTogether || task.range) return parseFile(task, true);
-  const small = readSmallFileSync(init.root, task.path, textInverters);
+  const small = readSmallFileSync(init.root, task.path, asciiText);
   if (small === undefined) {
     filesBatch?.close(true);
     filesBatch = undefined;
@@ -432,7 +429,7 @@ async function parseFile(task: Task, trySmall: boolean): Promise<void> {
   };
   // Small whole-document files and plain JSONL are read with synchronous calls (no promise a
   // file or a line); other files as a stream.
-  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path, textInverters);
+  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path, asciiText);
   const plainJsonl = small ? undefined : readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
   if (small) {
     if (take(small)) await full();

@@ -384,65 +384,6 @@ export class DocumentInverter {
     return this.termIds.subarray(0, this.length);
   }
 
-  /**
-   * invert() of a document whose text is `utf8Text` (valid UTF-8), without the text as a string,
-   * where its non-ASCII characters are all separators (addWithAsciiSeparators' rule, each
-   * character decoded from its bytes): a view of its TermIds, the same as invert() of the decoded
-   * text gives; else undefined (nothing emitted): the caller decodes it and takes invert().
-   */
-  invertUtf8Text(title: string, utf8Text: Uint8Array): Uint32Array | undefined {
-    if (this.wasmTable === undefined || utf8Text.length > CHUNK) return undefined;
-    const n = this.utf8AsAscii(utf8Text);
-    if (n < 0) return undefined;
-    this.length = 0;
-    this.titleLength = 0;
-    if (title) {
-      this.add(title);
-      this.weightTitle(0);
-    }
-    // As add() does before a text.
-    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
-    if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
-    this.wasmTable.scanAsciiBytes(this.textStandIns.subarray(0, n), this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
-    return this.termIds.subarray(0, this.length);
-  }
-  /** utf8AsAscii's output: a buffer of its own, since the title's analysis uses standIns. */
-  private textStandIns = new Uint8Array(0);
-
-  /**
-   * `utf8`'s characters written to textStandIns as ASCII, each non-ASCII one as its separator's
-   * stand-in: the count written, or -1 at the first character that is no separator (or lies
-   * outside the BMP, which the string path takes as two surrogates and no separator).
-   */
-  private utf8AsAscii(utf8: Uint8Array): number {
-    const len = utf8.length;
-    if (this.textStandIns.length < len) this.textStandIns = new Uint8Array(Math.max(len, this.textStandIns.length * 2));
-    const bytes = this.textStandIns;
-    const table = this.separators;
-    let n = 0;
-    for (let i = 0; i < len; ) {
-      const b = utf8[i]!;
-      if (b < 0x80) {
-        bytes[n++] = b;
-        i++;
-        continue;
-      }
-      let code: number;
-      if (b < 0xe0) {
-        code = ((b & 0x1f) << 6) | (utf8[i + 1]! & 0x3f);
-        i += 2;
-      } else if (b < 0xf0) {
-        code = ((b & 0x0f) << 12) | ((utf8[i + 1]! & 0x3f) << 6) | (utf8[i + 2]! & 0x3f);
-        i += 3;
-      } else return -1;
-      let standIn = table[code]!;
-      if (standIn === UNKNOWN) standIn = table[code] = asciiSeparator(this.tokenizer, code);
-      if (standIn === NOT_SEPARATOR) return -1;
-      bytes[n++] = standIn;
-    }
-    return n;
-  }
-
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;

@@ -393,7 +393,7 @@ cmd_setup() {
 }
 
 cmd_html() {
-  local dists=("$@") round p d
+  local dists=("$@")
   [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
   if [ ! -d /tmp/html ]; then
     log "unpacking html-docs-small x${COPIES:-20} into /tmp/html"
@@ -405,18 +405,26 @@ cmd_html() {
   node bench/html-extract.mjs --rounds 5 /tmp/html-src/data "${dists[@]}" > "$details/html-extract.txt" 2>&1
   log "html-extract rc=$?"
   grep -E '^(every|[0-9]+ pages|median)' "$details/html-extract.txt" | tee -a "$OUT/log.txt"
+  pipelines_ab html /tmp/html "${dists[@]}"
+}
+
+# pipelines_ab LABEL CRAWL DIST...: ROUNDS (3) rounds of Indexgpu+ then Indexcpu builds of CRAWL, each
+# DIST in turn, with the parse workers' summaries (build-LABEL-<pipeline>-<dist>-<round>)
+pipelines_ab() {
+  local label=$1 from=$2 round p d
+  shift 2
   SUMMARY=--parsers
   for round in $(seq 1 "${ROUNDS:-3}"); do
     for p in gpu+ cpu; do
-      for d in "${dists[@]}"; do build "html-$p-$(basename "$d")-$round" "$d" /tmp/html /tmp/idx-h --pipeline "$p"; done
+      for d in "$@"; do build "$label-$p-$(basename "$d")-$round" "$d" "$from" "/tmp/idx-$label" --pipeline "$p"; done
     done
   done
   SUMMARY=
-  rm -rf /tmp/idx-h
+  rm -rf "/tmp/idx-$label"
 }
 
 cmd_warc() {
-  local dists=("$@") round p d
+  local dists=("$@")
   [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
   if [ ! -d /tmp/warc ]; then
     [ -d /tmp/html-src/data ] || { rm -rf /tmp/html-src && mkdir -p /tmp/html-src && tar xzf .cache/html-docs-small.tgz -C /tmp/html-src; } || return 1
@@ -426,14 +434,7 @@ cmd_warc() {
     for i in $(seq -w 2 "${COPIES:-20}"); do cp /tmp/warc/copy-01.warc.gz "/tmp/warc/copy-$i.warc.gz"; done
     log "$(ls /tmp/warc | wc -l) files, $(du -sb /tmp/warc | cut -f1) bytes gzipped"
   fi
-  SUMMARY=--parsers
-  for round in $(seq 1 "${ROUNDS:-3}"); do
-    for p in gpu+ cpu; do
-      for d in "${dists[@]}"; do build "warc-$p-$(basename "$d")-$round" "$d" /tmp/warc /tmp/idx-w --pipeline "$p"; done
-    done
-  done
-  SUMMARY=
-  rm -rf /tmp/idx-w
+  pipelines_ab warc /tmp/warc "${dists[@]}"
 }
 
 cmd_smallfiles() {

@@ -142,6 +142,9 @@ describe('HTML text extraction (indexer/corpus/html.ts)', () => {
     const mixed = '<title>Caf&eacute;\u00a0 au\u2003lait</title><p>na&iuml;ve</p><aÉ><p>x</aé>y';
     expect(htmlUtf8ToText(Buffer.from(mixed))).toEqual({ title: 'Café au lait', text: '   naïve  x y' });
     expect(htmlToText(mixed)).toEqual(htmlUtf8ToText(Buffer.from(mixed)));
+    // A page whose text outgrows the kept buffer, and a page after it.
+    const big = `<p>${'caf\u00e9 '.repeat(1 << 20)}</p>`;
+    for (const h of [big, '<p>small \u00e9 page</p>']) expect(htmlUtf8ToText(Buffer.from(h))).toEqual(htmlToText(h));
     // A page cut in an end tag keeps its last character: all of its bytes, or (outside the BMP) the decoded page's half of it.
     expect(htmlUtf8ToText(Buffer.from('a</b é'))).toEqual({ title: '', text: 'aé' });
     expect(htmlUtf8ToText(Buffer.from('a</b \u{1F600}'))).toEqual({ title: '', text: 'a\uDE00' });

@@ -140,6 +140,8 @@ export class Extraction {
   take(): HtmlText {
     const { title, parts, utf8 } = this;
     const text = utf8 ? out.toString('utf8', 0, this.outLength) : parts.join('');
+    // A rare huge page's buffer is not kept for the pages after it.
+    if (out.length > OUT_KEPT_BYTES) out = Buffer.allocUnsafe(OUT_FIRST_BYTES);
     this.reset('');
     const decoded = (s: string): string => (utf8 ? Buffer.from(s, 'latin1').toString('utf8') : s);
     // The title is decoded before its white space is collapsed: \s takes Unicode spaces too.
@@ -348,8 +350,11 @@ export class Extraction {
 /** Thrown by a page read as UTF-8 bytes where bytes cannot give the decoded page's text (a tag name with a non-ASCII character): it is read again decoded. */
 export const READ_DECODED = new Error('a page its bytes cannot extract');
 
-/** The text bytes of UTF-8 pages, reused from page to page (grown, never shrunk: a page's text is at most its size). */
-let out: Buffer = Buffer.allocUnsafe(1 << 16);
+/** The text bytes of UTF-8 pages, reused from page to page (grown as a page needs; a page's text is at most its size). */
+const OUT_FIRST_BYTES = 1 << 16;
+/** Larger than this, the buffer is dropped after its page (the reader's pages are mostly under 1 MiB). */
+const OUT_KEPT_BYTES = 4 << 20;
+let out: Buffer = Buffer.allocUnsafe(OUT_FIRST_BYTES);
 
 /** `out` with room for `need` bytes, its first bytes kept. */
 function grownOut(need: number): Buffer {

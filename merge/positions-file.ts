@@ -514,51 +514,29 @@ export interface PositionsCursor {
 
 /**
  * positionsOf(i) for postings i in increasing order, those between decoded only as far as
- * telling their end; `next` gives a posting's values one at a time (a format's codes).
+ * telling their end. Each format decodes a posting into `out` its own way (decode()).
  */
 abstract class ForwardPositionsCursor implements PositionsCursor {
   /** The posting the next value starts. */
   protected posting = 0;
-  private out = new Uint32Array(64);
+  protected out: Uint32Array = new Uint32Array(64);
 
   constructor(
-    protected readonly bytes: Uint8Array,
     protected readonly docIds: Uint32Array,
-    private readonly tfs: Uint32Array,
-    private readonly titleLengths: Uint32Array,
-    private readonly titleWeight: number,
+    protected readonly tfs: Uint32Array,
+    protected readonly titleLengths: Uint32Array,
+    protected readonly titleWeight: number,
   ) {}
 
-  /** Called before each posting's first value. */
-  protected abstract startPosting(docId: number, tf: number): void;
-  /** The next gap (or first position) of the current posting. */
-  protected abstract next(): number;
+  /** Decodes posting `this.posting` into `out` and moves past it; returns its count. */
+  protected abstract decode(): number;
   abstract get atEnd(): boolean;
 
-  /** Decodes posting `this.posting` into `out`; returns its count. */
-  private decode(): number {
-    const i = this.posting;
-    if (i >= this.docIds.length) throw new RangeError(`positions: posting ${i} past the list's ${this.docIds.length}`);
-    const tf = this.tfs[i]!;
-    const docId = this.docIds[i]!;
-    const title = this.titleLengths[docId]!;
-    this.startPosting(docId, tf);
-    let weight = 0;
-    let n = 0;
-    let p = 0;
-    while (weight < tf) {
-      p += this.next();
-      if (n === this.out.length) {
-        const grown = new Uint32Array(2 * n);
-        grown.set(this.out);
-        this.out = grown;
-      }
-      this.out[n++] = p;
-      weight += p < title ? this.titleWeight : 1;
-    }
-    if (weight !== tf) throw new RangeError(`positions of docID ${docId} add up to ${weight}, its tf is ${tf}`);
-    this.posting++;
-    return n;
+  /** `out` with room for more than its `n` values, kept (a posting of many positions). */
+  protected grownOut(n: number): Uint32Array {
+    const grown = new Uint32Array(2 * n);
+    grown.set(this.out);
+    return (this.out = grown);
   }
 
   positionsOf(i: number): Uint32Array {
@@ -574,9 +552,38 @@ abstract class ForwardPositionsCursor implements PositionsCursor {
 class VarintPositionsCursor extends ForwardPositionsCursor {
   private at = 0;
 
-  protected startPosting(): void {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    docIds: Uint32Array,
+    tfs: Uint32Array,
+    titleLengths: Uint32Array,
+    titleWeight: number,
+  ) {
+    super(docIds, tfs, titleLengths, titleWeight);
+  }
 
-  protected next(): number {
+  protected decode(): number {
+    const i = this.posting;
+    if (i >= this.docIds.length) throw new RangeError(`positions: posting ${i} past the list's ${this.docIds.length}`);
+    const tf = this.tfs[i]!;
+    const docId = this.docIds[i]!;
+    const title = this.titleLengths[docId]!;
+    let weight = 0;
+    let n = 0;
+    let p = 0;
+    while (weight < tf) {
+      p += this.next();
+      if (n === this.out.length) this.grownOut(n);
+      this.out[n++] = p;
+      weight += p < title ? this.titleWeight : 1;
+    }
+    if (weight !== tf) throw new RangeError(`positions of docID ${docId} add up to ${weight}, its tf is ${tf}`);
+    this.posting++;
+    return n;
+  }
+
+  /** The next gap (or first position) of the current posting. */
+  private next(): number {
     const b = this.bytes;
     let v = 0;
     let shift = 0;
@@ -599,26 +606,24 @@ class VarintPositionsCursor extends ForwardPositionsCursor {
  * 32-bit window (at least 25 bits past the current one): its 1 bits counted at once, its low bits
  * masked out; codes longer than the window (escapes, wide parameters) a byte at a time.
  */
-class RicePositionsCursor implements PositionsCursor {
+class RicePositionsCursor extends ForwardPositionsCursor {
   /** The next bit. */
   private bit = 0;
-  /** The posting the next code starts. */
-  private posting = 0;
-  private out = new Uint32Array(64);
 
   constructor(
     /** The term's bytes, then 4 zero bytes. */
     private readonly bytes: Uint8Array,
     private readonly length: number,
-    private readonly docIds: Uint32Array,
-    private readonly tfs: Uint32Array,
-    private readonly titleLengths: Uint32Array,
-    private readonly titleWeight: number,
+    docIds: Uint32Array,
+    tfs: Uint32Array,
+    titleLengths: Uint32Array,
+    titleWeight: number,
     private readonly ends: Uint32Array,
-  ) {}
+  ) {
+    super(docIds, tfs, titleLengths, titleWeight);
+  }
 
-  /** Decodes posting `this.posting` into `out`; returns its count. */
-  private decode(): number {
+  protected decode(): number {
     const i = this.posting;
     if (i >= this.docIds.length) throw new RangeError(`positions: posting ${i} past the list's ${this.docIds.length}`);
     const tf = this.tfs[i]!;
@@ -649,11 +654,7 @@ class RicePositionsCursor implements PositionsCursor {
         bit = this.bit;
       }
       if (bit > bitEnd) throw new RangeError('positions run past their term');
-      if (n === out.length) {
-        const grown = new Uint32Array(2 * n);
-        grown.set(out);
-        this.out = out = grown;
-      }
+      if (n === out.length) out = this.grownOut(n);
       out[n++] = p;
       weight += p < title ? titleWeight : 1;
     }
@@ -705,14 +706,6 @@ class RicePositionsCursor implements PositionsCursor {
     }
     this.bit = bit;
     return v;
-  }
-
-  positionsOf(i: number): Uint32Array {
-    if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
-    while (this.posting < i) this.decode();
-    // decode() may grow `out`: the view after it.
-    const n = this.decode();
-    return this.out.subarray(0, n);
   }
 
   get atEnd(): boolean {

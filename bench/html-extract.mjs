@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
  * HTML text extraction alone, in one thread: each DIST's way from a page's bytes to its title and
- * text, as the reader runs it (a DIST with decodeHtmlPage: a UTF-8 page extracted from its bytes,
- * htmlUtf8ToText, other pages decoded first; an older DIST: decodeFile, then htmlToText), on every
- * page of a crawl held in memory, rounds alternating between DISTs; prints MB/s of HTML (process
- * CPU time, the decode included) a round and their medians, and
- * checks that every DIST gives the same title and text on every page, and the same as htmlparser2's
+ * text, as the reader runs it (readHtmlPage, or decodeHtmlPage and htmlUtf8ToText where a DIST has
+ * them: a UTF-8 page extracted from its bytes, other pages decoded first; an older DIST:
+ * decodeFile, then htmlToText), on every page of a crawl held in memory, rounds alternating
+ * between DISTs; prints MB/s of HTML (process CPU time, the decode included) a round and their
+ * medians, and checks that every DIST gives the same title and text on every page, and the same as htmlparser2's
  * Tokenizer driven the old way (indexer/corpus/html-tokenizer.js, where a DIST has it; timed too
  * with --tokenizer). With --invert, each round also times each DIST's parse-worker analysis
  * (DocumentInverter with a worker's LocalTerms) of the texts, title then text, as a worker runs it.
@@ -40,6 +40,7 @@ const { decodeFile } = await import(pathToFileURL(resolve(dists[0], 'indexer/cor
 async function extractorOf(d) {
   const html = await import(pathToFileURL(resolve(d, 'indexer/corpus/html.js')).href);
   const decode = await import(pathToFileURL(resolve(d, 'indexer/corpus/decode.js')).href);
+  if (html.readHtmlPage) return (buf) => html.readHtmlPage(buf);
   if (decode.decodeHtmlPage && html.htmlUtf8ToText) {
     return (buf) => {
       const p = decode.decodeHtmlPage(buf);

@@ -38,17 +38,8 @@ export type Decoded = { text: string; warning?: string } | { reason: string };
  * UTF-16 makes it binary.
  */
 export function decodeFile(buf: Buffer, html = false, httpContentType?: string): Decoded {
-  if (buf.length === 0) return { reason: 'empty file' };
-  const enc = decideEncoding(buf, httpContentType, html);
-  const body = enc.bom ? buf.subarray(enc.bom) : buf;
-  const utf16 = enc.name === 'utf-16le' || enc.name === 'utf-16be';
-  if (!utf16 && hasNulByte(body)) return { reason: 'binary file' };
-  if (enc.name === 'utf-8') {
-    if (isUtf8(body)) return { text: body.toString('utf8') };
-    return repaired(body.toString('utf8'), 'invalid UTF-8');
-  }
-  const text = decodeIn(body, enc.name);
-  return repaired(text, utf16 ? 'invalid UTF-16' : `invalid ${enc.name}`);
+  const d = decodeOrKeepUtf8(buf, html, httpContentType);
+  return 'utf8' in d ? { text: d.utf8.toString('utf8') } : d;
 }
 
 /**
@@ -56,13 +47,22 @@ export function decodeFile(buf: Buffer, html = false, httpContentType?: string):
  * in a page decided UTF-8: then those bytes (after the BOM), undecoded (`utf8`).
  */
 export function decodeHtmlPage(buf: Buffer, httpContentType?: string): Decoded | { utf8: Buffer } {
+  return decodeOrKeepUtf8(buf, true, httpContentType);
+}
+
+/** decodeFile, but valid UTF-8 is given back as its bytes (after the BOM), undecoded. */
+function decodeOrKeepUtf8(buf: Buffer, html: boolean, httpContentType: string | undefined): Decoded | { utf8: Buffer } {
   if (buf.length === 0) return { reason: 'empty file' };
-  const enc = decideEncoding(buf, httpContentType, true);
-  if (enc.name !== 'utf-8') return decodeFile(buf, true, httpContentType);
+  const enc = decideEncoding(buf, httpContentType, html);
   const body = enc.bom ? buf.subarray(enc.bom) : buf;
-  if (hasNulByte(body)) return { reason: 'binary file' };
-  if (isUtf8(body)) return { utf8: body };
-  return repaired(body.toString('utf8'), 'invalid UTF-8');
+  const utf16 = enc.name === 'utf-16le' || enc.name === 'utf-16be';
+  if (!utf16 && hasNulByte(body)) return { reason: 'binary file' };
+  if (enc.name === 'utf-8') {
+    if (isUtf8(body)) return { utf8: body };
+    return repaired(body.toString('utf8'), 'invalid UTF-8');
+  }
+  const text = decodeIn(body, enc.name);
+  return repaired(text, utf16 ? 'invalid UTF-16' : `invalid ${enc.name}`);
 }
 
 function repaired(decoded: string, what: string): { text: string; warning?: string } {

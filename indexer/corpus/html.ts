@@ -5,5 +5,25 @@
  * html-elements.ts keeps its elements; both follow htmlparser2 (version 12) exactly, whose
  * Tokenizer (html-tokenizer.ts) and Parser are the references the tests hold them to.
  */
-export { htmlToText, htmlUtf8ToText } from './html-scan.js';
-export type { HtmlText } from './html-elements.js';
+import { decodeHtmlPage } from './decode.js';
+import type { HtmlText } from './html-elements.js';
+import { htmlToText, htmlUtf8ToText } from './html-scan.js';
+
+export { htmlToText, htmlUtf8ToText };
+export type { HtmlText };
+
+/** A document's text read from its bytes (decodeFile's, or readHtmlPage's with the title), or why not. */
+export type PageRead = { reason: string } | { title?: string; text: string; warning?: string };
+
+/**
+ * An HTML page's title and text from its bytes, decoded as a browser decides (decode.ts, with the
+ * charset of `httpContentType` where a WARC response gives one): a UTF-8 page is extracted from
+ * its bytes (htmlUtf8ToText), any other decoded first. `warning` as decodeFile gives it.
+ */
+export function readHtmlPage(buf: Buffer, httpContentType?: string): PageRead {
+  const decoded = decodeHtmlPage(buf, httpContentType);
+  if ('reason' in decoded) return decoded;
+  if ('utf8' in decoded) return htmlUtf8ToText(decoded.utf8);
+  const page = htmlToText(decoded.text);
+  return decoded.warning ? { ...page, warning: decoded.warning } : page;
+}

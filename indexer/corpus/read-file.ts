@@ -24,10 +24,10 @@ import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { decodeFile, decodeHtmlPage, hasNulByte } from './decode.js';
+import { decodeFile, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
-import { htmlToText, htmlUtf8ToText } from './html.js';
+import { readHtmlPage, type PageRead } from './html.js';
 import { UNSUPPORTED_TYPE } from './unsupported.js';
 import { readWarc } from './warc.js';
 import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument } from './types.js';
@@ -610,16 +610,11 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
 
 /** The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). */
 export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>): CorpusItem {
-  const decoded = format === 'html' ? decodeHtmlPage(buf) : decodeFile(buf);
-  if ('reason' in decoded) return { kind: 'skip', skip: { path, reason: decoded.reason } };
-  let title = '';
-  let text: string;
-  if ('utf8' in decoded) ({ title, text } = htmlUtf8ToText(decoded.utf8));
-  else if (format === 'html') ({ title, text } = htmlToText(decoded.text));
-  else if (format === 'markdown') ({ title, text } = markdownTitle(decoded.text));
-  else text = decoded.text;
+  const read: PageRead = format === 'html' ? readHtmlPage(buf) : decodeFile(buf);
+  if ('reason' in read) return { kind: 'skip', skip: { path, reason: read.reason } };
+  const { title = '', text } = format === 'markdown' ? markdownTitle(read.text) : read;
   const d: SourceDocument = { externalId: path, path, title, text, bytes: buf.length };
-  if ('warning' in decoded && decoded.warning) d.warning = decoded.warning;
+  if (read.warning) d.warning = read.warning;
   return doc(d);
 }
 

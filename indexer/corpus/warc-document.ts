@@ -7,8 +7,8 @@
  * warcinfo and revisit records, images, scripts, redirects) is counted by kind, not reported.
  */
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { decodeFile, decodeHtmlPage } from './decode.js';
-import { htmlToText, htmlUtf8ToText } from './html.js';
+import { decodeFile } from './decode.js';
+import { readHtmlPage, type PageRead } from './html.js';
 import type { SourceDocument } from './types.js';
 import type { WarcRecord } from './warc-records.js';
 
@@ -65,15 +65,11 @@ export function recordOutcome(rec: WarcRecord, path: string): RecordOutcome {
   if (media === '' || media === 'application/octet-stream') media = sniffHtml(payload) ? 'text/html' : media;
   const html = HTML_TYPES.has(media);
   if (!html && media !== 'text/plain') return { ignored: `${media || 'untyped'} payloads` };
-  const decoded = html ? decodeHtmlPage(payload, contentType) : decodeFile(payload, false, contentType);
-  if ('reason' in decoded) return { ignored: `${decoded.reason === 'binary file' ? 'binary' : 'empty'} ${media} payloads` };
-  let title = '';
-  let text: string;
-  if ('utf8' in decoded) ({ title, text } = htmlUtf8ToText(decoded.utf8));
-  else if (html) ({ title, text } = htmlToText(decoded.text));
-  else text = decoded.text;
+  const read: PageRead = html ? readHtmlPage(payload, contentType) : decodeFile(payload, false, contentType);
+  if ('reason' in read) return { ignored: `${read.reason === 'binary file' ? 'binary' : 'empty'} ${media} payloads` };
+  const { title = '', text } = read;
   const doc: SourceDocument = { externalId: uri, path, title, text, bytes: rec.block.length, warc: warcFields(rec) };
-  if ('warning' in decoded && decoded.warning) doc.warning = decoded.warning;
+  if (read.warning) doc.warning = read.warning;
   return { doc };
 }
 

@@ -32,6 +32,7 @@
  */
 import { closeSync, openSync, readSync, writeSync, fstatSync } from 'node:fs';
 import { readVarint, writeVarintU32 } from './varint.js';
+import { grown } from '../runtime/grown.js';
 
 export const POSITIONS_FILE = 'positions.bin';
 export const POSITIONS_MAGIC = Buffer.from('GPIXPOS3', 'latin1');
@@ -532,13 +533,6 @@ abstract class ForwardPositionsCursor implements PositionsCursor {
   protected abstract decode(): number;
   abstract get atEnd(): boolean;
 
-  /** `out` with room for more than its `n` values, kept (a posting of many positions). */
-  protected grownOut(n: number): Uint32Array {
-    const grown = new Uint32Array(2 * n);
-    grown.set(this.out);
-    return (this.out = grown);
-  }
-
   positionsOf(i: number): Uint32Array {
     if (i < this.posting) throw new RangeError(`positions: posting ${i} after ${this.posting}`);
     while (this.posting < i) this.decode();
@@ -573,7 +567,7 @@ class VarintPositionsCursor extends ForwardPositionsCursor {
     let p = 0;
     while (weight < tf) {
       p += this.next();
-      if (n === this.out.length) this.grownOut(n);
+      if (n === this.out.length) this.out = grown(this.out, n + 1);
       this.out[n++] = p;
       weight += p < title ? this.titleWeight : 1;
     }
@@ -654,7 +648,7 @@ class RicePositionsCursor extends ForwardPositionsCursor {
         bit = this.bit;
       }
       if (bit > bitEnd) throw new RangeError('positions run past their term');
-      if (n === out.length) out = this.grownOut(n);
+      if (n === out.length) this.out = out = grown(out, n + 1);
       out[n++] = p;
       weight += p < title ? titleWeight : 1;
     }

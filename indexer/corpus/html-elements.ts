@@ -10,6 +10,8 @@
  * start tags close open ones, e.g. <p> an open <p>; void elements close at once; SVG and MathML
  * content is foreign, so the page's text depends on it.
  */
+import { grown } from '../../runtime/grown.js';
+
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object']);
 const BLOCK = new Set([
   'address', 'article', 'aside', 'blockquote', 'body', 'br', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset',
@@ -116,14 +118,12 @@ export class Extraction {
    * decodes title and text.
    */
   page: Uint8Array | undefined;
-  utf8 = false;
   /** The text's bytes so far, on a UTF-8 page: out[0, outLength). */
   private outLength = 0;
 
   reset(html: string, page?: Uint8Array): void {
     this.html = html;
     this.page = page;
-    this.utf8 = page !== undefined;
     this.outLength = 0;
     this.parts = [];
     this.title = undefined;
@@ -138,10 +138,11 @@ export class Extraction {
 
   /** The page's title and text, once `onend` has run; forgets the page. */
   take(): HtmlText {
-    const { title, parts, utf8 } = this;
-    const text = utf8 ? out.toString('utf8', 0, this.outLength) : parts.join('');
+    const { title, parts } = this;
+    const utf8 = this.page !== undefined;
+    const text = utf8 ? Buffer.from(out.buffer, out.byteOffset, this.outLength).toString('utf8') : parts.join('');
     // A rare huge page's buffer is not kept for the pages after it.
-    if (out.length > OUT_KEPT_BYTES) out = Buffer.allocUnsafe(OUT_FIRST_BYTES);
+    if (out.length > OUT_KEPT_BYTES) out = new Uint8Array(OUT_FIRST_BYTES);
     this.reset('');
     const decoded = (s: string): string => (utf8 ? Buffer.from(s, 'latin1').toString('utf8') : s);
     // The title is decoded before its white space is collapsed: \s takes Unicode spaces too.
@@ -168,25 +169,25 @@ export class Extraction {
 
   /** A block element's edge: a space in the text (hidden or not, as the Parser-driven extraction did). */
   private separate(): void {
-    if (this.utf8) {
-      if (this.outLength === out.length) out = grownOut(this.outLength + 1);
+    if (this.page !== undefined) {
+      if (this.outLength === out.length) out = grown(out, this.outLength + 1, this.outLength);
       out[this.outLength++] = 0x20;
     } else this.parts.push(' ');
   }
 
   /** An entity's text (decoded characters): as UTF-8 bytes on a UTF-8 page read as bytes. */
   entity(s: string): void {
-    this.text(this.utf8 ? utf8AsLatin1(s) : s);
+    this.text(this.page !== undefined ? utf8AsLatin1(s) : s);
   }
 
   /** Text of the page (or of its title), where it goes. */
   text(s: string): void {
     if (this.inTitle) this.title!.push(s);
     else if (this.hidden === 0) {
-      if (!this.utf8) return void this.parts.push(s);
+      if (this.page === undefined) return void this.parts.push(s);
       // One-byte characters: each is a byte of the page's UTF-8, or of an entity's (entity()).
       const at = this.outLength;
-      if (at + s.length > out.length) out = grownOut(at + s.length);
+      if (at + s.length > out.length) out = grown(out, at + s.length, at);
       for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
       this.outLength = at + s.length;
     }
@@ -216,7 +217,7 @@ export class Extraction {
       const slot = (h ^ (h >>> 15)) & ((1 << RECENT_BITS) - 1);
       tag = recent[slot];
       if (tag === undefined || !sameName(tag.name, html, start, end)) recent[slot] = tag = tagNamed(html.slice(start, end).toLowerCase());
-    } else if (this.utf8) throw READ_DECODED;
+    } else if (this.page !== undefined) throw READ_DECODED;
     else tag = tagNamed(html.slice(start, end).toLowerCase());
     const context = this.foreign[this.foreign.length - 1]!;
     if (context === SVG) {
@@ -273,12 +274,12 @@ export class Extraction {
 
   // The Tokenizer's callbacks
   ontext(start: number, end: number): void {
-    if (this.utf8 && !this.inTitle) {
+    const page = this.page;
+    if (page !== undefined && !this.inTitle) {
       // The page's bytes, copied: no string a piece.
       if (this.hidden !== 0 || start >= end) return;
-      const page = this.page!;
       const at = this.outLength;
-      if (at + end - start > out.length) out = grownOut(at + end - start);
+      if (at + end - start > out.length) out = grown(out, at + end - start, at);
       if (end - start > 64) out.set(page.subarray(start, end), at);
       else for (let i = start; i < end; i++) out[at + i - start] = page[i]!;
       this.outLength = at + end - start;
@@ -325,7 +326,7 @@ export class Extraction {
     const html = this.html;
     const n = html.length;
     let start = n - 1;
-    if (this.utf8) {
+    if (this.page !== undefined) {
       while (start > 0 && (html.charCodeAt(start) & 0xc0) === 0x80) start--;
       if (html.charCodeAt(start) >= 0xf0) throw READ_DECODED;
     }
@@ -354,14 +355,7 @@ export const READ_DECODED = new Error('a page its bytes cannot extract');
 const OUT_FIRST_BYTES = 1 << 16;
 /** Larger than this, the buffer is dropped after its page (the reader's pages are mostly under 1 MiB). */
 const OUT_KEPT_BYTES = 4 << 20;
-let out: Buffer = Buffer.allocUnsafe(OUT_FIRST_BYTES);
-
-/** `out` with room for `need` bytes, its first bytes kept. */
-function grownOut(need: number): Buffer {
-  const grown = Buffer.allocUnsafe(Math.max(need, out.length * 2));
-  out.copy(grown);
-  return grown;
-}
+let out = new Uint8Array(OUT_FIRST_BYTES);
 
 /** `s`'s UTF-8 bytes, a character each. */
 function utf8AsLatin1(s: string): string {

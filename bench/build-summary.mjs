@@ -37,7 +37,7 @@ for (const file of args.filter((a) => !a.startsWith('--'))) {
     `merge ${s3(t.mergeMs)} (${s.merge?.threads ?? '?'} threads)`,
     `setup ${s3(t.setupMs)}`,
     `finish ${s3(t.finishMs)}`,
-    `pipeline ${s.pipeline}, ${s.workers} workers, ${s.blocks} blocks, ${s.terms} terms`,
+    `pipeline ${s.pipeline}, ${s.workers} workers, ${s.blocks} blocks, ${s.terms} terms${s.lexiconGenerations !== undefined ? ` (${s.lexiconGenerations} lexicon generations)` : ''}`,
     `index ${(s.indexBytes / 1e6).toFixed(1)} MB, peak RSS ${(s.peakRssBytes / M).toFixed(0)} MiB`,
   ];
   if (parsers) {

@@ -113,6 +113,13 @@
 #                 .cache/dist-base dist) in turn each round, each with and without --positions; EXTRA (more build
 #                 flags). Per DIST the median wall, build CPU (every thread), parse+sort CPU and merge stage of both, their ratio, the index
 #                 and positions.bin sizes, and whether every DIST wrote the same positions.bin. -> positions.txt
+#   spill [DIST...]  the parse workers' lexicons within --memory, default options: ROUNDS (2) alternating
+#                 rounds of each DIST (default .cache/dist-base dist) on each crawl of SPILL_CRAWLS (default
+#                 "fixed:8GB mail:1GB": gen-corpus --seed 12 --file-size 32MB --vocabulary V --size S),
+#                 postings.bin sha256 of each (they must agree); then the crawl of
+#                 bench/big-vocabulary.mjs --terms SPILL_TERMS (default 100000000) built by each DIST, with
+#                 peak RSS against --memory (--memory flag), verified and looked up by the last.
+#                 -> log.txt, details/
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
 # SMALL (other folders for the two crawls; generated there only when missing).
@@ -535,10 +542,36 @@ cmd_positions() {
   tee -a "$OUT/log.txt" < "$OUT/positions.txt"
 }
 
+cmd_spill() {
+  local dists=("$@"); [ ${#dists[@]} -gt 0 ] || dists=(.cache/dist-base dist)
+  local last=${dists[$((${#dists[@]} - 1))]} spec v size round i d
+  for d in "${dists[@]}"; do log "spill: $(commit_of "$d")"; done
+  for spec in ${SPILL_CRAWLS:-fixed:8GB mail:1GB}; do
+    v=${spec%%:*}; size=${spec#*:}
+    [ -d "/tmp/crawl-$v-$size" ] || { log "gen-corpus $size $v"; node "$last/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary "$v" -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      local order=("${!dists[@]}"); [ $((round % 2)) = 1 ] || order=($(printf '%s\n' "${!dists[@]}" | tac))
+      for i in "${order[@]}"; do
+        SUMMARY=--memory build "spill-$v-$size-$i-$round" "${dists[$i]}" "/tmp/crawl-$v-$size" "/tmp/idx-spill$i"
+      done
+    done
+    rm -rf "/tmp/crawl-$v-$size"
+  done
+  local terms=${SPILL_TERMS:-100000000}
+  log "big-vocabulary $terms terms, $(commit_of "$last")"
+  node bench/big-vocabulary.mjs --terms "$terms" --dir /tmp/bigv > "$details/bigv-last.json" 2> "$details/bigv-last.err"
+  log "big-vocabulary rc=$? $(head -c 600 "$details/bigv-last.json")"
+  rm -rf /tmp/bigv/index
+  for i in "${!dists[@]}"; do
+    SUMMARY=--memory build "bigv-$i" "${dists[$i]}" /tmp/bigv/crawl "/tmp/bigv/idx$i"
+    rm -rf "/tmp/bigv/idx$i"
+  done
+}
+
 what=${1:-}
 [ $# -gt 0 ] && shift
 case "$what" in
-  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|warc|smallfiles|writer|vocab|lexicons|positions)
+  info|sort|sorters|cub|table|builds|memory|onefile|ab|ratio|pool|scaling|workers|profile|setup|html|warc|smallfiles|writer|vocab|lexicons|positions|spill)
     header "$what"; "cmd_$what" "$@" ;;
   all)
     header all; cmd_builds; cmd_table; cmd_memory; cmd_onefile ;;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/index.js';
-import { batchArrayBytes, CREDITS, HASH_THREAD_BYTES, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/plan/memory-plan.js';
+import { batchArrayBytes, CREDITS, HASH_THREAD_BYTES, LEXICON_SHARE, MAIN_HEAP_BYTES, MERGE_WORKER_BYTES, PARSE_WORKER_BYTES, planMemory, planMerge, SLACK_SHARE } from '../indexer/plan/memory-plan.js';
 import { UserError } from '../src/shared/errors.js';
 import { estimateDictionaryBytes, stringBytes } from '../indexer/plan/dictionary-bytes.js';
 
@@ -13,7 +13,7 @@ const base = { baselineBytes: 60 * MiB, workers: 2, workersExplicit: true, hostB
 
 /** Everything the plan counts, as planMemory documents it. */
 function planned(p: ReturnType<typeof planMemory>): number {
-  return p.baselineBytes + p.workerBytes + p.mainHeapBytes + p.blockBytes + p.inflightBytes + p.aheadBytes;
+  return p.baselineBytes + p.workerBytes + p.mainHeapBytes + p.lexiconBytes + p.blockBytes + p.inflightBytes + p.aheadBytes;
 }
 
 describe('planMemory splits --memory', () => {
@@ -38,6 +38,24 @@ describe('planMemory splits --memory', () => {
       if (p.blockPairs < (1 << 28) - (1 << 16))
         expect(() => planMemory({ ...base, budgetBytes: mib * MiB, blockSize: p.blockPairs + (1 << 16) })).toThrow(/use --block-size/);
     }
+  });
+
+  it("gives workers with lexicons of their own a share for them, out of the blocks', and none to a shared dictionary", () => {
+    const budgetBytes = 4096 * MiB;
+    const noShare = planMemory({ ...base, workers: 8, budgetBytes });
+    const own = planMemory({ ...base, workers: 8, budgetBytes, ownLexiconsFrom: 4 });
+    const fewer = planMemory({ ...base, workers: 3, budgetBytes, ownLexiconsFrom: 4 });
+    expect(noShare.lexiconBytes).toBe(0);
+    expect(fewer.lexiconBytes).toBe(0);
+    const held = own.baselineBytes + own.mainHeapBytes + own.workerBytes;
+    expect(own.lexiconBytes).toBe(Math.floor(LEXICON_SHARE * (budgetBytes - held)));
+    expect(own.blockPairs).toBeLessThan(noShare.blockPairs);
+    expect(planned(own)).toBeLessThanOrEqual(budgetBytes);
+    expect(planned(noShare)).toBeLessThanOrEqual(budgetBytes);
+    // An explicit block size: the lexicons take what it leaves.
+    const explicit = planMemory({ ...base, workers: 8, budgetBytes, ownLexiconsFrom: 4, blockSize: 1 << 20 });
+    expect(planned(explicit)).toBe(budgetBytes);
+    expect(explicit.lexiconBytes).toBeGreaterThan(own.lexiconBytes);
   });
 
   it('refuses a budget the process and workers already exceed, naming the minimum and its parts', () => {

@@ -26,6 +26,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 afterEach(() => {
   delete process.env.GPUINDEX_WORKER_LEXICONS;
   delete process.env.GPUINDEX_WORKER_BLOCK_PAIRS;
+  delete process.env.GPUINDEX_GENERATION_TERMS;
 });
 let n = 0;
 const fresh = (name: string) => join(work, `${name}-${n++}`);
@@ -102,25 +103,60 @@ describe('workers with lexicons of their own', () => {
     }
   });
 
-  it('gives the same index for random crawls (fuzzed: files, documents, worker counts, block sizes)', async () => {
+  it('closes lexicon generations to disk and still gives the shared dictionary\'s index byte for byte', async () => {
+    const shared = await build(crawl, { workers: 1, sorter: 'cpu', blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '0' });
+    for (const [workers, blockPairs, generationTerms] of [
+      [3, 700, 1],
+      [2, 50, 37],
+      [4, 3000, 150],
+    ] as const) {
+      const own = await build(
+        crawl,
+        { workers, sorter: 'cpu', blockSize: 5000, mergeThreads: 2 },
+        { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: String(blockPairs), GPUINDEX_GENERATION_TERMS: String(generationTerms) },
+      );
+      // Every worker closed generations: more lexicons than workers, each with runs of its own.
+      expect(own.summary.lexiconGenerations).toBeGreaterThan(2 * workers);
+      expect(own.summary.blocks).toBeGreaterThanOrEqual(own.summary.lexiconGenerations! - workers);
+      expect(own.summary.terms).toBe(shared.summary.terms);
+      expect(own.postings.equals(shared.postings)).toBe(true);
+      expect(own.content).toEqual(shared.content);
+    }
+  });
+
+  it('gives the same index for random crawls (fuzzed: files, documents, worker counts, block sizes, lexicon generations)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 2, max: 4 }), fc.integer({ min: 1, max: 400 }), async (seed, files, docs, workers, blockPairs) => {
-        const dir = fresh('crawl');
-        writeCrawl(dir, seed, files, docs);
-        const shared = await build(dir, { workers: 1, sorter: 'cpu' }, { GPUINDEX_WORKER_LEXICONS: '0' });
-        const own = await build(dir, { workers, sorter: 'cpu' }, { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: String(blockPairs) });
-        expect(own.content).toEqual(shared.content);
-      }),
-      { numRuns: 6 },
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1e6 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 2, max: 4 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.option(fc.integer({ min: 1, max: 300 })),
+        async (seed, files, docs, workers, blockPairs, generationTerms) => {
+          const dir = fresh('crawl');
+          writeCrawl(dir, seed, files, docs);
+          const shared = await build(dir, { workers: 1, sorter: 'cpu' }, { GPUINDEX_WORKER_LEXICONS: '0' });
+          const own = await build(
+            dir,
+            { workers, sorter: 'cpu' },
+            { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: String(blockPairs), ...(generationTerms !== null ? { GPUINDEX_GENERATION_TERMS: String(generationTerms) } : {}) },
+          );
+          expect(own.content).toEqual(shared.content);
+        },
+      ),
+      { numRuns: 8 },
     );
   });
 
   it.runIf(hasGpu())('hands blocks to GpuSort (Indexgpu and Indexgpu+) and gives the same index', async () => {
     const shared = await build(crawl, { workers: 1, sorter: 'cpu', blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '0' });
     for (const pipeline of ['gpu', 'gpu+'] as const) {
-      const own = await build(crawl, { workers: 3, pipeline, blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: '700' });
-      expect(own.summary.sorter).toBe('gpu');
-      expect(own.content).toEqual(shared.content);
+      for (const generations of [{}, { GPUINDEX_GENERATION_TERMS: '60' }]) {
+        const own = await build(crawl, { workers: 3, pipeline, blockSize: 5000 }, { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: '700', ...generations });
+        expect(own.summary.sorter).toBe('gpu');
+        expect(own.content).toEqual(shared.content);
+      }
     }
   });
 });

@@ -31,6 +31,8 @@ export interface WorkerBlocksConfig {
 /** A run this worker wrote (sortHere). */
 export interface WrittenRun {
   path: string;
+  /** The lexicon generation its keys belong to (WorkerLexicon.generation). */
+  generation: number;
   pairs: number;
   runBytes: number;
   keySpace: number;
@@ -44,6 +46,8 @@ export interface HandedBlock {
   buffer: SharedArrayBuffer;
   count: number;
   keys: Uint32Array;
+  /** The lexicon generation its keys belong to (WorkerLexicon.generation). */
+  generation: number;
   /** --positions: the block's positions in its sorted order (alignPositions), for the run's positions file. */
   positions?: Uint32Array;
 }
@@ -150,6 +154,15 @@ export class WorkerBlocks {
     }
   }
 
+  /**
+   * Seals every pair filled so far, the overflow too: then no pair waits on the lexicon's
+   * current generation, which may be closed (WorkerLexicon.restart).
+   */
+  async sealAll(): Promise<void> {
+    await this.seal();
+    await this.sealCurrent();
+  }
+
   /** The main thread reports block `block` written (or failed): it may be filled again. */
   done(block: number, error?: string): void {
     this.busy[block] = false;
@@ -166,7 +179,7 @@ export class WorkerBlocks {
       else {
         this.busy[this.current] = true;
         const positions = this.alignedPositions(this.current, count, keys);
-        this.handOver({ block: this.current, buffer: pairs.buffer as SharedArrayBuffer, count, keys, ...(positions ? { positions } : {}) });
+        this.handOver({ block: this.current, buffer: pairs.buffer as SharedArrayBuffer, count, keys, generation: this.lexicon.generation, ...(positions ? { positions } : {}) });
       }
       this.count = 0;
       this.current = (this.current + 1) % this.blocks.length;
@@ -191,7 +204,7 @@ export class WorkerBlocks {
     const path = join(this.config.runDir, `run-w${String(this.config.worker).padStart(3, '0')}-${String(this.runs++).padStart(6, '0')}.bin`);
     const runBytes = writeRunFile(path, sorted, count, keys.length);
     if (positions) writeRunPositions(positionsPathOf(path), positions, count);
-    this.onRun({ path, pairs: count, runBytes, keySpace: keys.length, sortMs: t1 - t0, writeMs: performance.now() - t1 });
+    this.onRun({ path, generation: this.lexicon.generation, pairs: count, runBytes, keySpace: keys.length, sortMs: t1 - t0, writeMs: performance.now() - t1 });
   }
 
   private waitForWake(): Promise<void> {

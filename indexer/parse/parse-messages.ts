@@ -46,7 +46,7 @@ export interface ParseWorkerInit {
    * fill/worker-blocks.ts): its bundles carry documents and counts but no pairs, and it reports
    * runs ('run'), blocks for the GPU thread ('block') and at the end its lexicon ('lexicon').
    */
-  ownLexicon?: WorkerBlocksConfig;
+  ownLexicon?: OwnLexiconConfig;
   /**
    * Consecutive small whole-document files of a group share a batch (ParsedBatch.endSeq) rather
    * than making one each. Off with --resume: a resume point inside a batch must name the same
@@ -206,11 +206,22 @@ export interface BatchBundle {
 /** 'loaded': a worker started ahead (deferred) has loaded its modules and waits for 'init'. */
 export type FromWorker = BatchBundle | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply | OwnLexiconMessage;
 
+/** ParseWorkerInit.ownLexicon: the worker's blocks, and its lexicon's share of --memory. */
+export interface OwnLexiconConfig extends WorkerBlocksConfig {
+  /** Estimated bytes (WorkerLexicon.bytes) past which the lexicon closes a generation to disk; absent: never. */
+  lexiconBytes?: number;
+  /** Terms at which the lexicon closes a generation whatever its bytes (a test knob); absent: none. */
+  generationTerms?: number;
+}
+
 /**
- * ownLexicon: a run the worker wrote; a block for the GPU thread; and, after its last run, its
- * lexicon (terms in code point order, its ids in that order) and how many documents it numbered.
+ * ownLexicon: a run the worker wrote; a block for the GPU thread; a lexicon generation it wrote
+ * to disk ('lexicon-spilled': generation `generation`, merge/spilled-lexicon.ts); and, after its
+ * last run, its last generation's lexicon (terms in code point order, its ids in that order) and
+ * how many documents it numbered.
  */
 export type OwnLexiconMessage =
   | ({ type: 'run' } & WrittenRun)
   | ({ type: 'block' } & HandedBlock)
-  | { type: 'lexicon'; terms: ByteLexicon; order: Uint32Array; documents: number };
+  | { type: 'lexicon-spilled'; generation: number; path: string; terms: number }
+  | { type: 'lexicon'; generation: number; terms: ByteLexicon; order: Uint32Array; documents: number };

@@ -300,7 +300,7 @@ export class ParsePool {
       this.postingsReply?.(m);
       return;
     }
-    if (m.type === 'run' || m.type === 'block' || m.type === 'lexicon') {
+    if (m.type === 'run' || m.type === 'block' || m.type === 'lexicon' || m.type === 'lexicon-spilled') {
       try {
         this.onOwnMessage?.(w, m);
       } catch (err) {

@@ -18,6 +18,8 @@ import { readSmallFileSync } from '../corpus/read-small-file.js';
 import { KnownTermIds, UNRESOLVED_BIT } from '../fill/shared-term-ids.js';
 import { WorkerLexicon } from '../fill/worker-lexicon.js';
 import { WorkerBlocks } from '../fill/worker-blocks.js';
+import { writeSpilledLexicon } from '../../merge/spilled-lexicon.js';
+import { join } from 'node:path';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
@@ -41,6 +43,10 @@ let lexicon: WorkerLexicon | undefined;
 let blocks: WorkerBlocks | undefined;
 /** The own block is full: seal it before the next document. */
 let blockFull = false;
+/** The own lexicon outgrew its share of --memory: close its generation before the next document. */
+let lexiconFull = false;
+/** The own lexicon's size when last weighed (it is weighed again only when it has grown). */
+let lexiconWeighedAt = 0;
 /** ASCII .txt files straight into the scanner (read-small-file.ts). */
 const asciiText = (bytes: Uint8Array): Uint32Array | undefined => inverter.invertAsciiBytes(bytes);
 /** ParseWorkerInit.smallFilesTogether. */
@@ -187,6 +193,7 @@ class OpenBatch {
     const b = bundle;
     if (blocks) {
       if (blocks.add(termIds, termIds.length, lexicon!.termIds(), inverter.titleLength)) blockFull = true;
+      if (lexiconOutgrown()) lexiconFull = blockFull = true;
     } else this.addPairs(termIds);
     b.pairEnd += termIds.length;
     const d = b.externalIds.length;
@@ -390,10 +397,7 @@ async function parseTask(task: Task): Promise<void> {
   const batch = (filesBatch ??= new OpenBatch(task.seq, 0, task.path, bundle));
   batch.endSeq = task.seq;
   takeItem(batch, small, false);
-  if (blockFull) {
-    blockFull = false;
-    await blocks!.seal();
-  }
+  if (blockFull) await sealOwnBlock();
   if (task.endsGroup || bundle.pairEnd >= init.batchPairs) {
     batch.close(true);
     filesBatch = undefined;
@@ -417,8 +421,7 @@ async function parseFile(task: Task, trySmall: boolean): Promise<void> {
    */
   const full = async (): Promise<void> => {
     if (blockFull) {
-      blockFull = false;
-      await blocks!.seal();
+      await sealOwnBlock();
       if (bundle.pairEnd < init.batchPairs) return;
     }
     if (batch.pairCount >= init.batchPairs) {
@@ -465,6 +468,40 @@ async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
   port.postMessage(reply);
 }
 
+/**
+ * Fewest terms a lexicon generation closes with: the scanner's tables alone weigh over 1 MiB,
+ * so a share smaller than that would otherwise close one a document.
+ */
+const MIN_GENERATION_TERMS = 4096;
+
+/** Whether the own lexicon has grown past its share of --memory (ownLexicon.lexiconBytes, generationTerms). */
+function lexiconOutgrown(): boolean {
+  const { lexiconBytes, generationTerms } = init.ownLexicon!;
+  const size = lexicon!.dictionary.size;
+  if (size === lexiconWeighedAt) return false;
+  lexiconWeighedAt = size;
+  if (generationTerms !== undefined && size >= generationTerms) return true;
+  return lexiconBytes !== undefined && size >= MIN_GENERATION_TERMS && lexicon!.bytes(inverter.scanTableBytes) > lexiconBytes;
+}
+
+/** Seals the own block, between documents; first closes the lexicon's generation if it is full. */
+async function sealOwnBlock(): Promise<void> {
+  blockFull = false;
+  if (!lexiconFull) return blocks!.seal();
+  lexiconFull = false;
+  // Every pair keyed by this generation goes into a sealed block first.
+  await blocks!.sealAll();
+  const closing = lexicon!.generation;
+  const { terms, order } = lexicon!.finish(false);
+  const path = join(init.ownLexicon!.runDir, `lexicon-w${String(init.ownLexicon!.worker).padStart(3, '0')}-g${String(closing).padStart(6, '0')}.bin`);
+  writeSpilledLexicon(path, { terms, order });
+  port.postMessage({ type: 'lexicon-spilled', generation: closing, path, terms: order.length } satisfies FromWorker);
+  lexicon!.restart();
+  inverter.forgetRawTokens();
+  localTerms.restart();
+  lexiconWeighedAt = 0;
+}
+
 async function main(): Promise<void> {
   bundle = new Bundle();
   busySince = performance.now();
@@ -482,7 +519,7 @@ async function main(): Promise<void> {
     // The last block, then the lexicon its runs are keyed by (the merge unites the workers').
     await blocks.finish();
     const { terms, order } = lexicon!.finish();
-    port.postMessage({ type: 'lexicon', terms, order, documents: blocks.documents } satisfies FromWorker, [order.buffer as ArrayBuffer]);
+    port.postMessage({ type: 'lexicon', generation: lexicon!.generation, terms, order, documents: blocks.documents } satisfies FromWorker, [order.buffer as ArrayBuffer]);
   }
   port.close();
 }

@@ -13,7 +13,8 @@ import { AbortError } from '../../src/shared/errors.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { grown } from '../../runtime/grown.js';
 import { availableParallelism } from 'node:os';
-import { uniteLexicons, type ByteLexicon } from '../../merge/lexicon-union.js';
+import { uniteLexicons } from '../../merge/lexicon-union.js';
+import { LexiconGenerations, type GenerationOf } from '../fill/lexicon-generations.js';
 import type { RunLexicon, RunLexicons } from '../../merge/run-lexicons.js';
 import { addBatchDocuments } from '../fill/batch-remapper.js';
 import { MIN_PLANNED_BLOCK_PAIRS, CREDITS } from '../plan/memory-plan.js';
@@ -30,6 +31,8 @@ export interface UnitedLexicon {
   /** Every term in code point order (termID t is the t-th), as LexiconUnion.texts. */
   termTexts: string[];
   runLexicons: RunLexicons;
+  /** Bytes the above hold through the merge (each generation's order and finals, the texts): the merge's share less these. */
+  heldBytes: number;
 }
 
 /**
@@ -54,15 +57,33 @@ export function workerBlockPairs(blockSize: number, workers: number, planArrays:
 export const WORKER_LEXICONS_MIN_WORKERS = 4;
 
 /**
- * Whether a build keeps a lexicon per worker: with enough workers, and not with --resume
- * (checkpoints record the shared dictionary). GPUINDEX_WORKER_LEXICONS=0 or 1 forces it off or
- * on (a benchmark and test knob; on still needs 2 workers and no --resume).
+ * The fewest workers for which a build keeps a lexicon per worker: WORKER_LEXICONS_MIN_WORKERS;
+ * never with --resume (checkpoints record the shared dictionary). GPUINDEX_WORKER_LEXICONS=0 or 1
+ * forces it off or on (a benchmark and test knob; on still needs 2 workers and no --resume).
  */
-export function useWorkerLexicons(workers: number, resume: boolean): boolean {
-  if (resume || workers < 2) return false;
+export function ownLexiconsFrom(resume: boolean): number | undefined {
+  if (resume) return undefined;
   const knob = integerFromEnv('GPUINDEX_WORKER_LEXICONS', 0, 1);
-  if (knob !== undefined) return knob === 1;
-  return workers >= WORKER_LEXICONS_MIN_WORKERS;
+  if (knob !== undefined) return knob === 1 ? 2 : undefined;
+  return WORKER_LEXICONS_MIN_WORKERS;
+}
+
+/** Whether a build of `workers` parse workers keeps a lexicon per worker (ownLexiconsFrom). */
+export function useWorkerLexicons(workers: number, resume: boolean): boolean {
+  const from = ownLexiconsFrom(resume);
+  return from !== undefined && workers >= from;
+}
+
+/**
+ * Each worker's share of lexiconBytes, past which its lexicon closes a generation; and
+ * GPUINDEX_GENERATION_TERMS, a test knob that closes one every that many terms.
+ */
+function generationBounds(lexiconBytes: number | undefined, workers: number): { lexiconBytes?: number; generationTerms?: number } {
+  const terms = integerFromEnv('GPUINDEX_GENERATION_TERMS', 1, 2 ** 31);
+  return {
+    ...(lexiconBytes ? { lexiconBytes: Math.max(1, Math.floor(lexiconBytes / workers)) } : {}),
+    ...(terms !== undefined ? { generationTerms: terms } : {}),
+  };
 }
 
 /** Each worker's document numbers -> docIDs, growing in crawl order. */
@@ -94,7 +115,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
       credits: input.credits ?? CREDITS,
       maxYoungGenerationMb: input.maxYoungGenerationMb,
       niceness: workerNicenessFromEnv(),
-      ownLexicon: { worker: 0, runDir: input.runDir, blockPairs, blocks, sortHere, ...(input.positions ? { positions: { titleWeight: input.tokenizer.titleWeight ?? 1 } } : {}) },
+      ownLexicon: { worker: 0, runDir: input.runDir, blockPairs, blocks, sortHere, ...generationBounds(input.lexiconBytes, workers), ...(input.positions ? { positions: { titleWeight: input.tokenizer.titleWeight ?? 1 } } : {}) },
       smallFilesTogether: true,
       ...(input.positions ? { positions: true } : {}),
     },
@@ -105,12 +126,12 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   const numbering = new LineNumbering(input.tasks, input.firstLines);
   const sink = new RunSink(input.sorter, input.runDir, clock, input.onWarning);
   const docIds = Array.from({ length: workers }, () => new DocIdTable());
-  const finished: { terms: ByteLexicon; order: Uint32Array; documents: number }[] = [];
-  /** Runs the workers wrote (CPU sorter), and whose lexicon keys each. */
+  const generations = new LexiconGenerations(workers);
+  /** Runs the workers wrote (CPU sorter), and the lexicon generation that keys each. */
   const workerRuns: string[] = [];
-  const workerRunOwners: number[] = [];
-  /** Runs the sort stage wrote (GpuSort), and whose lexicon keys each. */
-  const sinkRunOwners: number[] = [];
+  const workerRunOwners: GenerationOf[] = [];
+  /** Runs the sort stage wrote (GpuSort), and the lexicon generation that keys each. */
+  const sinkRunOwners: GenerationOf[] = [];
   /** The sort stage takes one block at a time, in the order the workers sealed them. */
   let sorting: Promise<void> = Promise.resolve();
   let sortFailure: unknown;
@@ -118,7 +139,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   pool.onOwnMessage = (w, m) => {
     if (m.type === 'run') {
       workerRuns.push(m.path);
-      workerRunOwners.push(w);
+      workerRunOwners.push({ worker: w, generation: m.generation });
       counters.blocks++;
       counters.runBytes += m.runBytes;
       clock.mark('sort', m.pairs);
@@ -127,7 +148,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     } else if (m.type === 'block') {
       sorting = sorting.then(async () => {
         if (sortFailure !== undefined) return pool.blockDone(w, m.block, 'the sort stage failed');
-        sinkRunOwners[sink.runPaths.length] = w;
+        sinkRunOwners[sink.runPaths.length] = { worker: w, generation: m.generation };
         try {
           await sink.sortAndWrite(new Uint32Array(m.buffer, 0, 2 * m.count), m.count, undefined, m.keys, m.positions);
           counters.blocks = workerRuns.length + sink.blocks;
@@ -137,7 +158,8 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
           pool.blockDone(w, m.block, (err as Error)?.message ?? String(err));
         }
       });
-    } else finished[w] = { terms: m.terms, order: m.order, documents: m.documents };
+    } else if (m.type === 'lexicon-spilled') generations.spilled(w, m.generation, m.path);
+    else generations.last(w, m.generation, { terms: m.terms, order: m.order }, m.documents);
   };
 
   const waited = { ms: 0 };
@@ -174,18 +196,22 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   counters.runBytes += sink.runBytes;
 
   const tUnite = performance.now();
+  // Every worker's generations, worker by worker: the spilled ones read back now.
+  const all = generations.lexicons();
   const union = await uniteLexicons(
-    finished.map((f) => f?.terms ?? { bytes: new Uint8Array(0), ends: new Uint32Array(0) }),
+    all.map((g) => g.terms),
     availableParallelism(),
   );
-  const lexicons: RunLexicon[] = finished.map((f, w) => {
-    const table = docIds[w]!;
-    if (f && f.documents !== table.count) throw new Error(`parse worker ${w} numbered ${f.documents} documents, its batches held ${table.count}`);
-    return { order: f?.order ?? new Uint32Array(0), finals: union.finals[w]!, docIds: table.ids.subarray(0, table.count) };
+  const lexicons: RunLexicon[] = all.map((g, i) => {
+    const table = docIds[g.worker]!;
+    const documents = generations.documents[g.worker];
+    if (documents !== undefined && documents !== table.count) throw new Error(`parse worker ${g.worker} numbered ${documents} documents, its batches held ${table.count}`);
+    // A worker's generations share its document numbers.
+    return { order: g.order, finals: union.finals[i]!, docIds: table.ids.subarray(0, table.count) };
   });
   clock.add('uniteLexicons', performance.now() - tUnite);
   const runPaths = [...workerRuns, ...sink.runPaths];
-  const owners = [...workerRunOwners, ...sink.runPaths.map((_, i) => sinkRunOwners[i]!)];
+  const owners = [...workerRunOwners, ...sink.runPaths.map((_, i) => sinkRunOwners[i]!)].map((o) => generations.indexOf(o));
   return {
     runPaths,
     counters,
@@ -193,8 +219,9 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     workerTimes: pool.times,
     sortWaitMs,
     batchWaitMs: waited.ms,
-    workerTerms: finished.map((f) => f?.terms.ends.length ?? 0),
+    workerTerms: generations.lastTermCounts(),
+    lexiconGenerations: all.length,
     workerScanBytes: pool.scanTableBytes,
-    lexicon: { termCount: union.count, termTexts: union.texts, runLexicons: { lexicons, owners } },
+    lexicon: { termCount: union.count, termTexts: union.texts, runLexicons: { lexicons, owners }, heldBytes: lexicons.reduce((a, l) => a + 8 * l.order.length, 0) + union.texts.reduce((a, t) => a + t.length, 0) },
   };
 }

@@ -62,6 +62,8 @@ export interface WorkerPipelineInput {
   maxBufferedBytes?: number;
   /** Batches a worker may have sent and not yet seen consumed; default CREDITS (memory-plan.ts). */
   credits?: number;
+  /** What parse workers' own lexicons may hold together (MemoryPlan.lexiconBytes); absent or 0: unbounded. */
+  lexiconBytes?: number;
   /** Each worker's young-generation cap (MiB); default V8's. */
   maxYoungGenerationMb?: number;
   runDir: string;
@@ -99,8 +101,10 @@ export interface WorkerPipelineResult extends PipelineResult {
   sortWaitMs: number;
   /** Main-thread milliseconds spent waiting for batches from the workers. */
   batchWaitMs: number;
-  /** Terms in each worker's local dictionary. */
+  /** Terms in each worker's local dictionary (its last generation's, with lexicons of their own). */
   workerTerms: number[];
+  /** With lexicons of their own: the generations of all workers, spilled ones and last ones. */
+  lexiconGenerations?: number;
   /** Each worker's WebAssembly raw-token table in bytes (0 where it used the JS scan). */
   workerScanBytes: number[];
   /** The crawl fitted in one block, handed to a parse worker (input.blockPostingsPath); no runs then. */

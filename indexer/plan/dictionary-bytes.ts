@@ -54,6 +54,16 @@ export function stringBytes(s: string): number {
 }
 
 /**
+ * Estimated heap bytes of a parse worker's own lexicon (fill/worker-lexicon.ts) of `terms` terms
+ * holding `termUnits` UTF-16 units in all, with the scanner's raw-token tables (`scanBytes`,
+ * exact): per term its string (header, characters, rounding) and the local-term overheads above
+ * less the raw-token cache slots, which the scanner's tables replace.
+ */
+export function workerLexiconBytes(terms: number, termUnits: number, scanBytes: number): number {
+  return terms * (16 + WORKER_TERM_BYTES - RAW_CACHE_SLOT_BYTES) + termUnits + scanBytes;
+}
+
+/**
  * Estimated bytes of the dictionary (`terms`: TermDictionary.terms), the document table and
  * the workers' local dictionaries (`workerTerms`: terms each worker numbered; `workerScanBytes`:
  * each worker's WebAssembly raw-token table bytes, 0 or absent where it used the JS scan).

@@ -11,12 +11,17 @@
  *                                          being deserialized and remapped
  *          + inflight                      batches sent and not yet consumed: workers × credits
  *          + ahead                         batches held ahead of crawl order (2+ workers only)
+ *          + lexicons                      parse workers with lexicons of their own: LEXICON_SHARE
+ *                                          of what the above leave, split between them; a
+ *                                          worker's lexicon past its part is closed as a
+ *                                          generation and written to disk (worker-lexicon.ts)
  *          + blocks                        host blocks (1, or 2 in the overlapped schedule) and
  *                                          the sorter's per-pair buffers (CPU scratch, GPU
  *                                          staging and readback)
  *
- * What grows with the crawl (the term dictionaries and the document table) is outside the
- * budget: the summary reports it (dictionaryBytes) and the budget bounds peak RSS minus it.
+ * What else grows with the crawl (the shared term dictionary of builds with fewer workers or
+ * --resume, and the document table) is outside the budget: the summary reports it
+ * (dictionaryBytes) and the budget bounds peak RSS minus it.
  * The merge runs after the workers and blocks are gone and gets the budget less the baseline
  * and the main-thread headroom (mergeBytes), and less the host blocks where they are
  * SharedArrayBuffers (a sorter on another thread: GpuSort on the GPU thread): those cannot be
@@ -84,6 +89,12 @@ const BLOCK_QUANTUM = 1 << 16;
 const BASELINE_QUANTUM = 4 * MiB;
 /** Default worker count may be lowered so that workers take at most this share of what is left. */
 const WORKER_SHARE = 0.75;
+/**
+ * Share of what the process, main heap and parse workers leave that the workers' own lexicons
+ * may hold, together. A quarter: the blocks keep the rest, and blocks past a few MiB of pairs a
+ * worker gain little (fewer runs, not faster ones).
+ */
+export const LEXICON_SHARE = 0.25;
 
 export interface MemoryPlanRequest {
   /** --memory, in bytes. */
@@ -106,6 +117,8 @@ export interface MemoryPlanRequest {
   blockSize?: number;
   /** Credits per worker; default CREDITS (benchmarks vary it through GPUINDEX_CREDITS). */
   credits?: number;
+  /** Fewest workers for which they keep lexicons of their own (worker-lexicons-pipeline.ts); absent: never. */
+  ownLexiconsFrom?: number;
 }
 
 export interface MemoryPlan {
@@ -127,6 +140,8 @@ export interface MemoryPlan {
   inflightBytes: number;
   /** Bound on the batches held ahead of crawl order (ParsePool maxBufferedBytes). */
   aheadBytes: number;
+  /** What the parse workers' own lexicons may hold, together (0: the workers keep none). */
+  lexiconBytes: number;
   /** What the merge may use for its buffers (passed to writeIndex). */
   mergeBytes: number;
 }
@@ -164,7 +179,12 @@ export function planMemory(req: MemoryPlanRequest): MemoryPlan {
     const ahead = workers >= 2 ? Math.max(PAIR_BYTES * blockPairs, 4 * workers * batch) : 0;
     return { batchPairs, inflight, ahead, total: perPair * blockPairs + inflight + ahead };
   };
-  const fixed = (workers: number) => baseline + mainHeap + workers * PARSE_WORKER_BYTES;
+  const ownLexicons = (workers: number) => req.ownLexiconsFrom !== undefined && workers >= req.ownLexiconsFrom;
+  const held = (workers: number) => baseline + mainHeap + workers * PARSE_WORKER_BYTES;
+  // With an explicit --block-size the lexicons take what the blocks leave instead (below).
+  const lexicons = (workers: number) => (ownLexicons(workers) && explicit === undefined ? Math.floor(LEXICON_SHARE * Math.max(0, budget - held(workers))) : 0);
+  /** What is not blocks and queues: the process, the workers and their lexicons. */
+  const fixed = (workers: number) => held(workers) + lexicons(workers);
   const minBlock = explicit ?? Math.min(MIN_PLANNED_BLOCK_PAIRS, maxBlock);
   const needed = (workers: number) => fixed(workers) + pairsAndQueues(minBlock, workers).total;
 
@@ -180,7 +200,7 @@ export function planMemory(req: MemoryPlanRequest): MemoryPlan {
   }
 
   const tooSmall = () => {
-    const parts = [`process ${mib(baseline)}`, ...(workers > 0 ? [`${workers} parse worker(s) × ${mib(PARSE_WORKER_BYTES)}`] : []), `main heap ${mib(mainHeap)}`, `blocks and queues ${mib(pairsAndQueues(minBlock, workers).total)}`];
+    const parts = [`process ${mib(baseline)}`, ...(workers > 0 ? [`${workers} parse worker(s) × ${mib(PARSE_WORKER_BYTES)}`] : []), ...(lexicons(workers) > 0 ? [`their lexicons ${mib(lexicons(workers))}`] : []), `main heap ${mib(mainHeap)}`, `blocks and queues ${mib(pairsAndQueues(minBlock, workers).total)}`];
     return new UserError(`--memory ${mib(budget)} is too small for this build: it needs at least ${mib(needed(workers))} (${parts.join(', ')})`);
   };
 
@@ -216,6 +236,7 @@ export function planMemory(req: MemoryPlanRequest): MemoryPlan {
     credits,
     inflightBytes: q.inflight,
     aheadBytes: q.ahead,
+    lexiconBytes: explicit === undefined ? lexicons(workers) : ownLexicons(workers) ? Math.max(0, budget - held(workers) - q.total) : 0,
     mergeBytes: Math.max(0, budget - baseline - mainHeap - (req.sharedBlocks ? PAIR_BYTES * req.hostBlocks * blockPairs : 0)),
   };
 }

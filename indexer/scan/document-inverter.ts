@@ -79,6 +79,15 @@ export class LocalTerms {
   takeUnsent(): RawTokenBytes {
     return this.unsent.take();
   }
+
+  /**
+   * Numbers from 0 again, once every raw token given is analysed (takeUnsent) and the scanner
+   * has forgotten them (DocumentInverter.forgetRawTokens): a worker's next lexicon generation.
+   */
+  restart(): void {
+    if (this.unsent.take().ends.length > 0) throw new Error('local terms: restart with raw tokens not taken');
+    this.count = 0;
+  }
 }
 
 /**
@@ -194,6 +203,17 @@ export class DocumentInverter {
   /** Whether pure-ASCII text takes the WebAssembly scanner (not with GPUINDEX_ASCII_SCAN=js). */
   get wasmScan(): boolean {
     return this.wasmTable !== undefined;
+  }
+
+  /**
+   * Forgets every raw token seen, so that the next ones are numbered afresh (LocalTerms.restart):
+   * a parse worker starting a new lexicon generation. Only between documents.
+   */
+  forgetRawTokens(): void {
+    this.rawToId.clear();
+    this.asciiTable.clear();
+    this.unicodeTable?.clear();
+    this.wasmTable?.clear();
   }
 
   /** Bytes of the WebAssembly scanner's raw-token table (0 without it) and of the Unicode one. */

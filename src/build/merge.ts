@@ -36,10 +36,12 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   // Documents given to the API have no rows written ahead: the merge writes them all.
   const rowsAhead = (state.rowsAhead ??= new IndexRowsAhead(new IndexStoreWriter(join(out.temp, INDEX_DB)), documents));
   const documentRowsAhead = rowsAhead.count;
-  const { threads, cursorBytes } = planMerge(plan.memory.mergeBytes, mergeThreadsFor(options, root ? plan.workers : 1, counters.pairs), options.mergeThreads !== undefined);
-  const blockPostings = 'blockPostings' in result ? result.blockPostings : undefined;
-  // Workers with lexicons of their own: the united lexicon is in termID order already.
+  // Workers with lexicons of their own: the united lexicon is in termID order already, and
+  // held through the merge, out of its share.
   const united = 'lexicon' in result ? result.lexicon : undefined;
+  const mergeBytes = Math.max(0, plan.memory.mergeBytes - (united?.heldBytes ?? 0));
+  const { threads, cursorBytes } = planMerge(mergeBytes, mergeThreadsFor(options, root ? plan.workers : 1, counters.pairs), options.mergeThreads !== undefined);
+  const blockPostings = 'blockPostings' in result ? result.blockPostings : undefined;
   const contents = {
     rows: rowsAhead,
     termCount: united ? united.termCount : dictionary.size,

@@ -95,6 +95,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       batchPairs: plan.memory.batchPairs,
       maxBufferedBytes: plan.memory.aheadBytes,
       credits: plan.memory.credits,
+      lexiconBytes: plan.memory.lexiconBytes,
       maxYoungGenerationMb: workerYoungGenerationMb(),
       runDir: resumed?.log.runDir ?? out.runDir,
       blockPostingsPath: join(out.temp, POSTINGS_FILE),

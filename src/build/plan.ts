@@ -1,4 +1,5 @@
 /** The plan stage: the sorter and schedule, the memory plan, the crawl's listing and its parse tasks. */
+import { ownLexiconsFrom } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
 import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan, type MemoryPlanRequest } from '../../indexer/plan/memory-plan.js';
 import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/schedule-choice.js';
 import { planPieceTasks, planTasks, rangeBytesFor, tailCutFor, WORKER_LEXICONS_TAIL_RANGE_BYTES, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
@@ -49,6 +50,7 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
     maxBlockPairs: pipeline.sorter.maxPairs,
     blockSize: c.explicitBlockSize,
     credits: creditsFromEnv(),
+    ownLexiconsFrom: ownLexiconsFrom(c.options.resume === true),
   });
   await chooseGpuAlgorithm(pipeline, (bytes) => planMemory(request(bytes)), c.notice);
   const memory = planMemory(request(pipeline.sorter.hostBytesPerPair ?? 0));

@@ -59,6 +59,11 @@ export interface BuildSummary {
   /** The GPU sorter's algorithm (--gpu-sort; 'auto' resolved), when the blocks were sorted on the GPU. */
   gpuSort?: 'bsn' | 'radix';
   workers: number;
+  /**
+   * Parse workers with lexicons of their own: their lexicon generations in all (one a worker,
+   * more where a worker's lexicon outgrew its share of --memory and went to disk).
+   */
+  lexiconGenerations?: number;
   /** Source bytes read (raw document text as stored in the crawl). */
   bytesRead: number;
   indexBytes: number;
@@ -182,8 +187,10 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
   const mergeStart = startedAt + parseSortMs + merged.releaseMs;
   const peakRssBytes = process.resourceUsage().maxRSS * 1024;
   const worker = 'workerTerms' in result ? result : undefined;
-  // With the workers' own lexicons the build's dictionary stays empty: the united one has the terms.
-  const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, worker?.workerTerms ?? [], worker?.workerScanBytes ?? []);
+  // With the workers' own lexicons the build's dictionary stays empty: the united one has the
+  // terms, and the workers' lexicons are in the budget where the plan gave them a share.
+  const lexiconsInBudget = worker?.lexicon !== undefined && plan.memory.lexiconBytes > 0;
+  const dictionaryBytes = estimateDictionaryBytes(dictionary.terms, documents, lexiconsInBudget ? [] : (worker?.workerTerms ?? []), lexiconsInBudget ? [] : (worker?.workerScanBytes ?? []));
   return {
     output: out.output,
     documents: documents.count,
@@ -196,6 +203,7 @@ export function summarize(c: BuildContext, plan: BuildPlan, out: OutputPlan, par
     sorter: sorterKind,
     ...(sorterKind === 'gpu' ? { gpuSort: gpuAlgorithmOf(plan) } : {}),
     workers: plan.workers,
+    ...(worker?.lexiconGenerations !== undefined ? { lexiconGenerations: worker.lexiconGenerations } : {}),
     bytesRead: counters.bytes,
     indexBytes: written.postingsBytes + statOrZero(resolve(out.output, INDEX_DB)).size,
     runBytes: counters.runBytes,

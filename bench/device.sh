@@ -118,7 +118,8 @@
 #                 "fixed:8GB mail:1GB": gen-corpus --seed 12 --file-size 32MB --vocabulary V --size S),
 #                 postings.bin sha256 of each (they must agree); then the crawl of
 #                 bench/big-vocabulary.mjs --terms SPILL_TERMS (default 100000000) built by each DIST, with
-#                 peak RSS against --memory (--memory flag), verified and looked up by the last.
+#                 peak RSS against --memory (--memory flag), verified and looked up by the last (SPILL_TERMS=0:
+#                 none).
 #                 -> log.txt, details/
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
@@ -558,6 +559,7 @@ cmd_spill() {
     rm -rf "/tmp/crawl-$v-$size"
   done
   local terms=${SPILL_TERMS:-100000000}
+  [ "$terms" != 0 ] || return 0
   log "big-vocabulary $terms terms, $(commit_of "$last")"
   node bench/big-vocabulary.mjs --terms "$terms" --dir /tmp/bigv > "$details/bigv-last.json" 2> "$details/bigv-last.err"
   log "big-vocabulary rc=$? $(head -c 600 "$details/bigv-last.json")"

@@ -119,7 +119,7 @@
 #                 postings.bin sha256 of each (they must agree); then the crawl of
 #                 bench/big-vocabulary.mjs --terms SPILL_TERMS (default 100000000) built by each DIST, with
 #                 peak RSS against --memory (--memory flag), verified and looked up by the last (SPILL_TERMS=0:
-#                 none).
+#                 none; SPILL_BIG_AB=0: the last DIST's build and verify only).
 #                 -> log.txt, details/
 #   all           builds, table, memory and onefile, in that order.
 # Common knobs: DIST (the build that single-build subcommands run; default dist), OUT, CRAWL and
@@ -564,6 +564,7 @@ cmd_spill() {
   node bench/big-vocabulary.mjs --terms "$terms" --dir /tmp/bigv > "$details/bigv-last.json" 2> "$details/bigv-last.err"
   log "big-vocabulary rc=$? $(head -c 600 "$details/bigv-last.json")"
   rm -rf /tmp/bigv/index
+  [ "${SPILL_BIG_AB:-1}" = 1 ] || return 0
   for i in "${!dists[@]}"; do
     SUMMARY=--memory build "bigv-$i" "${dists[$i]}" /tmp/bigv/crawl "/tmp/bigv/idx$i"
     rm -rf "/tmp/bigv/idx$i"

@@ -66,7 +66,7 @@ function checkEndianness(): void {
  * The impacts of the lists of termIDs [from, to) of a finished segment (all by default), read in
  * file order through a window (a segment's postings are never all in memory), with one decoding
  * pass over each list. `lengths`: the documents' lengths when the caller has them (else read
- * from index.sqlite). A range's firstBlock and firstPair start from 0 (concatImpacts joins them).
+ * from index.sqlite). A range's firstBlock and firstPair start from 0 (writeImpactsFile rebases them).
  */
 export function computeImpacts(segment: SegmentReader, from = 0, to = segment.stats.terms, lengths = segment.documentLengths()): Impacts {
   const terms = to - from;
@@ -156,7 +156,7 @@ export function computeImpacts(segment: SegmentReader, from = 0, to = segment.st
 /**
  * Impacts built as lists are merged, in termID order, from the docIDs and tfs in hand (no pass
  * over postings.bin afterwards): the same arrays computeImpacts reads back from the file. A merge
- * thread builds those of its term range (concatImpacts joins the ranges).
+ * thread builds those of its term range (writeImpactsFile writes the ranges as one).
  */
 export class ImpactsBuilder {
   private firstBlock: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
@@ -370,45 +370,6 @@ class Frontier {
   }
 }
 
-/** The impacts of consecutive term ranges as one (computeImpacts of each range, in order). */
-export function concatImpacts(parts: readonly Impacts[]): Impacts {
-  if (parts.length === 1) return parts[0]!;
-  const sum = (pick: (p: Impacts) => number) => parts.reduce((a, p) => a + pick(p), 0);
-  const terms = sum((p) => p.firstBlock.length - 1);
-  const blocks = sum((p) => p.lastDoc.length);
-  const pairs = sum((p) => p.pairTf.length);
-  const out: Impacts = {
-    blockSize: IMPACT_BLOCK,
-    firstBlock: new Uint32Array(terms + 1),
-    lastDoc: new Uint32Array(blocks),
-    gapsAt: new Uint32Array(blocks),
-    tfsAt: new Uint32Array(blocks),
-    firstPair: new Uint32Array(blocks + 1),
-    pairTf: new Uint32Array(pairs),
-    pairLength: new Uint32Array(pairs),
-  };
-  let t = 0;
-  let b = 0;
-  let q = 0;
-  for (const p of parts) {
-    const n = p.firstBlock.length - 1;
-    for (let i = 0; i < n; i++) out.firstBlock[t + i] = b + p.firstBlock[i]!;
-    const k = p.lastDoc.length;
-    for (let i = 0; i < k; i++) out.firstPair[b + i] = q + p.firstPair[i]!;
-    out.lastDoc.set(p.lastDoc, b);
-    out.gapsAt.set(p.gapsAt, b);
-    out.tfsAt.set(p.tfsAt, b);
-    out.pairTf.set(p.pairTf, q);
-    out.pairLength.set(p.pairLength, q);
-    t += n;
-    b += k;
-    q += p.pairTf.length;
-  }
-  out.firstBlock[terms] = blocks;
-  out.firstPair[blocks] = pairs;
-  return out;
-}
-
 /** Writes impacts.bin into a finished segment's folder (index.sqlite and postings.bin closed). */
 export function writeImpacts(dir: string): void {
   const segment = new SegmentReader(dir);
@@ -453,7 +414,7 @@ export async function writeImpactsParallel(dir: string, threads: number, lengths
   }
   const shared = lengths && inSharedMemory(lengths);
   const parts = await Promise.all(ranges.map(([from, to]) => impactsOnThread({ dir, from, to, lengths: shared })));
-  writeImpactsFile(dir, concatImpacts(parts));
+  writeImpactsFile(dir, parts);
 }
 
 /** Below this much postings, one thread computes the impacts (a thread costs ~10 ms to start). */
@@ -470,23 +431,58 @@ function impactsOnThread(task: ImpactsTask): Promise<Impacts> {
   return runOnThread<Impacts>('merge/impacts-worker.js', task, 'impacts thread');
 }
 
-/** Writes impacts.bin from impacts in hand (an ImpactsBuilder's, the merge's). */
-export function writeImpactsFile(dir: string, impacts: Impacts): void {
+/** Values of an offset column rebased a chunk at a time (so that no part is copied whole). */
+const REBASE_CHUNK = 1 << 16;
+
+/**
+ * Writes impacts.bin from impacts in hand (an ImpactsBuilder's, the merge's): one, or the
+ * impacts of consecutive term ranges in order (a merge thread's each), written column by column
+ * as one: each part's firstBlock and firstPair rebased on the blocks and pairs before it. The
+ * parts are never joined in memory: at 100 M terms they hold ~2.8 GB.
+ */
+export function writeImpactsFile(dir: string, impacts: Impacts | readonly Impacts[]): void {
   checkEndianness();
-  const terms = impacts.firstBlock.length - 1;
+  const parts = Array.isArray(impacts) ? (impacts as readonly Impacts[]) : [impacts as Impacts];
+  const sum = (pick: (p: Impacts) => number) => parts.reduce((a, p) => a + pick(p), 0);
+  const terms = sum((p) => p.firstBlock.length - 1);
+  const blocks = sum((p) => p.lastDoc.length);
+  const pairs = sum((p) => p.pairTf.length);
   const header = new Uint32Array(HEADER_BYTES / 4);
   new Uint8Array(header.buffer).set(IMPACTS_MAGIC, 0);
-  header[2] = impacts.blockSize;
+  header[2] = parts[0]?.blockSize ?? IMPACT_BLOCK;
   header[3] = terms;
-  header[4] = impacts.lastDoc.length;
-  header[5] = impacts.pairTf.length;
+  header[4] = blocks;
+  header[5] = pairs;
   const fd = openSync(join(dir, IMPACTS_FILE), 'wx');
-  try {
-    for (const a of [header, impacts.firstBlock, impacts.lastDoc, impacts.gapsAt, impacts.tfsAt, impacts.firstPair, impacts.pairTf, impacts.pairLength]) {
-      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  const write = (a: Uint32Array) => {
+    const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  };
+  const scratch = new Uint32Array(REBASE_CHUNK);
+  /** Each part's `pick` column but its last value, plus the count of what the parts before hold, then `total`. */
+  const rebased = (pick: (p: Impacts) => Uint32Array, count: (p: Impacts) => number, total: number) => {
+    let base = 0;
+    for (const p of parts) {
+      const column = pick(p);
+      const n = column.length - 1;
+      if (base === 0) write(column.subarray(0, n));
+      else
+        for (let from = 0; from < n; from += REBASE_CHUNK) {
+          const k = Math.min(REBASE_CHUNK, n - from);
+          for (let i = 0; i < k; i++) scratch[i] = base + column[from + i]!;
+          write(scratch.subarray(0, k));
+        }
+      base += count(p);
     }
+    write(Uint32Array.of(total));
+  };
+  try {
+    write(header);
+    rebased((p) => p.firstBlock, (p) => p.lastDoc.length, blocks);
+    for (const pick of [(p: Impacts) => p.lastDoc, (p: Impacts) => p.gapsAt, (p: Impacts) => p.tfsAt]) for (const p of parts) write(pick(p));
+    rebased((p) => p.firstPair, (p) => p.pairTf.length, pairs);
+    for (const pick of [(p: Impacts) => p.pairTf, (p: Impacts) => p.pairLength]) for (const p of parts) write(pick(p));
   } finally {
     closeSync(fd);
   }

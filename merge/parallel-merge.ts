@@ -14,17 +14,17 @@ import type { PositionsFileWriter } from './positions-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
-import { concatImpacts, type Impacts } from './impacts.js';
+import type { Impacts } from './impacts.js';
 import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
   /** Map the runs' keys to termIDs (and document numbers to docIDs); without them keys are termIDs. */
   lexicons?: RunLexicons;
-  /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts. */
+  /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts (a range's each, in order). */
   lengths?: Uint32Array;
   /** The impacts of every term, joined from the threads' ranges (with `lengths`). */
-  onImpacts?: (impacts: Impacts) => void;
+  onImpacts?: (impacts: Impacts[]) => void;
   threads: number;
   /** Pairs per run cursor in each thread. */
   chunkPairs: number;
@@ -59,6 +59,9 @@ export interface ParallelMergeCounters extends MergeCounters {
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
   return runOnThread<RangeMergeResult>('merge/merge-worker.js', task, 'merge thread');
 }
+
+const NO_WORDS = new Uint32Array(0);
+const NO_DOUBLES = new Float64Array(0);
 
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
   const lexicons = input.lexicons && sharedLexicons(input.lexicons);
@@ -104,6 +107,8 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
         input.onList(r.termIds[t]!, r.dfs[t]!, r.cfs[t]!, offset, r.lengths[t]!);
         offset += r.lengths[t]!;
       }
+      // The range's figures are in the lexicon now; only its impacts are kept (the promises hold r).
+      Object.assign(r, { termIds: NO_WORDS, dfs: NO_WORDS, cfs: NO_DOUBLES, lengths: NO_WORDS });
       counters.pairs += r.counters.pairs;
       counters.terms += r.counters.terms;
       counters.segmentPops += r.counters.segmentPops;
@@ -111,7 +116,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       input.onFraction?.((i + 1) / tasks.length);
     }
     counters.threadsMs = lastDone - t0;
-    if (input.lengths) input.onImpacts?.(concatImpacts(await Promise.all(pending).then((rs) => rs.map((r) => r.impacts!))));
+    if (input.lengths) input.onImpacts?.(await Promise.all(pending).then((rs) => rs.map((r) => r.impacts!)));
   } finally {
     await settled;
     for (const t of tasks) {

@@ -71,8 +71,8 @@ export interface WriteIndexResult {
   postingsBytes: number;
   /** postings.bin's SHA-256 (hex), computed while writing it (for MANIFEST.json). */
   postingsSha256: string;
-  /** impacts.bin's contents, built by the merge (with IndexContents.lengths). */
-  impacts?: Impacts;
+  /** impacts.bin's contents, built by the merge (with IndexContents.lengths): a term range's each, in order (writeImpactsFile). */
+  impacts?: Impacts[];
   /** With IndexContents.positions: the postings and positions positions.bin holds. */
   positions?: { postings: number; positions: number };
 }
@@ -113,7 +113,7 @@ export function writeIndex(dir: string, runPaths: readonly RunSource[], contents
     );
     const sha256 = postings.close()!;
     const positions = contents.positions && writePositionsFile({ ...contents.positions, runPaths: runFiles(runPaths), chunkPairs: cursorChunkPairs(runPaths.length, memoryBytes), lexicons, terms: termCount });
-    return { ...finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256), impacts: impacts?.finish(), ...(positions ? { positions: { postings: positions.postings, positions: positions.positions } } : {}) };
+    return { ...finish(store, contents, { ...merge, threads: 1 }, postingsCount, postings.offset, sha256), impacts: impacts && [impacts.finish()], ...(positions ? { positions: { postings: positions.postings, positions: positions.positions } } : {}) };
   } catch (err) {
     postings.closeQuietly();
     store.abort();
@@ -134,7 +134,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     const p = contents.positions;
     positions = p && new PositionsFileWriter(p.path, contents.termCount, p);
     let postingsCount = 0;
-    let impacts: Impacts | undefined;
+    let impacts: Impacts[] | undefined;
     const merge = await mergeInParallel({
       runPaths,
       lexicons: runLexiconsOf(contents),

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { IMPACTS_FILE, writeImpacts, writeImpactsParallel } from '../merge/impacts.js';
+import fc from 'fast-check';
+import { IMPACTS_FILE, writeImpacts, writeImpactsFile, writeImpactsParallel, type Impacts } from '../merge/impacts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,6 +42,77 @@ describe('impacts on threads', () => {
       expect(readFileSync(join(merged, 'postings.bin'))).toEqual(readFileSync(join(index, 'postings.bin')));
       expect(readFileSync(join(merged, IMPACTS_FILE)), `${mergeThreads} merge threads`).toEqual(reference);
     }
+  });
+});
+
+/** Impacts of `terms` terms with random blocks and pairs (offsets from 0, as a range's). */
+function randomImpacts(terms: number, seed: number): Impacts {
+  let x = seed >>> 0 || 1;
+  const rnd = (n: number) => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % n);
+  const blocksOf = Array.from({ length: terms }, () => 1 + rnd(3));
+  const blocks = blocksOf.reduce((a, b) => a + b, 0);
+  const pairsOf = Array.from({ length: blocks }, () => 1 + rnd(4));
+  const pairs = pairsOf.reduce((a, b) => a + b, 0);
+  const firstBlock = new Uint32Array(terms + 1);
+  for (let t = 0; t < terms; t++) firstBlock[t + 1] = firstBlock[t]! + blocksOf[t]!;
+  const firstPair = new Uint32Array(blocks + 1);
+  for (let b = 0; b < blocks; b++) firstPair[b + 1] = firstPair[b]! + pairsOf[b]!;
+  const words = (n: number) => Uint32Array.from({ length: n }, () => rnd(1e9));
+  return { blockSize: 128, firstBlock, lastDoc: words(blocks), gapsAt: words(blocks), tfsAt: words(blocks), firstPair, pairTf: words(pairs), pairLength: words(pairs) };
+}
+
+/** The file of the parts joined naively: every column concatenated, the offset columns shifted. */
+function naiveFile(parts: Impacts[]): Buffer {
+  const cat = (pick: (p: Impacts) => Uint32Array) => {
+    const out: number[] = [];
+    for (const p of parts) for (const v of pick(p)) out.push(v);
+    return out;
+  };
+  const shifted = (pick: (p: Impacts) => Uint32Array, count: (p: Impacts) => number) => {
+    const out: number[] = [];
+    let base = 0;
+    for (const p of parts) {
+      for (const v of pick(p).subarray(0, pick(p).length - 1)) out.push(v + base);
+      base += count(p);
+    }
+    out.push(base);
+    return out;
+  };
+  const header = Buffer.alloc(32);
+  Buffer.from('GPIXIMP1', 'latin1').copy(header);
+  const [terms, blocks, pairs] = [cat((p) => p.firstBlock.subarray(1)).length, cat((p) => p.lastDoc).length, cat((p) => p.pairTf).length];
+  header.writeUInt32LE(128, 8);
+  header.writeUInt32LE(terms, 12);
+  header.writeUInt32LE(blocks, 16);
+  header.writeUInt32LE(pairs, 20);
+  const columns = [
+    shifted((p) => p.firstBlock, (p) => p.lastDoc.length),
+    cat((p) => p.lastDoc),
+    cat((p) => p.gapsAt),
+    cat((p) => p.tfsAt),
+    shifted((p) => p.firstPair, (p) => p.pairTf.length),
+    cat((p) => p.pairTf),
+    cat((p) => p.pairLength),
+  ];
+  return Buffer.concat([header, ...columns.map((c) => Buffer.from(Uint32Array.from(c).buffer))]);
+}
+
+describe('impacts.bin from term ranges', () => {
+  it('writes the ranges as one file, their offsets rebased, without joining them (fuzzed, and past a rebase chunk)', () => {
+    const out = mkdtempSync(join(tmpdir(), 'gpuindex-impact-parts-'));
+    let n = 0;
+    const check = (parts: Impacts[]) => {
+      const d = join(out, String(n++));
+      mkdirSync(d);
+      writeImpactsFile(d, parts);
+      expect(readFileSync(join(d, IMPACTS_FILE)).equals(naiveFile(parts))).toBe(true);
+    };
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 1e6 })), { minLength: 1, maxLength: 5 }), (specs) => check(specs.map(([terms, seed]) => randomImpacts(terms, seed)))),
+      { numRuns: 100 },
+    );
+    // Offset columns longer than a rebase chunk (65,536 values), in a part after the first.
+    check([randomImpacts(3, 1), randomImpacts(70000, 2), randomImpacts(40000, 3)]);
   });
 });
 

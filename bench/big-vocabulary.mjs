@@ -2,7 +2,8 @@
 // A crawl past V8's 2^24 Map entries: --terms distinct terms (default 2^24 + 2^20), 1,000 a
 // document, each used once; builds it, verifies it, checks the term count and that the first,
 // middle and last terms are found, and prints the build's figures as JSON.
-//   node bench/big-vocabulary.mjs [--terms N] [--dir /tmp/big-vocabulary] [-- build options...]
+//   node bench/big-vocabulary.mjs [--terms N] [--dir /tmp/big-vocabulary] [--crawl-only] [-- build options...]
+// --crawl-only: write DIR/crawl and stop (benchmarks that build it their own way).
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +33,7 @@ for (let i = 0, d = 0; i < terms; d++) {
 out.end();
 await once(out, 'finish');
 
+if (args.includes('--crawl-only')) process.exit(0);
 const t0 = Date.now();
 const build = spawnSync(process.execPath, [cli, 'build', join(dir, 'crawl'), '-o', join(dir, 'index'), '--force', '--json', ...extra], { encoding: 'utf8', maxBuffer: 1 << 28 });
 if (build.status !== 0) {
@@ -44,6 +46,6 @@ const found = [0, terms >> 1, terms - 1].map((i) => {
   const r = spawnSync(process.execPath, [cli, 'postings', join(dir, 'index'), term(i), '--json'], { encoding: 'utf8' });
   return r.status === 0 && JSON.parse(r.stdout).df === 1;
 });
-const result = { terms, indexedTerms: summary.terms, verified: verify.status === 0, found, buildAndVerifyMs: Date.now() - t0, timings: summary.timings, peakRssBytes: summary.peakRssBytes, memory: summary.memory, bytesRead: summary.bytesRead };
+const result = { terms, indexedTerms: summary.terms, lexiconGenerations: summary.lexiconGenerations, blocks: summary.blocks, verified: verify.status === 0, found, buildAndVerifyMs: Date.now() - t0, timings: summary.timings, peakRssBytes: summary.peakRssBytes, memory: summary.memory, bytesRead: summary.bytesRead };
 console.log(JSON.stringify(result));
 if (summary.terms !== terms || verify.status !== 0 || found.includes(false)) process.exit(1);

@@ -23,7 +23,7 @@ export interface ParallelMergeInput {
   lexicons?: RunLexicons;
   /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts (a range's each, in order). */
   lengths?: Uint32Array;
-  /** The impacts of every term, joined from the threads' ranges (with `lengths`). */
+  /** The impacts of every term: the threads' ranges in order, written as one file (writeImpactsFile), never joined. */
   onImpacts?: (impacts: Impacts[]) => void;
   threads: number;
   /** Pairs per run cursor in each thread. */

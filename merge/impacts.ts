@@ -20,7 +20,7 @@
  *   lastDoc[B], gapsAt[B], tfsAt[B], firstPair[B + 1] (firstPair[B] = P);
  *   pairTf[P], pairLength[P]: each block's pairs, by length ascending (and so tf ascending).
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
@@ -431,59 +431,134 @@ function impactsOnThread(task: ImpactsTask): Promise<Impacts> {
   return runOnThread<Impacts>('merge/impacts-worker.js', task, 'impacts thread');
 }
 
-/** Values of an offset column rebased a chunk at a time (so that no part is copied whole). */
-const REBASE_CHUNK = 1 << 16;
+/** Values of a column copied (or rebased) a chunk at a time, so that no part is copied whole. */
+const COLUMN_CHUNK = 1 << 16;
+
+/** impacts.bin's columns in file order, and whether each holds offsets into the next ones (rebased when ranges are joined). */
+const COLUMNS = ['firstBlock', 'lastDoc', 'gapsAt', 'tfsAt', 'firstPair', 'pairTf', 'pairLength'] as const;
+type Column = (typeof COLUMNS)[number];
+
+/** One term range's impacts to write: in memory, or a file of impacts.bin's format (a merge thread's part). */
+interface ImpactsSource {
+  blockSize: number;
+  terms: number;
+  blocks: number;
+  pairs: number;
+  /** Values [from, from + count) of a column: a view, or read into `scratch`. */
+  values(column: Column, from: number, count: number, scratch: Uint32Array): Uint32Array;
+  close(): void;
+}
+
+const columnLength = (c: Column, p: { terms: number; blocks: number; pairs: number }): number =>
+  c === 'firstBlock' ? p.terms + 1 : c === 'firstPair' ? p.blocks + 1 : c === 'pairTf' || c === 'pairLength' ? p.pairs : p.blocks;
+
+function memorySource(impacts: Impacts): ImpactsSource {
+  return {
+    blockSize: impacts.blockSize,
+    terms: impacts.firstBlock.length - 1,
+    blocks: impacts.lastDoc.length,
+    pairs: impacts.pairTf.length,
+    values: (column, from, count) => impacts[column].subarray(from, from + count),
+    close: () => {},
+  };
+}
+
+function fileSource(path: string): ImpactsSource {
+  const fd = openSync(path, 'r');
+  try {
+    const header = Buffer.alloc(HEADER_BYTES);
+    if (readSync(fd, header, 0, HEADER_BYTES, 0) !== HEADER_BYTES || !header.subarray(0, 8).equals(IMPACTS_MAGIC)) throw new Error(`impacts part ${path}: bad header`);
+    const [blockSize, terms, blocks, pairs] = [header.readUInt32LE(8), header.readUInt32LE(12), header.readUInt32LE(16), header.readUInt32LE(20)];
+    const starts = new Map<Column, number>();
+    let at = HEADER_BYTES;
+    for (const c of COLUMNS) {
+      starts.set(c, at);
+      at += 4 * columnLength(c, { terms, blocks, pairs });
+    }
+    if (fstatSync(fd).size !== at) throw new Error(`impacts part ${path}: ${fstatSync(fd).size} bytes, its header says ${at}`);
+    return {
+      blockSize,
+      terms,
+      blocks,
+      pairs,
+      values: (column, from, count, scratch) => {
+        const bytes = new Uint8Array(scratch.buffer, scratch.byteOffset, 4 * count);
+        for (let done = 0; done < bytes.length; ) {
+          const got = readSync(fd, bytes, done, bytes.length - done, starts.get(column)! + 4 * from + done);
+          if (got === 0) throw new Error(`impacts part ${path}: cut short`);
+          done += got;
+        }
+        return scratch.subarray(0, count);
+      },
+      close: () => closeSync(fd),
+    };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
 
 /**
- * Writes impacts.bin from impacts in hand (an ImpactsBuilder's, the merge's): one, or the
- * impacts of consecutive term ranges in order (a merge thread's each), written column by column
- * as one: each part's firstBlock and firstPair rebased on the blocks and pairs before it. The
- * parts are never joined in memory: at 100 M terms they hold ~2.8 GB.
+ * Writes impacts.bin from impacts in hand (an ImpactsBuilder's) or the impacts of consecutive
+ * term ranges in order: in memory, or files of impacts.bin's format (a merge thread's part,
+ * removed once written). The ranges are written column by column as one, each range's firstBlock
+ * and firstPair rebased on the blocks and pairs of the ranges before it; they are never joined in
+ * memory (at 100 M terms they hold ~2.8 GB).
  */
-export function writeImpactsFile(dir: string, impacts: Impacts | readonly Impacts[]): void {
+export function writeImpactsFile(dir: string, impacts: Impacts | readonly (Impacts | string)[]): void {
+  writeImpactsAt(join(dir, IMPACTS_FILE), Array.isArray(impacts) ? (impacts as readonly (Impacts | string)[]) : [impacts as Impacts]);
+  if (Array.isArray(impacts)) for (const p of impacts) if (typeof p === 'string') rmSync(p, { force: true });
+}
+
+/** writeImpactsFile to `path` (a merge thread writes its range's part so). */
+export function writeImpactsAt(path: string, parts: readonly (Impacts | string)[]): void {
   checkEndianness();
-  const parts = Array.isArray(impacts) ? (impacts as readonly Impacts[]) : [impacts as Impacts];
-  const sum = (pick: (p: Impacts) => number) => parts.reduce((a, p) => a + pick(p), 0);
-  const terms = sum((p) => p.firstBlock.length - 1);
-  const blocks = sum((p) => p.lastDoc.length);
-  const pairs = sum((p) => p.pairTf.length);
-  const header = new Uint32Array(HEADER_BYTES / 4);
-  new Uint8Array(header.buffer).set(IMPACTS_MAGIC, 0);
-  header[2] = parts[0]?.blockSize ?? IMPACT_BLOCK;
-  header[3] = terms;
-  header[4] = blocks;
-  header[5] = pairs;
-  const fd = openSync(join(dir, IMPACTS_FILE), 'wx');
-  const write = (a: Uint32Array) => {
-    const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-  };
-  const scratch = new Uint32Array(REBASE_CHUNK);
-  /** Each part's `pick` column but its last value, plus the count of what the parts before hold, then `total`. */
-  const rebased = (pick: (p: Impacts) => Uint32Array, count: (p: Impacts) => number, total: number) => {
-    let base = 0;
-    for (const p of parts) {
-      const column = pick(p);
-      const n = column.length - 1;
-      if (base === 0) write(column.subarray(0, n));
-      else
-        for (let from = 0; from < n; from += REBASE_CHUNK) {
-          const k = Math.min(REBASE_CHUNK, n - from);
-          for (let i = 0; i < k; i++) scratch[i] = base + column[from + i]!;
-          write(scratch.subarray(0, k));
-        }
-      base += count(p);
-    }
-    write(Uint32Array.of(total));
-  };
+  const sources: ImpactsSource[] = [];
+  const fd = openSync(path, 'wx');
   try {
+    for (const p of parts) sources.push(typeof p === 'string' ? fileSource(p) : memorySource(p));
+    const total = { terms: 0, blocks: 0, pairs: 0 };
+    for (const src of sources) {
+      total.terms += src.terms;
+      total.blocks += src.blocks;
+      total.pairs += src.pairs;
+    }
+    const header = new Uint32Array(HEADER_BYTES / 4);
+    new Uint8Array(header.buffer).set(IMPACTS_MAGIC, 0);
+    header[2] = sources[0]?.blockSize ?? IMPACT_BLOCK;
+    header[3] = total.terms;
+    header[4] = total.blocks;
+    header[5] = total.pairs;
+    const write = (a: Uint32Array) => {
+      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    };
     write(header);
-    rebased((p) => p.firstBlock, (p) => p.lastDoc.length, blocks);
-    for (const pick of [(p: Impacts) => p.lastDoc, (p: Impacts) => p.gapsAt, (p: Impacts) => p.tfsAt]) for (const p of parts) write(pick(p));
-    rebased((p) => p.firstPair, (p) => p.pairTf.length, pairs);
-    for (const pick of [(p: Impacts) => p.pairTf, (p: Impacts) => p.pairLength]) for (const p of parts) write(pick(p));
+    const scratch = new Uint32Array(COLUMN_CHUNK);
+    for (const column of COLUMNS) {
+      // An offset column: each range's values but its last (the count it holds), shifted by the ranges before, then the total.
+      const offsets = column === 'firstBlock' || column === 'firstPair';
+      let base = 0;
+      for (const src of sources) {
+        const n = columnLength(column, src) - (offsets ? 1 : 0);
+        for (let from = 0; from < n; from += COLUMN_CHUNK) {
+          const k = Math.min(COLUMN_CHUNK, n - from);
+          let v = src.values(column, from, k, scratch);
+          if (offsets && base !== 0) {
+            // A view of a part in memory is copied, shifted, into the scratch; a part read from a file is there already.
+            const out = scratch.subarray(0, k);
+            for (let i = 0; i < k; i++) out[i] = v[i]! + base;
+            v = out;
+          }
+          write(v);
+        }
+        if (offsets) base += column === 'firstBlock' ? src.blocks : src.pairs;
+      }
+      if (offsets) write(Uint32Array.of(column === 'firstBlock' ? total.blocks : total.pairs));
+    }
   } finally {
+    for (const src of sources) src.close();
     closeSync(fd);
   }
 }

@@ -114,9 +114,20 @@ export function* termsOfTexts(texts: readonly string[]): Generator<string> {
   for (const text of texts) yield* text.split(SEPARATOR);
 }
 
-/** termsOfTexts, a text's terms at a time. */
-export function* textChunks(texts: readonly string[]): Generator<string[]> {
-  for (const text of texts) yield text.split(SEPARATOR);
+/** Characters of a chunk of textChunks, about: a range's text may hold millions of terms, whose strings need not all live at once. */
+const CHUNK_CHARS = 1 << 20;
+
+/** termsOfTexts, about `chunkChars` characters of terms at a time (each text cut at a separator). */
+export function* textChunks(texts: readonly string[], chunkChars = CHUNK_CHARS): Generator<string[]> {
+  for (const text of texts) {
+    if (text.length === 0) yield [''];
+    for (let from = 0; from < text.length; ) {
+      let end = text.indexOf(SEPARATOR, from + chunkChars);
+      if (end < 0) end = text.length;
+      yield text.slice(from, end).split(SEPARATOR);
+      from = end + 1;
+    }
+  }
 }
 
 /** Below this many terms in all a union runs on the calling thread. */

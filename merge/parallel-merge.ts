@@ -14,17 +14,16 @@ import type { PositionsFileWriter } from './positions-file.js';
 import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
-import type { Impacts } from './impacts.js';
 import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
   /** Map the runs' keys to termIDs (and document numbers to docIDs); without them keys are termIDs. */
   lexicons?: RunLexicons;
-  /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts (a range's each, in order). */
+  /** The documents' lengths: with them each thread builds its range's impacts, handed to onImpacts (a range's file each, in order). */
   lengths?: Uint32Array;
-  /** The impacts of every term: the threads' ranges in order, written as one file (writeImpactsFile), never joined. */
-  onImpacts?: (impacts: Impacts[]) => void;
+  /** The impacts of every term: the threads' range files in order, for writeImpactsFile (which removes them). */
+  onImpacts?: (parts: string[]) => void;
   threads: number;
   /** Pairs per run cursor in each thread. */
   chunkPairs: number;
@@ -79,10 +78,13 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     lexicons,
     lengths,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
+    ...(lengths ? { impactsPartPath: join(input.partDir, `impacts.part-${String(i).padStart(3, '0')}`) } : {}),
     ...(input.positions ? { positionsPartPath: join(input.partDir, `positions.part-${String(i).padStart(3, '0')}`), positionEnds } : {}),
   }));
   const t0 = performance.now();
   let lastDone = t0;
+  /** The impacts parts went to onImpacts: theirs to remove. */
+  let handedOver = false;
   const pending = tasks.map((t) => runRange(t).then((r) => ((lastDone = Math.max(lastDone, performance.now())), r)));
   // Settle every thread before leaving, even on failure, so none writes into a deleted folder.
   const settled = Promise.allSettled(pending);
@@ -116,11 +118,13 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
       input.onFraction?.((i + 1) / tasks.length);
     }
     counters.threadsMs = lastDone - t0;
-    if (input.lengths) input.onImpacts?.(await Promise.all(pending).then((rs) => rs.map((r) => r.impacts!)));
+    if (input.lengths) input.onImpacts?.(await Promise.all(pending).then((rs) => rs.map((r) => r.impactsPart!)));
+    handedOver = true;
   } finally {
     await settled;
     for (const t of tasks) {
       rmSync(t.partPath, { force: true });
+      if (t.impactsPartPath && !handedOver) rmSync(t.impactsPartPath, { force: true });
       if (t.positionsPartPath) rmSync(t.positionsPartPath, { force: true });
     }
   }

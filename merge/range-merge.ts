@@ -8,7 +8,7 @@
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { runSharesFor } from './term-ranges.js';
-import { ImpactsBuilder, type Impacts } from './impacts.js';
+import { ImpactsBuilder, writeImpactsAt } from './impacts.js';
 import type { RunLexicons } from './run-lexicons.js';
 import { mergePositions } from './positions-merge.js';
 import { PositionsPartWriter, type PositionsPartTerms } from './positions-file.js';
@@ -23,8 +23,9 @@ export interface RangeMergeTask {
   keys: number[][];
   /** Map keys (and document numbers) to termIDs (and docIDs); undefined: keys are termIDs. */
   lexicons?: RunLexicons;
-  /** The documents' lengths (shared): the thread builds its range's impacts (merge/impacts.ts). */
+  /** The documents' lengths (shared): the thread builds its range's impacts (merge/impacts.ts), written to impactsPartPath. */
   lengths?: Uint32Array;
+  impactsPartPath?: string;
   partPath: string;
   /** --positions: the range's positions part goes here. */
   positionsPartPath?: string;
@@ -46,7 +47,8 @@ export interface RangeMergeResult {
   cfs: Float64Array;
   lengths: Uint32Array;
   partBytes: number;
-  impacts?: Impacts;
+  /** The range's impacts, written as a file of impacts.bin's format (task.impactsPartPath). */
+  impactsPart?: string;
   positions?: RangePositions;
 }
 
@@ -81,7 +83,9 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
     );
     part.close();
     const positions = task.positionsPartPath === undefined ? undefined : mergeRangePositions(task, task.positionsPartPath, ranges, terms);
-    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset, impacts: impacts?.finish(), positions };
+    // The impacts go to a file, not back to the main thread, which would hold every range's until the end.
+    if (impacts) writeImpactsAt(task.impactsPartPath!, [impacts.finish()]);
+    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset, ...(impacts ? { impactsPart: task.impactsPartPath! } : {}), positions };
   } catch (err) {
     part.closeQuietly();
     throw err;

@@ -39,23 +39,31 @@ export function writeSpilledLexicon(path: string, lexicon: SpilledLexicon): numb
   return HEADER_BYTES + 8 * n + terms.bytes.length;
 }
 
-/** Reads a generation back, into shared memory (the union's threads read it without a copy). */
+/**
+ * Reads a generation back, each part into shared memory of its own (the union's threads read the
+ * terms without a copy, and the ids, which the merge keeps, hold nothing else alive).
+ */
 export function readSpilledLexicon(path: string): SpilledLexicon {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
-    const all = new Uint8Array(new SharedArrayBuffer(Math.max(HEADER_BYTES, size)), 0, size);
-    for (let at = 0; at < size; ) {
-      const got = readSync(fd, all, at, size - at, at);
-      if (got === 0) break;
-      at += got;
-    }
-    const header = new Uint32Array(all.buffer, 0, HEADER_BYTES / 4);
+    const read = (bytes: number, at: number): Uint8Array => {
+      const out = new Uint8Array(new SharedArrayBuffer(Math.max(4, bytes)), 0, bytes);
+      for (let done = 0; done < bytes; ) {
+        const got = readSync(fd, out, done, bytes - done, at + done);
+        if (got === 0) throw new Error(`spilled lexicon ${path}: cut short (${size} bytes)`);
+        done += got;
+      }
+      return out;
+    };
+    if (size < HEADER_BYTES) throw new Error(`spilled lexicon ${path}: cut short (${size} bytes)`);
+    const header = new Uint32Array(read(HEADER_BYTES, 0).buffer, 0, HEADER_BYTES / 4);
     const [magic, version, n, b] = header as unknown as [number, number, number, number];
-    if (size < HEADER_BYTES || magic !== MAGIC || version !== VERSION || size !== HEADER_BYTES + 8 * n + b) throw new Error(`spilled lexicon ${path}: not a lexicon generation of this version, or cut short (${size} bytes)`);
-    const ends = new Uint32Array(all.buffer, HEADER_BYTES, n);
-    const order = new Uint32Array(all.buffer, HEADER_BYTES + 4 * n, n);
-    return { terms: { bytes: new Uint8Array(all.buffer, HEADER_BYTES + 8 * n, b), ends }, order };
+    if (magic !== MAGIC || version !== VERSION) throw new Error(`spilled lexicon ${path}: not a lexicon generation of this version`);
+    if (size !== HEADER_BYTES + 8 * n + b) throw new Error(`spilled lexicon ${path}: cut short or too long (${size} bytes, ${n} terms)`);
+    const ends = new Uint32Array(read(4 * n, HEADER_BYTES).buffer, 0, n);
+    const order = new Uint32Array(read(4 * n, HEADER_BYTES + 4 * n).buffer, 0, n);
+    return { terms: { bytes: read(b, HEADER_BYTES + 8 * n), ends }, order };
   } finally {
     closeSync(fd);
   }

@@ -71,8 +71,8 @@ export interface WriteIndexResult {
   postingsBytes: number;
   /** postings.bin's SHA-256 (hex), computed while writing it (for MANIFEST.json). */
   postingsSha256: string;
-  /** impacts.bin's contents, built by the merge (with IndexContents.lengths): a term range's each, in order (writeImpactsFile). */
-  impacts?: Impacts[];
+  /** impacts.bin's contents, built by the merge (with IndexContents.lengths): in memory, or a term range's file each, in order (writeImpactsFile). */
+  impacts?: (Impacts | string)[];
   /** With IndexContents.positions: the postings and positions positions.bin holds. */
   positions?: { postings: number; positions: number };
 }
@@ -134,7 +134,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     const p = contents.positions;
     positions = p && new PositionsFileWriter(p.path, contents.termCount, p);
     let postingsCount = 0;
-    let impacts: Impacts[] | undefined;
+    let impacts: string[] | undefined;
     const merge = await mergeInParallel({
       runPaths,
       lexicons: runLexiconsOf(contents),

@@ -2,13 +2,13 @@
  * impacts.bin, however it is made: by a pass over postings.bin on one thread or several (term
  * ranges), or by the merge itself (one thread, or each merge thread its range), is one file.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import fc from 'fast-check';
-import { IMPACTS_FILE, writeImpacts, writeImpactsFile, writeImpactsParallel, type Impacts } from '../merge/impacts.js';
+import { IMPACTS_FILE, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel, type Impacts } from '../merge/impacts.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,6 +41,7 @@ describe('impacts on threads', () => {
       expect(s.merge.threads).toBe(mergeThreads);
       expect(readFileSync(join(merged, 'postings.bin'))).toEqual(readFileSync(join(index, 'postings.bin')));
       expect(readFileSync(join(merged, IMPACTS_FILE)), `${mergeThreads} merge threads`).toEqual(reference);
+      expect(readdirSync(merged).filter((f) => f.includes('.part-'))).toEqual([]);
     }
   });
 });
@@ -101,18 +102,27 @@ describe('impacts.bin from term ranges', () => {
   it('writes the ranges as one file, their offsets rebased, without joining them (fuzzed, and past a rebase chunk)', () => {
     const out = mkdtempSync(join(tmpdir(), 'gpuindex-impact-parts-'));
     let n = 0;
+    /** Writes the parts, those at odd places as files of their own (a merge thread's), and checks the result. */
     const check = (parts: Impacts[]) => {
       const d = join(out, String(n++));
       mkdirSync(d);
-      writeImpactsFile(d, parts);
+      const given = parts.map((p, i) => {
+        if (i % 2 === 0) return p;
+        const path = join(d, `part-${i}`);
+        writeImpactsAt(path, [p]);
+        return path;
+      });
+      writeImpactsFile(d, given);
       expect(readFileSync(join(d, IMPACTS_FILE)).equals(naiveFile(parts))).toBe(true);
+      // The part files are gone once written.
+      expect(given.filter((g) => typeof g === 'string' && existsSync(g))).toEqual([]);
     };
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 1e6 })), { minLength: 1, maxLength: 5 }), (specs) => check(specs.map(([terms, seed]) => randomImpacts(terms, seed)))),
       { numRuns: 100 },
     );
     // Offset columns longer than a rebase chunk (65,536 values), in a part after the first.
-    check([randomImpacts(3, 1), randomImpacts(70000, 2), randomImpacts(40000, 3)]);
+    check([randomImpacts(3, 1), randomImpacts(70000, 2), randomImpacts(40000, 3), randomImpacts(70000, 4)]);
   });
 });
 

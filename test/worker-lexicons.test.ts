@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { byteLexicon, termsOfTexts, uniteLexicons } from '../merge/lexicon-union.js';
+import { byteLexicon, termsOfTexts, textChunks, uniteLexicons } from '../merge/lexicon-union.js';
 import { writeRunFile } from '../merge/runs.js';
 import { mergeRuns } from '../merge/heap-merge.js';
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
@@ -177,6 +177,19 @@ describe('the merge of workers\' runs', () => {
         sorted.forEach((l, w) => l.forEach((t, p) => expect(terms[finals[w]![p]!]).toBe(t)));
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('hands the united terms out in chunks of any size, every term once and in order', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(termArb, { minLength: 1, maxLength: 12 }), { maxLength: 5 }), fc.integer({ min: 0, max: 20 }), (lists, chunkChars) => {
+        const texts = lists.map((l) => l.join('\0'));
+        const chunks = [...textChunks(texts, chunkChars)];
+        expect(chunks.flat()).toEqual(lists.flat());
+        // A chunk ends at the first separator at or past chunkChars characters.
+        for (const c of chunks) expect(c.slice(0, -1).join('\0').length).toBeLessThan(Math.max(1, chunkChars));
+      }),
+      { numRuns: 300 },
     );
   });
 

@@ -4,4 +4,4 @@ import { mergeRange, type RangeMergeTask } from './range-merge.js';
 
 const result = mergeRange(workerData as RangeMergeTask);
 const positions = result.positions ? [result.positions.termIds.buffer, result.positions.starts.buffer] : [];
-parentPort!.postMessage(result, [result.termIds.buffer, result.dfs.buffer, result.cfs.buffer, result.lengths.buffer, ...positions] as ArrayBuffer[]);
+parentPort!.postMessage(result, positions as ArrayBuffer[]);

@@ -15,6 +15,7 @@ import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
 import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
+import { readTermFigures } from './term-figures-part.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
@@ -59,9 +60,6 @@ function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
   return runOnThread<RangeMergeResult>('merge/merge-worker.js', task, 'merge thread');
 }
 
-const NO_WORDS = new Uint32Array(0);
-const NO_DOUBLES = new Float64Array(0);
-
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {
   const lexicons = input.lexicons && sharedLexicons(input.lexicons);
   const lengths = input.lengths && inSharedMemory(input.lengths);
@@ -78,6 +76,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     lexicons,
     lengths,
     partPath: join(input.partDir, `postings.part-${String(i).padStart(3, '0')}`),
+    figuresPartPath: join(input.partDir, `figures.part-${String(i).padStart(3, '0')}`),
     ...(lengths ? { impactsPartPath: join(input.partDir, `impacts.part-${String(i).padStart(3, '0')}`) } : {}),
     ...(input.positions ? { positionsPartPath: join(input.partDir, `positions.part-${String(i).padStart(3, '0')}`), positionEnds } : {}),
   }));
@@ -105,12 +104,12 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
         counters.positionsWritten!.postings += p.postings;
         counters.positionsWritten!.positions += p.positions;
       }
-      for (let t = 0; t < r.termIds.length; t++) {
-        input.onList(r.termIds[t]!, r.dfs[t]!, r.cfs[t]!, offset, r.lengths[t]!);
-        offset += r.lengths[t]!;
-      }
-      // The range's figures are in the lexicon now; only its impacts are kept (the promises hold r).
-      Object.assign(r, { termIds: NO_WORDS, dfs: NO_WORDS, cfs: NO_DOUBLES, lengths: NO_WORDS });
+      const rows = readTermFigures(tasks[i]!.figuresPartPath, (termId, df, cf, length) => {
+        input.onList(termId, df, cf, offset, length);
+        offset += length;
+      });
+      if (rows !== r.terms) throw new Error(`merge: thread ${i} merged ${r.terms} terms, its figures part holds ${rows}`);
+      rmSync(tasks[i]!.figuresPartPath, { force: true });
       counters.pairs += r.counters.pairs;
       counters.terms += r.counters.terms;
       counters.segmentPops += r.counters.segmentPops;
@@ -124,6 +123,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     await settled;
     for (const t of tasks) {
       rmSync(t.partPath, { force: true });
+      rmSync(t.figuresPartPath, { force: true });
       if (t.impactsPartPath && !handedOver) rmSync(t.impactsPartPath, { force: true });
       if (t.positionsPartPath) rmSync(t.positionsPartPath, { force: true });
     }

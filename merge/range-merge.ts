@@ -1,7 +1,7 @@
 /**
  * One merge thread's work: heap-merges the pairs of termIDs [startTerm, endTerm) from every
- * run into a headerless postings part file, and returns each merged term's (termId, df, cf,
- * encoded length) in termID order. With --positions it then merges the same pairs' positions
+ * run into a headerless postings part file, each merged term's (termId, df, cf, encoded length)
+ * in termID order into a figures part (term-figures-part.ts), and its impacts into an impacts part. With --positions it then merges the same pairs' positions
  * into a positions part (positions-merge.ts). The main thread concatenates the parts in range
  * order into postings.bin and positions.bin and writes the lexicon (parallel-merge.ts).
  */
@@ -9,6 +9,7 @@ import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge
 import { PostingsFileWriter } from './postings-file.js';
 import { runSharesFor } from './term-ranges.js';
 import { ImpactsBuilder, writeImpactsAt } from './impacts.js';
+import { TermFiguresWriter } from './term-figures-part.js';
 import type { RunLexicons } from './run-lexicons.js';
 import { mergePositions } from './positions-merge.js';
 import { PositionsPartWriter, type PositionsPartTerms } from './positions-file.js';
@@ -27,6 +28,8 @@ export interface RangeMergeTask {
   lengths?: Uint32Array;
   impactsPartPath?: string;
   partPath: string;
+  /** Each merged term's figures, in termID order (term-figures-part.ts). */
+  figuresPartPath: string;
   /** --positions: the range's positions part goes here. */
   positionsPartPath?: string;
   /** --positions: each document's position bound (shared; positions-file.ts positionBounds). */
@@ -41,11 +44,8 @@ export interface RangePositions extends PositionsPartTerms {
 
 export interface RangeMergeResult {
   counters: MergeCounters;
-  termIds: Uint32Array;
-  dfs: Uint32Array;
-  /** Collection frequencies; a double, as a frequent term's cf may pass 2^32 in a large crawl. */
-  cfs: Float64Array;
-  lengths: Uint32Array;
+  /** Terms merged: rows of the figures part (task.figuresPartPath). */
+  terms: number;
   partBytes: number;
   /** The range's impacts, written as a file of impacts.bin's format (task.impactsPartPath). */
   impactsPart?: string;
@@ -55,39 +55,33 @@ export interface RangeMergeResult {
 export function mergeRange(task: RangeMergeTask): RangeMergeResult {
   const { ranges, terms } = runSharesFor(task.runPaths, task.startTerm, task.keys, task.lexicons);
   const part = new PostingsFileWriter(task.partPath, { header: false });
+  const figures = new TermFiguresWriter(task.figuresPartPath);
   const impacts = task.lengths && new ImpactsBuilder(task.lengths);
-  let n = 0;
-  let termIds = new Uint32Array(1024);
-  let dfs = new Uint32Array(1024);
-  let cfs = new Float64Array(1024);
-  let lengths = new Uint32Array(1024);
   try {
     const counters = mergeRuns(
       task.runPaths,
       task.chunkPairs,
       (termId, docIds, tfs, df) => {
-        if (n === termIds.length) {
-          termIds = grow(termIds, new Uint32Array(2 * n));
-          dfs = grow(dfs, new Uint32Array(2 * n));
-          cfs = grow(cfs, new Float64Array(2 * n));
-          lengths = grow(lengths, new Uint32Array(2 * n));
-        }
-        termIds[n] = termId;
-        dfs[n] = df;
-        cfs[n] = collectionFrequency(tfs, df);
         // With impacts, one pass encodes the list and measures its blocks.
-        lengths[n++] = part.append(docIds, tfs, df, impacts).length;
+        const length = part.append(docIds, tfs, df, impacts).length;
+        figures.add(termId, df, collectionFrequency(tfs, df), length);
       },
       ranges,
       terms,
     );
     part.close();
+    figures.close();
     const positions = task.positionsPartPath === undefined ? undefined : mergeRangePositions(task, task.positionsPartPath, ranges, terms);
     // The impacts go to a file, not back to the main thread, which would hold every range's until the end.
     if (impacts) writeImpactsAt(task.impactsPartPath!, [impacts.finish()]);
-    return { counters, termIds: termIds.slice(0, n), dfs: dfs.slice(0, n), cfs: cfs.slice(0, n), lengths: lengths.slice(0, n), partBytes: part.offset, ...(impacts ? { impactsPart: task.impactsPartPath! } : {}), positions };
+    return { counters, terms: figures.count, partBytes: part.offset, ...(impacts ? { impactsPart: task.impactsPartPath! } : {}), positions };
   } catch (err) {
     part.closeQuietly();
+    try {
+      figures.close();
+    } catch {
+      // the merge's own error is the one to report
+    }
     throw err;
   }
 }
@@ -104,7 +98,3 @@ function mergeRangePositions(task: RangeMergeTask, path: string, ranges: Paramet
   }
 }
 
-function grow<T extends Uint32Array | Float64Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
-}

@@ -2,6 +2,8 @@
  * An estimate of the memory held by what grows with the crawl, outside the --memory budget: the
  * term dictionary (main thread), the document table, and each parse worker's local dictionary
  * with its raw-token cache and the main thread's copy of its term strings (BatchRemapper).
+ * Parse workers with lexicons of their own hold them inside the budget instead; the same
+ * per-term figures weigh them against their share (workerLexiconBytes).
  *
  * It counts live V8 heap bytes (64-bit, pointer compression), calibrated by building each
  * structure in a fresh process and reading heapUsed after a full GC:

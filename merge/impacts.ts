@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { varintBytes, writeVarintU32 } from './varint.js';
+import { readFullAt } from '../runtime/read-at.js';
 
 export const IMPACTS_FILE = 'impacts.bin';
 export const IMPACTS_MAGIC = Buffer.from('GPIXIMP1', 'latin1');
@@ -434,7 +435,7 @@ function impactsOnThread(task: ImpactsTask): Promise<Impacts> {
 /** Values of a column copied (or rebased) a chunk at a time, so that no part is copied whole. */
 const COLUMN_CHUNK = 1 << 16;
 
-/** impacts.bin's columns in file order, and whether each holds offsets into the next ones (rebased when ranges are joined). */
+/** impacts.bin's columns in file order; firstBlock and firstPair hold offsets into later ones, rebased when ranges are joined. */
 const COLUMNS = ['firstBlock', 'lastDoc', 'gapsAt', 'tfsAt', 'firstPair', 'pairTf', 'pairLength'] as const;
 type Column = (typeof COLUMNS)[number];
 
@@ -483,11 +484,7 @@ function fileSource(path: string): ImpactsSource {
       pairs,
       values: (column, from, count, scratch) => {
         const bytes = new Uint8Array(scratch.buffer, scratch.byteOffset, 4 * count);
-        for (let done = 0; done < bytes.length; ) {
-          const got = readSync(fd, bytes, done, bytes.length - done, starts.get(column)! + 4 * from + done);
-          if (got === 0) throw new Error(`impacts part ${path}: cut short`);
-          done += got;
-        }
+        if (readFullAt(fd, bytes, starts.get(column)! + 4 * from) < bytes.length) throw new Error(`impacts part ${path}: cut short`);
         return scratch.subarray(0, count);
       },
       close: () => closeSync(fd),

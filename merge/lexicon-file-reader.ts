@@ -4,9 +4,10 @@
  * scan() decodes every entry in termID order and checks the file's structure as it goes
  * (verify and segment merges read the lexicon whole through it).
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { LEXICON_BLOCK_TERMS, LEXICON_FOOTER_BYTES, LEXICON_FOOTER_MAGIC, LEXICON_INDEX_ENTRY_BYTES, LEXICON_MAGIC } from './lexicon-file.js';
+import { readFullAt } from '../runtime/read-at.js';
 
 /** One entry as scan() and lookup() give it. */
 export interface LexiconFileEntry {
@@ -235,12 +236,8 @@ export class LexiconFileReader {
   }
 
   private read(position: number, length: number, into: Buffer = Buffer.allocUnsafe(length)): Buffer {
-    let got = 0;
-    while (got < length) {
-      const n = readSync(this.fd, into, got, length - got, position + got);
-      if (n === 0) throw new LexiconFileError(`${this.path}: ends at ${position + got}, inside a section`);
-      got += n;
-    }
+    const got = readFullAt(this.fd, into.subarray(0, length), position);
+    if (got < length) throw new LexiconFileError(`${this.path}: ends at ${position + got}, inside a section`);
     return into.subarray(0, length);
   }
 

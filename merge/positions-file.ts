@@ -33,6 +33,7 @@
 import { closeSync, openSync, readSync, writeSync, fstatSync } from 'node:fs';
 import { readVarint, writeVarintU32 } from './varint.js';
 import { grown } from '../runtime/grown.js';
+import { readFullAt } from '../runtime/read-at.js';
 
 export const POSITIONS_FILE = 'positions.bin';
 export const POSITIONS_MAGIC = Buffer.from('GPIXPOS3', 'latin1');
@@ -455,12 +456,7 @@ export class PositionsFile {
   private read(at: number, n: number): Uint8Array {
     if (this.whole) return this.whole.subarray(at, at + n);
     const out = new Uint8Array(n);
-    let got = 0;
-    while (got < n) {
-      const r = readSync(this.fd, out, got, n - got, at + got);
-      if (r === 0) break;
-      got += r;
-    }
+    const got = readFullAt(this.fd, out, at);
     return got === n ? out : out.subarray(0, got);
   }
 

@@ -10,8 +10,9 @@
  * then every position dropped into its key's next slot, in fill order. It needs neither the
  * sorter's output nor the sorter (CPU or GPU: the same positions).
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { readFullAt } from '../runtime/read-at.js';
 
 /** The position of a title's repeated copies' pairs: they take part in tf, not in positions (indexer/fill/block-positions.ts). */
 export const NO_POSITION = 0xffffffff;
@@ -104,12 +105,7 @@ export class RunPositionsReader {
     const n = Math.min(this.chunk.length, this.count - this.consumed);
     if (n <= 0) throw new Error(`${this.path}: more pairs than positions`);
     const bytes = new Uint8Array(this.chunk.buffer, 0, 4 * n);
-    let got = 0;
-    while (got < bytes.length) {
-      const r = readSync(this.fd, bytes, got, bytes.length - got, 4 * (this.first + this.consumed) + got);
-      if (r === 0) throw new Error(`${this.path}: positions file is truncated`);
-      got += r;
-    }
+    if (readFullAt(this.fd, bytes, 4 * (this.first + this.consumed)) < bytes.length) throw new Error(`${this.path}: positions file is truncated`);
     this.loaded = n;
     this.at = 0;
   }

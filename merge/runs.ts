@@ -18,6 +18,7 @@ import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { KeyWalk } from './term-order.js';
 import { positionOfTerm, type RunLexicon } from './run-lexicons.js';
+import { readFullAt } from '../runtime/read-at.js';
 
 const MAGIC = Buffer.from('GPIXRUN2', 'latin1');
 export const RUN_HEADER_BYTES = 16;
@@ -231,12 +232,7 @@ export class RunCursor {
     }
     const pairs = Math.min(remaining, this.chunk.length >> 1);
     const bytes = new Uint8Array(this.chunk.buffer, 0, pairs * 8);
-    let got = 0;
-    while (got < bytes.length) {
-      const n = readSync(this.fd, bytes, got, bytes.length - got, RUN_HEADER_BYTES + (this.first + this.consumed) * 8 + got);
-      if (n === 0) throw new Error(`${this.path}: run file is truncated`);
-      got += n;
-    }
+    if (readFullAt(this.fd, bytes, RUN_HEADER_BYTES + (this.first + this.consumed) * 8) < bytes.length) throw new Error(`${this.path}: run file is truncated`);
     const docIds = this.docIds;
     if (docIds) {
       const c = this.chunk;

@@ -3,11 +3,12 @@
  * `gpuindex build` writes it. The segment merge reads its inputs through this, and the index
  * reader each of an index's segments.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { hasWarcColumns, INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, readableFormats, type CollectionStats } from './index-store.js';
 import { openLexicon, type Lexicon, type SegmentFigures } from './lexicon-reader.js';
+import { readFullAt } from '../runtime/read-at.js';
 
 export type { SegmentFigures } from './lexicon-reader.js';
 
@@ -121,12 +122,7 @@ export class SegmentReader {
   }
 
   private readAt(into: Uint8Array, at: number, length: number, position: number): void {
-    let got = 0;
-    while (got < length) {
-      const n = readSync(this.fd, into, at + got, length - got, position + got);
-      if (n === 0) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
-      got += n;
-    }
+    if (readFullAt(this.fd, into.subarray(at, at + length), position) < length) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
   }
 
   /** Bytes of postings.bin. */

@@ -9,8 +9,9 @@
  *
  * Little-endian, as the runs. It lives in the build's run folder and goes with it.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import type { ByteLexicon } from './lexicon-union.js';
+import { readFullAt } from '../runtime/read-at.js';
 
 const MAGIC = 0x58454c47; // "GLEX"
 const VERSION = 1;
@@ -49,11 +50,7 @@ export function readSpilledLexicon(path: string): SpilledLexicon {
     const size = fstatSync(fd).size;
     const read = (bytes: number, at: number): Uint8Array => {
       const out = new Uint8Array(new SharedArrayBuffer(Math.max(4, bytes)), 0, bytes);
-      for (let done = 0; done < bytes; ) {
-        const got = readSync(fd, out, done, bytes - done, at + done);
-        if (got === 0) throw new Error(`spilled lexicon ${path}: cut short (${size} bytes)`);
-        done += got;
-      }
+      if (readFullAt(fd, out, at) < bytes) throw new Error(`spilled lexicon ${path}: cut short (${size} bytes)`);
       return out;
     };
     if (size < HEADER_BYTES) throw new Error(`spilled lexicon ${path}: cut short (${size} bytes)`);

@@ -6,7 +6,8 @@
  * u32 df, u32 length, u32 0, f64 cf (a frequent term's cf may pass 2^32), so that typed arrays
  * read them in place.
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { readFullAt } from '../runtime/read-at.js';
 
 const ROW_WORDS = 6;
 const ROW_BYTES = 4 * ROW_WORDS;
@@ -64,12 +65,7 @@ export function readTermFigures(path: string, each: (termId: number, df: number,
   let count = 0;
   try {
     for (let position = 0; ; ) {
-      let got = 0;
-      while (got < bytes.length) {
-        const n = readSync(fd, bytes, got, bytes.length - got, position + got);
-        if (n === 0) break;
-        got += n;
-      }
+      const got = readFullAt(fd, bytes, position);
       if (got % ROW_BYTES !== 0) throw new Error(`term figures ${path}: cut inside a row`);
       const rows = got / ROW_BYTES;
       for (let r = 0; r < rows; r++) each(words[ROW_WORDS * r]!, words[ROW_WORDS * r + 1]!, cfs[(ROW_WORDS / 2) * r + 2]!, words[ROW_WORDS * r + 2]!);

@@ -25,8 +25,6 @@ export class LexiconGenerations {
   private readonly lasts: (SpilledLexicon & { generation: number })[] = [];
   /** Documents each worker numbered, as its last message said. */
   readonly documents: (number | undefined)[] = [];
-  /** Index of each worker's generation 0 among all (indexOf), once lexicons() has run. */
-  private firsts: number[] = [];
 
   constructor(private readonly workers: number) {
     this.spilledPaths = Array.from({ length: workers }, () => []);
@@ -49,9 +47,7 @@ export class LexiconGenerations {
   /** Every generation of every worker, worker by worker, in order; spilled ones read from disk. */
   lexicons(): GenerationLexicon[] {
     const all: GenerationLexicon[] = [];
-    this.firsts = [];
     for (let w = 0; w < this.workers; w++) {
-      this.firsts.push(all.length);
       const n = this.countOf(w);
       for (let g = 0; g < n - 1; g++) {
         const path = this.spilledPaths[w]![g];
@@ -66,8 +62,9 @@ export class LexiconGenerations {
 
   /** The index in lexicons() of a worker's generation. */
   indexOf(g: GenerationOf): number {
-    const first = this.firsts[g.worker];
-    if (first === undefined || g.generation >= this.countOf(g.worker)) throw new Error(`a run is keyed by parse worker ${g.worker}'s lexicon generation ${g.generation}, which it did not report`);
+    if (g.worker >= this.workers || g.generation >= this.countOf(g.worker)) throw new Error(`a run is keyed by parse worker ${g.worker}'s lexicon generation ${g.generation}, which it did not report`);
+    let first = 0;
+    for (let w = 0; w < g.worker; w++) first += this.countOf(w);
     return first + g.generation;
   }
 

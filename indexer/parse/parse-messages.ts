@@ -223,5 +223,5 @@ export interface OwnLexiconConfig extends WorkerBlocksConfig {
 export type OwnLexiconMessage =
   | ({ type: 'run' } & WrittenRun)
   | ({ type: 'block' } & HandedBlock)
-  | { type: 'lexicon-spilled'; generation: number; path: string; terms: number }
+  | { type: 'lexicon-spilled'; generation: number; path: string }
   | { type: 'lexicon'; generation: number; terms: ByteLexicon; order: Uint32Array; documents: number };

@@ -495,7 +495,7 @@ async function sealOwnBlock(): Promise<void> {
   const { terms, order } = lexicon!.finish(false);
   const path = join(init.ownLexicon!.runDir, `lexicon-w${String(init.ownLexicon!.worker).padStart(3, '0')}-g${String(closing).padStart(6, '0')}.bin`);
   writeSpilledLexicon(path, { terms, order });
-  port.postMessage({ type: 'lexicon-spilled', generation: closing, path, terms: order.length } satisfies FromWorker);
+  port.postMessage({ type: 'lexicon-spilled', generation: closing, path } satisfies FromWorker);
   lexicon!.restart();
   inverter.forgetRawTokens();
   localTerms.restart();

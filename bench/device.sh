@@ -155,6 +155,13 @@ gen_small() {
   log "gen-corpus 200MB"
   node "$DIST/src/cli.js" gen-corpus --size 200MB --seed 2 --file-size 8MB -o $small 2>&1 | tail -1 | tee -a "$OUT/log.txt"
 }
+# gen_vocab_crawl DIST V SIZE: /tmp/crawl-V-SIZE (gen-corpus --seed 12 --file-size 32MB --vocabulary V), unless there
+gen_vocab_crawl() {
+  local dist=$1 v=$2 size=$3
+  [ -d "/tmp/crawl-$v-$size" ] && return
+  log "gen-corpus $size $v"
+  node "$dist/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary "$v" -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"
+}
 # build LABEL DIST CRAWL INDEX [node flags --] build args...: one build, its summary in details/build-LABEL.json
 build() {
   local label=$1 dist=$2 from=$3 index=$4; shift 4
@@ -468,7 +475,7 @@ cmd_vocab() {
   if [ "$part" = all ] || [ "$part" = growth ]; then
     local size=${GROWTH_SIZE:-1GB} v round
     for v in fixed mail; do
-      [ -d "/tmp/crawl-$v-$size" ] || { log "gen-corpus $size $v"; node "$DIST/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary $v -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+      gen_vocab_crawl "$DIST" "$v" "$size"
     done
     for round in $(seq 1 "${ROUNDS:-3}"); do
       local order="fixed mail"; [ $((round % 2)) = 0 ] && order="mail fixed"
@@ -501,7 +508,7 @@ cmd_lexicons() {
   local spec v size round lex p order
   for spec in ${LEX_CRAWLS:-fixed:2GB mail:1GB}; do
     v=${spec%%:*}; size=${spec#*:}
-    [ -d "/tmp/crawl-$v-$size" ] || { log "gen-corpus $size $v"; node "$DIST/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary "$v" -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+    gen_vocab_crawl "$DIST" "$v" "$size"
     for round in $(seq 1 "${ROUNDS:-2}"); do
       order="1 0"; [ $((round % 2)) = 0 ] && order="0 1"
       for p in ${PIPELINES:-gpu+ cpu}; do
@@ -549,7 +556,7 @@ cmd_spill() {
   for d in "${dists[@]}"; do log "spill: $(commit_of "$d")"; done
   for spec in ${SPILL_CRAWLS:-fixed:8GB mail:1GB}; do
     v=${spec%%:*}; size=${spec#*:}
-    [ -d "/tmp/crawl-$v-$size" ] || { log "gen-corpus $size $v"; node "$last/src/cli.js" gen-corpus --size "$size" --seed 12 --file-size 32MB --vocabulary "$v" -o "/tmp/crawl-$v-$size" 2>&1 | tail -1 | tee -a "$OUT/log.txt"; }
+    gen_vocab_crawl "$last" "$v" "$size"
     for round in $(seq 1 "${ROUNDS:-2}"); do
       local order=("${!dists[@]}"); [ $((round % 2)) = 1 ] || order=($(printf '%s\n' "${!dists[@]}" | tac))
       for i in "${order[@]}"; do

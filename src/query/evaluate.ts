@@ -247,7 +247,30 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     const required = scored.filter((e) => plan.terms[e.t]!.required);
     // Seeds only while the heap is not full: after the first segments the threshold is
     // already about the final one, and seeding each small segment scored its best blocks twice.
-    if (heap.size < k) {
+    if (heap.size < k && required.length === 0 && !screened && !phrases && scored.every((e) => p.idf[e.t]! > 0)) {
+      // A plain OR: a document scores at least what any one of its terms contributes (each is
+      // positive where idf is: an index's deleted documents can make df exceed the live count,
+      // and idf negative; adding a positive double never lowers a sum). So the
+      // best-bounded blocks' documents, each taken at its largest contribution there, give a
+      // floor with no lookup in the other lists: a document's length and its tf in the block.
+      const lower = new Map<number, number>();
+      for (const e of scored) {
+        const probe = e.cursor.fork();
+        const idf = p.idf[e.t]!;
+        for (const b of probe.topBlocks(SEED_BLOCKS)) {
+          const ds = probe.blockDocs(b);
+          const tfs = probe.blockTfs();
+          for (let i = 0; i < ds.length; i++) {
+            const d = ds[i]!;
+            if (deleted?.[d]) continue;
+            const c = bm25Normed(idf, tfs[i]!, normOf(d), k1);
+            if (!(c <= (lower.get(d) ?? -Infinity))) lower.set(d, c);
+          }
+        }
+      }
+      for (const [d, c] of lower) seeds.push(docBase + d, c);
+      floor = justBelow(seeds.threshold);
+    } else if (heap.size < k) {
       const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
       // The blocks' docIDs in one typed array, sorted as numbers; a docID in several is scored once.
       const blocks: Uint32Array[] = [];

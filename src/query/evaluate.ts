@@ -172,7 +172,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
   // docID order. Their k-th score is a floor for the final k-th (they are real matches), so
   // the pass starts pruning at once instead of after its first k documents (Lucene and PISA
   // raise the threshold the same way from the best blocks).
-  const seeds = new TopK(k);
+  let seeds = new TopK(k);
   let floor = -Infinity;
   const weights = new Uint32Array(plan.terms.length);
   for (const t of plan.slots) weights[t]!++;
@@ -250,25 +250,24 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     if (heap.size < k && required.length === 0 && !screened && !phrases && scored.every((e) => p.idf[e.t]! > 0)) {
       // A plain OR: a document scores at least what any one of its terms contributes (each is
       // positive where idf is: an index's deleted documents can make df exceed the live count,
-      // and idf negative; adding a positive double never lowers a sum). So the
-      // best-bounded blocks' documents, each taken at its largest contribution there, give a
-      // floor with no lookup in the other lists: a document's length and its tf in the block.
-      const lower = new Map<number, number>();
+      // and idf negative; adding a positive double never lowers a sum). A term's best-bounded
+      // blocks hold distinct documents, so the k-th largest contribution there is a floor, found
+      // with no lookup in the other lists: a document's length and its tf in the block.
       for (const e of scored) {
         const probe = e.cursor.fork();
         const idf = p.idf[e.t]!;
+        const best = new TopK(k);
         for (const b of probe.topBlocks(SEED_BLOCKS)) {
           const ds = probe.blockDocs(b);
           const tfs = probe.blockTfs();
           for (let i = 0; i < ds.length; i++) {
             const d = ds[i]!;
             if (deleted?.[d]) continue;
-            const c = bm25Normed(idf, tfs[i]!, normOf(d), k1);
-            if (!(c <= (lower.get(d) ?? -Infinity))) lower.set(d, c);
+            best.push(docBase + d, bm25Normed(idf, tfs[i]!, normOf(d), k1));
           }
         }
+        if (best.threshold > seeds.threshold) seeds = best;
       }
-      for (const [d, c] of lower) seeds.push(docBase + d, c);
       floor = justBelow(seeds.threshold);
     } else if (heap.size < k) {
       const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;

@@ -5,7 +5,7 @@
  *
  *   node bench/search.mjs --crawl DIR --index IDX --fts5 DB [--xapian DIR]
  *        [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]
- *        [--sampling tokens|types] [--batch 1]
+ *        [--sampling tokens|types] [--batch 1] [--warmup 50]
  *
  * The indexes: `gpuindex build DIR -o IDX`; the peers' with bench/search-prepare.mjs (FTS5,
  * porter unicode61) and bench/xapian-index.py --no-positions (Xapian, on the subset file).
@@ -14,8 +14,8 @@
  * default: frequent words come often, as in a query log) or one of the distinct words there
  * (`--sampling types`: mostly rare words); OR of the words, top 10. gpuindex runs in process (pruned, and exhaustive for
  * reference), FTS5 in process through better-sqlite3 (`MATCH 'a OR b' ORDER BY rank LIMIT 10`),
- * Xapian in a Python process that times itself (bench/search-xapian.py). After 50 warm-up
- * queries of each engine, the queries run in batches of `--batch` (1: every query on each engine
+ * Xapian in a Python process that times itself (bench/search-xapian.py). After `--warmup`
+ * queries (default 50, drawn as the timed ones with the next seed) on each engine, the queries run in batches of `--batch` (1: every query on each engine
  * in turn), each batch on each engine in turn, the first engine rotating. A batch of 1 runs every
  * query after the other engines' (FTS5's reads evict the caches); a longer batch runs most
  * queries after the same engine's, as a server answers them. Then the most frequent term alone,
@@ -46,6 +46,7 @@ if (!args.crawl || !args.index || !args.fts5) {
 }
 const QUERIES = Number(args.queries ?? 500);
 const BATCH = Number(args.batch ?? 1);
+const WARMUP = Number(args.warmup ?? 50);
 if (!Number.isInteger(BATCH) || BATCH < 1) throw new Error('--batch is a positive integer');
 const K = 10;
 const rnd = generator(Number(args.seed ?? 7));
@@ -104,7 +105,7 @@ async function xapianEngine(db) {
  * rotating); returns each engine's milliseconds and hit counts.
  */
 async function alternate(engines, queries) {
-  for (const e of engines) for (const q of queries.slice(0, 50)) await e.run(q);
+  for (const e of engines) for (const q of warmup) await e.run(q);
   const times = engines.map(() => []);
   const cpu = engines.map(() => []);
   const hits = engines.map(() => 0);
@@ -156,7 +157,10 @@ const reader = openIndex(args.index);
 const SAMPLING = args.sampling ?? 'tokens';
 if (SAMPLING !== 'tokens' && SAMPLING !== 'types') throw new Error('--sampling is tokens or types');
 const queries = makeQueries(reader, texts, SAMPLING, QUERIES, rnd);
-const out = { queries: QUERIES, batch: BATCH, sampling: SAMPLING, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
+// Warm-up queries drawn the same way with the next seed: the engines' code and caches as a
+// server's after a while, sharing with the timed queries only what the sampling repeats.
+const warmup = makeQueries(reader, texts, SAMPLING, WARMUP, generator(Number(args.seed ?? 7) + 1));
+const out = { queries: QUERIES, warmup: WARMUP, batch: BATCH, sampling: SAMPLING, k: K, seed: Number(args.seed ?? 7), documents: reader.stats().documents, postings: reader.stats().postings };
 {
   const fts = fts5Engine(args.fts5);
   const engines = [gpuindexEngine(reader, false), gpuindexEngine(reader, true), fts];

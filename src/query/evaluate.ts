@@ -364,7 +364,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         const complete = (d: number, bound: number): void => {
           for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
             const e = order[i]!;
-            bound -= wb(e);
+            bound -= e.wb;
             e.cursor.nextGEQ(d);
             if (e.cursor.doc === d) bound += exact(e, d);
           }
@@ -390,6 +390,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           const weight = e.weight;
           const needFor = (theta: number) => (theta - nonEssential - SKIP_SLACK * (Math.abs(theta) + Math.abs(nonEssential))) / weight;
           let need = needFor(theta);
+          let needTheta = theta;
           while (c.doc <= end && nonEssential + e.wb > theta) {
             const docs = c.blockDocIds();
             const tfs = c.blockTfs();
@@ -410,7 +411,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
               contrib[e.t] = ce;
               seen[e.t] = stamp;
               complete(d, bound);
-              need = needFor(theta);
+              if (theta !== needTheta) need = needFor((needTheta = theta));
             }
             if (i < n) {
               c.moveTo(i);

@@ -35,11 +35,15 @@ export const hasHighUnits = (s: string): boolean => /[\ud800-\uffff]/.test(s);
 /**
  * Sorts `terms` in place in code point order. The engine's own string sort (no comparator) is
  * several times faster and agrees with code point order unless a term has a code unit at or
- * above U+D800.
+ * above U+D800. Returns whether some term has one.
  */
-export function sortTerms(terms: string[]): void {
-  if (terms.some(hasHighUnits)) terms.sort(compareTerms);
-  else terms.sort();
+export function sortTerms(terms: string[]): boolean {
+  if (terms.some(hasHighUnits)) {
+    terms.sort(compareTerms);
+    return true;
+  }
+  terms.sort();
+  return false;
 }
 
 /** The ids of `terms` (terms[id]) in code point order of the terms. */

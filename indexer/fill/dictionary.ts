@@ -19,6 +19,8 @@ export class TermDictionary {
   /** The ids below `sortedCount`, in code point order of their terms. */
   private sorted = new Uint32Array(0);
   private sortedCount = 0;
+  /** Some sorted term has a code unit at or above U+D800 (hasHighUnits). */
+  private highUnits = false;
 
   idOf(term: string): TermId {
     if (this.unmapped) throw new Error('term dictionary: idOf after addNew');
@@ -63,7 +65,7 @@ export class TermDictionary {
    * Every term's rank in code point order among the terms so far, indexed by TermId (a new
    * array: the caller may hand it to another thread while the dictionary grows). The order is
    * kept from one call to the next: only the terms added since are sorted, then placed by
-   * binary search, so a build sorts each term once.
+   * galloping search, so a build sorts each term once.
    */
   lexKeys(): Uint32Array {
     this.extendOrder();
@@ -106,18 +108,28 @@ export class TermDictionary {
     if (this.unmapped) throw new Error('term dictionary: terms added by addNew need orderFrom');
     const terms = this.terms;
     const fresh = terms.slice(from);
-    sortTerms(fresh);
+    // Without a code unit at or above U+D800 in any term, code unit order (the engine's own
+    // string comparison) is code point order.
+    if (sortTerms(fresh)) this.highUnits = true;
+    const high = this.highUnits;
     const merged = new Uint32Array(n);
     const old = this.sorted;
     let o = 0;
     let m = 0;
     for (const term of fresh) {
-      // Old terms before this one, found by binary search from where the last one went.
+      // Old terms before this one, from where the last one went: galloping, then halving. A
+      // step of the sort ahead brings a quarter as many terms as it has, so most land a few
+      // old terms apart; a binary search over all that are left took 20 comparisons each.
       let lo = o;
-      let hi = from;
+      let step = 1;
+      while (lo + step <= from && (high ? compareTerms(terms[old[lo + step - 1]!]!, term) < 0 : terms[old[lo + step - 1]!]! < term)) {
+        lo += step;
+        step *= 2;
+      }
+      let hi = Math.min(lo + step - 1, from);
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (compareTerms(terms[old[mid]!]!, term) < 0) lo = mid + 1;
+        if (high ? compareTerms(terms[old[mid]!]!, term) < 0 : terms[old[mid]!]! < term) lo = mid + 1;
         else hi = mid;
       }
       merged.set(old.subarray(o, lo), m);

@@ -4,6 +4,7 @@
  */
 import type { SharedInversion } from '../../indexer/scan/shared-inversion.js';
 import type { BufferPool } from '../../runtime/buffer-pool.js';
+import type { ImpactsThreads } from '../../merge/impacts.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
@@ -22,6 +23,8 @@ export interface BuildState {
   sharedInversion?: SharedInversion;
   /** Kept likewise: the block's and the CPU sorter's buffers of such a build. */
   buffers?: BufferPool;
+  /** Impacts threads started during the merge for finishIndex (ended unused if the build stops first). */
+  impactsAhead?: ImpactsThreads;
 }
 
 /** Reports a stage's progress to options.onProgress (throttled). */
@@ -91,17 +94,21 @@ export function checkMergeThreads(value: number | undefined): void {
 }
 
 /**
- * Progress events at most every 100 ms (plus the final one), so per-document calls cost
- * nothing. The parse ETA extrapolates from the crawl files finished so far (by size on disk).
+ * Progress events at most every 100 ms, so per-document calls cost nothing, and besides those
+ * one whenever a block has been sorted since the last (a caller that acts on a block count then
+ * sees it however fast the blocks come), and the final one. The parse ETA extrapolates from the
+ * crawl files finished so far (by size on disk).
  */
 export function throttledProgress(options: BuildOptions): Progress {
   let last = 0;
+  let lastBlocks = -1;
   const start = performance.now();
   return (stage, c, mergeFraction) => {
     if (!options.onProgress) return;
     const now = performance.now();
-    if (stage !== 'done' && now - last < 100) return;
+    if (stage !== 'done' && now - last < 100 && c.blocks === lastBlocks) return;
     last = now;
+    lastBlocks = c.blocks;
     const fraction = c.fileBytesTotal > 0 ? c.fileBytesDone / c.fileBytesTotal : undefined;
     const etaSeconds = stage === 'parse' && fraction ? ((now - start) / 1000) * ((1 - fraction) / fraction) : undefined;
     options.onProgress({ stage, documents: c.documents, bytes: c.bytes, blocksSorted: c.blocks, runsWritten: c.blocks, mergeFraction, parseFraction: fraction, etaSeconds });

@@ -4,7 +4,6 @@
  */
 import type { SharedInversion } from '../../indexer/scan/shared-inversion.js';
 import type { BufferPool } from '../../runtime/buffer-pool.js';
-import type { ImpactsThreads } from '../../merge/impacts.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
@@ -23,8 +22,6 @@ export interface BuildState {
   sharedInversion?: SharedInversion;
   /** Kept likewise: the block's and the CPU sorter's buffers of such a build. */
   buffers?: BufferPool;
-  /** Impacts threads started during the merge for finishIndex (ended unused if the build stops first). */
-  impactsAhead?: ImpactsThreads;
 }
 
 /** Reports a stage's progress to options.onProgress (throttled). */

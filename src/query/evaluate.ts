@@ -168,10 +168,10 @@ let spanScratch: SpanScratch | undefined;
 
 export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
   const heap = new TopK(k);
-  // Seeds: documents of the blocks with the highest bounds, scored fully before the pass in
-  // docID order. Their k-th score is a floor for the final k-th (they are real matches), so
-  // the pass starts pruning at once instead of after its first k documents (Lucene and PISA
-  // raise the threshold the same way from the best blocks).
+  // Seeds: documents of the blocks with the highest bounds, each with its score or a lower
+  // bound of it, before the pass in docID order. Their k-th is a floor for the final k-th
+  // (they are real matches), so the pass starts pruning at once instead of after its first k
+  // documents (Lucene and PISA raise the threshold the same way from the best blocks).
   let seeds = new TopK(k);
   let floor = -Infinity;
   const weights = new Uint32Array(plan.terms.length);
@@ -247,66 +247,67 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
     const required = scored.filter((e) => plan.terms[e.t]!.required);
     // Seeds only while the heap is not full: after the first segments the threshold is
     // already about the final one, and seeding each small segment scored its best blocks twice.
-    if (heap.size < k && required.length === 0 && !screened && !phrases && scored.every((e) => p.idf[e.t]! > 0)) {
-      // A plain OR: a document scores at least what any one of its terms contributes (each is
-      // positive where idf is: an index's deleted documents can make df exceed the live count,
-      // and idf negative; adding a positive double never lowers a sum). A term's best-bounded
-      // blocks hold distinct documents, so the k-th largest contribution there is a floor, found
-      // with no lookup in the other lists: a document's length and its tf in the block.
-      for (const e of scored) {
-        const probe = e.cursor.fork();
-        const idf = p.idf[e.t]!;
-        const best = new TopK(k);
-        for (const b of probe.topBlocks(SEED_BLOCKS)) {
-          const ds = probe.blockDocs(b);
-          const tfs = probe.blockTfs();
-          for (let i = 0; i < ds.length; i++) {
-            const d = ds[i]!;
-            if (deleted?.[d]) continue;
-            best.push(docBase + d, bm25Normed(idf, tfs[i]!, normOf(d), k1));
+    if (heap.size < k) {
+      if (required.length === 0 && !screened && !phrases && scored.every((e) => p.idf[e.t]! > 0)) {
+        // A plain OR: a document scores at least what any one of its terms contributes (each is
+        // positive where idf is: an index's deleted documents can make df exceed the live count,
+        // and idf negative; adding a positive double never lowers a sum). A term's best-bounded
+        // blocks hold distinct documents, so the k-th largest contribution there is a floor, found
+        // with no lookup in the other lists: a document's length and its tf in the block.
+        for (const e of scored) {
+          const probe = e.cursor.fork();
+          const idf = p.idf[e.t]!;
+          const best = new TopK(k);
+          for (const b of probe.topBlocks(SEED_BLOCKS)) {
+            const ds = probe.blockDocs(b);
+            const tfs = probe.blockTfs();
+            for (let i = 0; i < ds.length; i++) {
+              const d = ds[i]!;
+              if (deleted?.[d]) continue;
+              best.push(docBase + d, bm25Normed(idf, tfs[i]!, normOf(d), k1));
+            }
+          }
+          if (best.threshold > seeds.threshold) seeds = best;
+        }
+      } else {
+        const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
+        // The blocks' docIDs in one typed array, sorted as numbers; a docID in several is scored once.
+        const blocks: Uint32Array[] = [];
+        let count = 0;
+        for (const e of from) {
+          const probe = e.cursor.fork();
+          for (const b of probe.topBlocks(SEED_BLOCKS)) {
+            const ds = probe.blockDocs(b);
+            blocks.push(ds);
+            count += ds.length;
           }
         }
-        if (best.threshold > seeds.threshold) seeds = best;
-      }
-      floor = justBelow(seeds.threshold);
-    } else if (heap.size < k) {
-      const from = required.length > 0 ? [required.reduce((a, e) => (e.df < a.df ? e : a))] : scored;
-      // The blocks' docIDs in one typed array, sorted as numbers; a docID in several is scored once.
-      const blocks: Uint32Array[] = [];
-      let count = 0;
-      for (const e of from) {
-        const probe = e.cursor.fork();
-        for (const b of probe.topBlocks(SEED_BLOCKS)) {
-          const ds = probe.blockDocs(b);
-          blocks.push(ds);
+        const docs = new Uint32Array(count);
+        count = 0;
+        for (const ds of blocks) {
+          docs.set(ds, count);
           count += ds.length;
         }
-      }
-      const docs = new Uint32Array(count);
-      count = 0;
-      for (const ds of blocks) {
-        docs.set(ds, count);
-        count += ds.length;
-      }
-      docs.sort();
-      const probes = scored.map((e) => ({ ...e, cursor: e.cursor.fork() }));
-      const probeExcluded = excluded.map((x) => x.fork());
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i]!;
-        if ((i > 0 && d === docs[i - 1]) || deleted?.[d]) continue;
-        stamp++;
-        let ok = true;
-        for (const e of probes) {
-          e.cursor.nextGEQ(d);
-          if (e.cursor.doc === d) exact(e, d);
-          else if (plan.terms[e.t]!.required) ok = false;
+        docs.sort();
+        const probes = scored.map((e) => ({ ...e, cursor: e.cursor.fork() }));
+        const probeExcluded = excluded.map((x) => x.fork());
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i]!;
+          if ((i > 0 && d === docs[i - 1]) || deleted?.[d]) continue;
+          stamp++;
+          let ok = true;
+          for (const e of probes) {
+            e.cursor.nextGEQ(d);
+            if (e.cursor.doc === d) exact(e, d);
+            else if (plan.terms[e.t]!.required) ok = false;
+          }
+          for (const x of probeExcluded) {
+            x.nextGEQ(d);
+            if (x.doc === d) ok = false;
+          }
+          const score = ok ? canonical(d) : -Infinity;
+          if (score > -Infinity) seeds.push(docBase + d, score);
         }
-        for (const x of probeExcluded) {
-          x.nextGEQ(d);
-          if (x.doc === d) ok = false;
-        }
-        const score = ok ? canonical(d) : -Infinity;
-        if (score > -Infinity) seeds.push(docBase + d, score);
       }
       floor = justBelow(seeds.threshold);
     }

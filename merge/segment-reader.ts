@@ -137,6 +137,18 @@ export class SegmentReader {
     return Uint32Array.from(this.db.prepare('SELECT length FROM docs ORDER BY doc_id').pluck().all() as number[]);
   }
 
+  /**
+   * The documents of docIDs [from, to): their count, smallest and largest docID, and their
+   * external ids and paths each joined by U+0000 in docID order (src/query/row-chunks.ts).
+   */
+  joinedRows(from: number, to: number): [number, number | null, number | null, string | null, string | null] {
+    this.joinedRowsStmt ??= this.db
+      .prepare("SELECT count(*), min(doc_id), max(doc_id), group_concat(external_id, char(0) ORDER BY doc_id), group_concat(path, char(0) ORDER BY doc_id) FROM docs WHERE doc_id >= ? AND doc_id < ?")
+      .raw();
+    return this.joinedRowsStmt.get(from, to) as [number, number | null, number | null, string | null, string | null];
+  }
+  private joinedRowsStmt?: Database.Statement;
+
   /** Document rows in docID order: [docId, externalId, path, length, WARC-Date, WARC-Record-ID] (NULLs for other documents). */
   *documentRows(): Generator<[number, string, string, number, string | null, string | null]> {
     const warc = hasWarcColumns(this.db) ? 'warc_date, warc_record_id' : 'NULL, NULL';

@@ -17,6 +17,8 @@ import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../index
 import { computeImpacts, readImpacts, type Impacts } from '../merge/impacts.js';
 import { bm25, lengthNormTable, type BlockBounds } from './query/cursor.js';
 import { ListCache } from './query/list-cache.js';
+import { BudgetCache } from './query/budget-cache.js';
+import { chunkRow, ROW_CHUNK, rowChunk, type RowChunk } from './query/row-chunks.js';
 import type Database from 'better-sqlite3';
 import { exhaustiveTopK, ExhaustiveScratch, prunable, prunedTopK, type SegmentInput } from './query/evaluate.js';
 import { planQuery, POSITIONAL_FIELDS, type IndexCapabilities, type QueryPlan } from './query/plan.js';
@@ -65,10 +67,25 @@ export interface ReaderOptions {
    * not by every query holding it. Default 64 MiB; 0 keeps none.
    */
   listCacheBytes?: number;
+  /**
+   * Bytes of document rows (external ids and paths) kept in memory between queries, in chunks of
+   * consecutive docIDs read by one statement each (src/query/row-chunks.ts), least recently used
+   * out first. Default 32 MiB (a 400,000-document crawl's rows take about 16 MiB); 0 keeps none,
+   * and each hit's row is then looked up alone.
+   */
+  rowCacheBytes?: number;
 }
 
 /** The list cache's default budget. */
 export const DEFAULT_LIST_CACHE_BYTES = 64 << 20;
+/** The row cache's default budget. */
+export const DEFAULT_ROW_CACHE_BYTES = 32 << 20;
+/** What the row cache counts for a chunk whose rows are looked up one by one (rowChunk: undefined). */
+const UNCHUNKED_BYTES = 64;
+/** Row cache keys a segment spans (chunks of ROW_CHUNK docIDs: 2^31 documents). */
+const ROW_KEYS_A_SEGMENT = 2 ** 21;
+/** The next segment's first row cache key, in ROW_KEYS_A_SEGMENT. */
+let nextRowKeys = 0;
 /** Lists shorter than this are read for each query (a pread of a few KB costs about what a cache lookup does). */
 const CACHED_LIST_BYTES = 4096;
 /** A segment's lexicon entries and block bounds kept between queries, at most (past it they are dropped, all at once). */
@@ -113,6 +130,7 @@ class Segment {
       this.entries = earlier.entries;
       this.boundsCache = earlier.boundsCache;
       this.docsIn = earlier.docsIn;
+      this.rowKeys = earlier.rowKeys;
       if (earlier.deletesFile === deletesFile) {
         this.deleted = earlier.deleted;
         this.deletedCount = earlier.deletedCount;
@@ -131,6 +149,7 @@ class Segment {
       }
     }
     this.docStmt = files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
+    this.rowKeys ??= nextRowKeys++ * ROW_KEYS_A_SEGMENT;
   }
 
   get documents(): number {
@@ -165,8 +184,26 @@ class Segment {
     return value;
   }
 
+  /** The row cache's key of the segment's first chunk (its chunks' keys follow): kept across snapshots, as its files are. */
+  readonly rowKeys: number;
+
   /** Statements fetching n documents' rows by docID (one call for a query's hits), by n. */
   private docsIn = new Map<number, Database.Statement>();
+
+  /** The row of docID `d` of the segment (its own) from the chunk of rows holding it, read on first use; undefined: look it up (rows()). */
+  chunkedRow(d: number, chunks: BudgetCache<number, RowChunk | null>): StoredDocument | undefined {
+    const at = d % ROW_CHUNK;
+    const from = d - at;
+    const key = this.rowKeys + from / ROW_CHUNK;
+    let c = chunks.get(key);
+    if (c === undefined) {
+      const to = Math.min(from + ROW_CHUNK, this.documents);
+      c = chunks.put(key, rowChunk(this.files.joinedRows(from, to), from, to) ?? null);
+    }
+    if (!c) return undefined;
+    const [externalId, path] = chunkRow(c, at);
+    return { docId: d, externalId, path, length: this.lengths()[d]! };
+  }
 
   /** The rows of these docIDs of the segment (its own), by docID; at most DOCS_A_CALL a statement. */
   rows(docIds: readonly number[]): Map<number, StoredDocument> {
@@ -281,6 +318,8 @@ export class IndexReader {
 
   /** Long postings lists kept between queries (shared with the readers reopen() makes). */
   private readonly lists: ListCache;
+  /** Chunks of document rows kept between queries (src/query/row-chunks.ts; shared like `lists`). */
+  private readonly rowChunks: BudgetCache<number, RowChunk | null>;
 
   /**
    * `manifest`: read these segments instead of the committed ones (a writer's refreshed state).
@@ -295,6 +334,9 @@ export class IndexReader {
     const budget = options.listCacheBytes ?? DEFAULT_LIST_CACHE_BYTES;
     if (!Number.isInteger(budget) || budget < 0) throw new UserError(`listCacheBytes must be a whole number of bytes, got ${budget}`);
     this.lists = earlier?.lists ?? new ListCache(budget);
+    const rowBudget = options.rowCacheBytes ?? DEFAULT_ROW_CACHE_BYTES;
+    if (!Number.isInteger(rowBudget) || rowBudget < 0) throw new UserError(`rowCacheBytes must be a whole number of bytes, got ${rowBudget}`);
+    this.rowChunks = earlier?.rowChunks ?? new BudgetCache<number, RowChunk | null>(rowBudget, (c) => c?.bytes ?? UNCHUNKED_BYTES);
     try {
       this.manifest = manifest ?? readSegments(path);
       const entries = this.manifest ? this.manifest.segments : [{ name: '.', deletes: undefined }];
@@ -589,18 +631,32 @@ export class IndexReader {
     });
   }
 
-  /** The stored rows of the index's docIDs `docIds` (live documents), in their order: one statement a segment. */
+  /**
+   * The stored rows of the index's docIDs `docIds` (live documents), in their order: from the row
+   * cache's chunks, the others by one statement a segment.
+   */
   private hitRows(docIds: readonly number[]): StoredDocument[] {
-    const bySegment = new Map<Segment, number[]>();
-    for (const d of docIds) {
+    const out: (StoredDocument | undefined)[] = new Array(docIds.length);
+    let bySegment: Map<Segment, number[]> | undefined;
+    docIds.forEach((d, i) => {
       const s = this.segmentOf(d)!;
+      const row = this.rowChunks.budget > 0 ? s.chunkedRow(d - s.docBase, this.rowChunks) : undefined;
+      if (row) {
+        row.docId = d;
+        out[i] = row;
+        return;
+      }
+      bySegment ??= new Map();
       const list = bySegment.get(s);
       if (list) list.push(d - s.docBase);
       else bySegment.set(s, [d - s.docBase]);
+    });
+    if (bySegment) {
+      const found = new Map<number, StoredDocument>();
+      for (const [s, locals] of bySegment) for (const [local, row] of s.rows(locals)) found.set(s.docBase + local, { ...row, docId: s.docBase + local });
+      docIds.forEach((d, i) => (out[i] ??= found.get(d)));
     }
-    const found = new Map<number, StoredDocument>();
-    for (const [s, locals] of bySegment) for (const [local, row] of s.rows(locals)) found.set(s.docBase + local, { ...row, docId: s.docBase + local });
-    return docIds.map((d) => found.get(d)!);
+    return out as StoredDocument[];
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
- * What the reader keeps between queries (src/query/list-cache.ts, the segments' lexicon entries,
- * block bounds and row statements) changes no answer: the list cache against a naive LRU, and
- * searches with and without the caches, repeated, across a writer's refreshes and reopen().
+ * What the reader keeps between queries (src/query/list-cache.ts, chunks of document rows
+ * (src/query/row-chunks.ts), the segments' lexicon entries, block bounds and row statements)
+ * changes no answer: the budget cache against a naive LRU, a chunk's rows against the table's,
+ * and searches with and without the caches, repeated, across a writer's refreshes and reopen().
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ListCache } from '../src/query/list-cache.js';
+import { chunkRow, rowChunk, type JoinedRows } from '../src/query/row-chunks.js';
 import { openIndex } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 
@@ -56,6 +58,32 @@ describe('list cache', () => {
   });
 });
 
+describe('row chunks', () => {
+  it('give each document its own external id and path, or nothing where the rows do not split into one a docID', () => {
+    // Values with U+0000 (the separator), empty ones, non-Latin-1 ones; docIDs (a primary key:
+    // ascending, no repeats) dense, or with a gap before row `gapAt`.
+    const value = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', '\0', 'a\0b', 'é', '😀x', 'path/to/file.html'));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 5000 }), fc.array(fc.tuple(value, value), { minLength: 1, maxLength: 40 }), fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }), (from, rows, gapAt) => {
+        const table = rows.map(([id, path], i) => ({ docId: from + i + (gapAt !== undefined && i >= gapAt ? 1 : 0), id, path }));
+        const to = from + table.length;
+        const ids = table.map((r) => r.docId);
+        const joined: JoinedRows = [table.length, Math.min(...ids), Math.max(...ids), table.map((r) => r.id).join('\0'), table.map((r) => r.path).join('\0')];
+        const chunk = rowChunk(joined, from, to);
+        const dense = table.every((r, i) => r.docId === from + i);
+        const separated = table.every((r) => !r.id.includes('\0') && !r.path.includes('\0'));
+        if (!dense || !separated) {
+          expect(chunk).toBeUndefined();
+          return;
+        }
+        expect(chunk).toBeDefined();
+        table.forEach((r, i) => expect(chunkRow(chunk!, i)).toEqual([r.id, r.path]));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('reader caches', () => {
   const WORDS = ['whale', 'ship', 'sea', 'ahab', 'white', 'harpoon', 'deck', 'storm', 'oil', 'boat'];
   const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
@@ -81,14 +109,16 @@ describe('reader caches', () => {
           let cached = 0;
           try {
             for (const batch of batches) {
-              await writer.add(batch.map((d) => ({ id: `d${id++}`, text: d.map((w) => WORDS[w]).join(' ') })));
+              // One id holds U+0000, the row chunks' separator: its chunk's rows are looked up one by one.
+              await writer.add(batch.map((d) => ({ id: id === 5 ? `d\0${id++}` : `d${id++}`, text: d.map((w) => WORDS[w]).join(' ') })));
               if (deleteEvery > 0) await writer.delete(Array.from({ length: Math.floor(id / (deleteEvery * 7)) }, (_, i) => `d${i * deleteEvery * 7}`));
               await writer.commit();
               const reopened = reader.reopen();
               if (reopened !== reader) reader.close();
               reader = reopened;
-              const fresh = openIndex(dir, { listCacheBytes: 0 });
-              const small = openIndex(dir, { listCacheBytes: 5000 });
+              const fresh = openIndex(dir, { listCacheBytes: 0, rowCacheBytes: 0 });
+              // A row budget of a few chunks: chunks dropped and read again.
+              const small = openIndex(dir, { listCacheBytes: 5000, rowCacheBytes: 40_000 });
               try {
                 for (let round = 0; round < 2; round++) {
                   // `whale` (about 88 % of the documents) always: its list passes 4 KiB in a batch of 3,000.
@@ -118,6 +148,9 @@ describe('reader caches', () => {
   });
 
   it('refuses a cache budget that is not a whole number of bytes, in one line', () => {
-    for (const bad of [-1, 1.5, Number.NaN]) expect(() => openIndex(join(work, 'none'), { listCacheBytes: bad })).toThrow(/^listCacheBytes must be a whole number of bytes, got /);
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      expect(() => openIndex(join(work, 'none'), { listCacheBytes: bad })).toThrow(/^listCacheBytes must be a whole number of bytes, got /);
+      expect(() => openIndex(join(work, 'none'), { rowCacheBytes: bad })).toThrow(/^rowCacheBytes must be a whole number of bytes, got /);
+    }
   });
 });

@@ -84,8 +84,10 @@ export const DEFAULT_ROW_CACHE_BYTES = 32 << 20;
 const UNCHUNKED_BYTES = 64;
 /** Row cache keys a segment spans (chunks of ROW_CHUNK docIDs: 2^31 documents). */
 const ROW_KEYS_A_SEGMENT = 2 ** 21;
-/** The next segment's first row cache key, in ROW_KEYS_A_SEGMENT. */
-let nextRowKeys = 0;
+/** List cache keys a segment spans (one a termID). */
+const LIST_KEYS_A_SEGMENT = 2 ** 32;
+/** The next segment's Segment.serial. */
+let nextSerial = 0;
 /** Lists shorter than this are read for each query (a pread of a few KB costs about what a cache lookup does). */
 const CACHED_LIST_BYTES = 4096;
 /** A segment's lexicon entries and block bounds kept between queries, at most (past it they are dropped, all at once). */
@@ -130,7 +132,7 @@ class Segment {
       this.entries = earlier.entries;
       this.boundsCache = earlier.boundsCache;
       this.docsIn = earlier.docsIn;
-      this.rowKeys = earlier.rowKeys;
+      this.serial = earlier.serial;
       if (earlier.deletesFile === deletesFile) {
         this.deleted = earlier.deleted;
         this.deletedCount = earlier.deletedCount;
@@ -149,7 +151,7 @@ class Segment {
       }
     }
     this.docStmt = files.db.prepare('SELECT doc_id AS docId, external_id AS externalId, path, length FROM docs WHERE doc_id = ?');
-    this.rowKeys ??= nextRowKeys++ * ROW_KEYS_A_SEGMENT;
+    this.serial ??= nextSerial++;
   }
 
   get documents(): number {
@@ -184,8 +186,11 @@ class Segment {
     return value;
   }
 
-  /** The row cache's key of the segment's first chunk (its chunks' keys follow): kept across snapshots, as its files are. */
-  readonly rowKeys: number;
+  /**
+   * The segment's number among those this process opened, kept across snapshots as its files
+   * are: the list and row caches' keys start from it (a folder rebuilt in place is another one).
+   */
+  readonly serial: number;
 
   /** Statements fetching n documents' rows by docID (one call for a query's hits), by n. */
   private docsIn = new Map<number, Database.Statement>();
@@ -194,7 +199,7 @@ class Segment {
   chunkedRow(d: number, chunks: BudgetCache<number, RowChunk | null>): StoredDocument | undefined {
     const at = d % ROW_CHUNK;
     const from = d - at;
-    const key = this.rowKeys + from / ROW_CHUNK;
+    const key = this.serial * ROW_KEYS_A_SEGMENT + from / ROW_CHUNK;
     let c = chunks.get(key);
     if (c === undefined) {
       const to = Math.min(from + ROW_CHUNK, this.documents);
@@ -665,9 +670,7 @@ export class IndexReader {
    */
   private listBytes(s: Segment, e: LexiconEntry): Uint8Array {
     if (e.length < CACHED_LIST_BYTES || this.lists.budget === 0) return s.files.readListBytes(e.offset, e.length, this.arena);
-    // The folder and its index.sqlite's inode name the segment (a folder rebuilt in place has a
-    // new one); the list's place in postings.bin guards against an inode number used again.
-    const key = `${s.files.dir}\0${s.files.identity}\0${e.termId}\0${e.offset}\0${e.length}`;
+    const key = s.serial * LIST_KEYS_A_SEGMENT + e.termId;
     return this.lists.get(key) ?? this.lists.put(key, s.files.readListBytes(e.offset, e.length));
   }
 

@@ -26,10 +26,9 @@ describe('list cache', () => {
         (budget, ops) => {
           const cache = new ListCache(budget);
           /** Naive: keys most recent last, with their sizes. */
-          let lru: [string, number][] = [];
-          const sizes = new Map<string, number>();
-          for (const [k, size] of ops) {
-            const key = `k${k}`;
+          let lru: [number, number][] = [];
+          const sizes = new Map<number, number>();
+          for (const [key, size] of ops) {
             const got = cache.get(key);
             const at = lru.findIndex(([x]) => x === key);
             expect(got?.length).toBe(at >= 0 ? lru[at]![1] : undefined);

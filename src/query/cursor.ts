@@ -82,6 +82,29 @@ export function blockBounds(im: Impacts, termId: number, contribution: (tf: numb
   return { bounds, max };
 }
 
+/**
+ * Block arrays lent to the cursors of the current evaluation, and those free again. A query
+ * makes a cursor a term, and forks of them, each with two arrays of a block: typed arrays that
+ * large are separate allocations, so they are lent from here instead.
+ */
+const lent: Uint32Array[] = [];
+const free: Uint32Array[] = [];
+
+function blockArray(size: number): Uint32Array {
+  let a = free.pop();
+  if (a === undefined || a.length !== size) a = new Uint32Array(size);
+  lent.push(a);
+  return a;
+}
+
+/** Takes back every array lent so far: call where no cursor made before is used again (an evaluation's start). */
+export function recycleBlockArrays(): void {
+  while (lent.length > 0) free.push(lent.pop()!);
+  // Bounded: a query of many terms does not keep its arrays for ever.
+  if (free.length > MAX_FREE_BLOCK_ARRAYS) free.length = MAX_FREE_BLOCK_ARRAYS;
+}
+const MAX_FREE_BLOCK_ARRAYS = 256;
+
 export class BlockCursor {
   /** The current docID (the segment's own), or END. */
   doc = END;
@@ -115,8 +138,8 @@ export class BlockCursor {
     this.end = im.firstBlock[termId + 1]!;
     if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: termID ${termId} has ${this.end - this.first} blocks for ${df} postings`);
     if (bounds.bounds.length !== this.end - this.first) throw new Error(`termID ${termId}: ${bounds.bounds.length} block bounds for ${this.end - this.first} blocks`);
-    this.docs = new Uint32Array(im.blockSize);
-    this.tfs = new Uint32Array(im.blockSize);
+    this.docs = blockArray(im.blockSize);
+    this.tfs = blockArray(im.blockSize);
     this.block = this.shallowBlock = this.first;
     this.bounds = bounds.bounds;
     this.maxBound = bounds.max;

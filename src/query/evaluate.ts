@@ -19,7 +19,7 @@
  * matches, or failing a required or excluded phrase, scores -Infinity and is never kept.
  */
 import type { Impacts } from '../../merge/impacts.js';
-import { blockBounds, bm25, bm25Normed, BlockCursor, END, lengthNorm, lengthNormTable, type BlockBounds } from './cursor.js';
+import { blockBounds, bm25, bm25Normed, BlockCursor, END, lengthNorm, lengthNormTable, recycleBlockArrays, type BlockBounds } from './cursor.js';
 import type { QueryPlan } from './plan.js';
 import { TopK } from './top-k.js';
 
@@ -167,6 +167,8 @@ const SKIP_SLACK = 1e-9;
 let spanScratch: SpanScratch | undefined;
 
 export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
+  // The cursors of the last evaluation are gone: their block arrays serve this one's.
+  recycleBlockArrays();
   const heap = new TopK(k);
   // Seeds: documents of the blocks with the highest bounds, each with its score or a lower
   // bound of it, before the pass in docID order. Their k-th is a floor for the final k-th

@@ -6,7 +6,8 @@ import { BudgetCache } from './budget-cache.js';
  * most frequent term has a 600 KB list, read whole from postings.bin by each query that holds it
  * (a query's pruning then decodes a few % of its blocks).
  */
-export class ListCache extends BudgetCache<string, Uint8Array> {
+/** Keys: a list's segment and termID (src/reader.ts). */
+export class ListCache extends BudgetCache<number, Uint8Array> {
   constructor(budget: number) {
     super(budget, (list) => list.length);
   }

@@ -3,14 +3,13 @@
  * score, then highest docID), so ties rank by the lower docID whatever order documents come in.
  */
 export class TopK {
-  private readonly docs: Float64Array;
-  private readonly scores: Float64Array;
+  // Plain arrays, filled in order: V8 keeps them on its heap, where a typed array of k > 8
+  // doubles is a separate allocation (a query makes several heaps).
+  private readonly docs: number[] = [];
+  private readonly scores: number[] = [];
   size = 0;
 
-  constructor(readonly k: number) {
-    this.docs = new Float64Array(k);
-    this.scores = new Float64Array(k);
-  }
+  constructor(readonly k: number) {}
 
   /** The score a new document must beat once the heap is full (-Infinity before). */
   get threshold(): number {

@@ -424,6 +424,21 @@ export class IndexReader {
   }
 
   /**
+   * analyze(), kept for the reader's life (at most KEPT_ENTRIES texts, then dropped at once): a
+   * query log repeats its words, and the tokenizer and stemmer of a query's first search cost
+   * more than its lookups. Callers must not change the array.
+   */
+  private analyzeKept(text: string): string[] {
+    let terms = this.analysed.get(text);
+    if (terms === undefined) {
+      if (this.analysed.size >= KEPT_ENTRIES) this.analysed.clear();
+      this.analysed.set(text, (terms = this.analyze(text)));
+    }
+    return terms;
+  }
+  private readonly analysed = new Map<string, string[]>();
+
+  /**
    * A term's lexicon entry. With several segments, df and cf are summed over them, and termId,
    * offset and length (which are a segment's own) are -1.
    */
@@ -565,7 +580,7 @@ export class IndexReader {
 
   /** The analysed terms a query scores with (its excluded terms left out), in query order, each once. */
   queryTerms(query: string): string[] {
-    const plan = planQuery(query, (text) => this.analyze(text), this.capabilities());
+    const plan = planQuery(query, (text) => this.analyzeKept(text), this.capabilities());
     return [...new Set(plan.slots.map((t) => plan.terms[t]!.term))];
   }
 
@@ -589,7 +604,7 @@ export class IndexReader {
     const k1 = options.k1 ?? 0.9;
     const b = options.b ?? 0.4;
     if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
-    const plan = planQuery(query, (text) => this.analyze(text), this.capabilities());
+    const plan = planQuery(query, (text) => this.analyzeKept(text), this.capabilities());
     if (plan.slots.length === 0) return [];
     const n = this.statistics.documents;
     const avg = this.statistics.averageLength || 1;

@@ -400,19 +400,25 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           // 1 GB crawl, two words of about 10,000 documents each: 7,700 of 10,500 postings pass
           // `need`, and 330 documents hold both.)
           const other = m === 2 ? order[0]!.cursor : undefined;
-          let needsOther = other !== undefined && e.wb <= theta;
-          while (c.doc <= end && nonEssential + e.wb > theta) {
+          const ew = e.wb;
+          let needsOther = other !== undefined && ew <= theta;
+          // The loop's invariants in locals (complete() may move theta: it is read again only then).
+          const reach = nonEssential + ew;
+          const idfK1 = idf * (k1 + 1);
+          const normsLength = norms.length;
+          let live = reach > theta;
+          while (live && c.doc <= end) {
             const docs = c.blockDocIds();
             const tfs = c.blockTfs();
             const n = c.blockCount;
             let i = c.position;
             for (; i < n; i++) {
               const d = docs[i]!;
-              if (d > end || nonEssential + e.wb <= theta) break;
+              if (d > end) break;
               const tf = tfs[i]!;
               const len = lengths[d]!;
-              const norm = len < norms.length ? norms[len]! : lengthNorm(len, k1, b, avg);
-              if (idf * tf * (k1 + 1) < need * (tf + norm)) continue;
+              const norm = len < normsLength ? norms[len]! : lengthNorm(len, k1, b, avg);
+              if (idfK1 * tf < need * (tf + norm)) continue;
               if (needsOther) {
                 other!.nextGEQ(d);
                 if (other!.doc !== d) continue;
@@ -427,7 +433,13 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
               complete(d, bound);
               if (theta !== needTheta) {
                 need = needFor((needTheta = theta));
-                needsOther = other !== undefined && e.wb <= theta;
+                needsOther = other !== undefined && ew <= theta;
+                if (reach <= theta) {
+                  // Nothing left in the window can pass theta: the cursor stays after this posting.
+                  live = false;
+                  i++;
+                  break;
+                }
               }
             }
             if (i < n) {

@@ -92,6 +92,8 @@ let nextSerial = 0;
 const CACHED_LIST_BYTES = 4096;
 /** A segment's lexicon entries and block bounds kept between queries, at most (past it they are dropped, all at once). */
 const KEPT_ENTRIES = 1 << 16;
+/** Longest query text (UTF-16 units) whose analysis the reader keeps: bounds what the kept texts weigh. */
+const KEPT_TEXT_UNITS = 64;
 /** Hits' rows fetched by one statement, at most (SQLite's limit of parameters is 32,766). */
 const DOCS_A_CALL = 256;
 
@@ -424,11 +426,13 @@ export class IndexReader {
   }
 
   /**
-   * analyze(), kept for the reader's life (at most KEPT_ENTRIES texts, then dropped at once): a
-   * query log repeats its words, and the tokenizer and stemmer of a query's first search cost
-   * more than its lookups. Callers must not change the array.
+   * analyze(), kept for the reader's life for texts of at most KEPT_TEXT_UNITS (a word or a
+   * short phrase; at most KEPT_ENTRIES of them, then dropped at once): a query log repeats its
+   * words, and the tokenizer and stemmer of a query's first search cost more than its lookups.
+   * Callers must not change the array.
    */
   private analyzeKept(text: string): string[] {
+    if (text.length > KEPT_TEXT_UNITS) return this.analyze(text);
     let terms = this.analysed.get(text);
     if (terms === undefined) {
       if (this.analysed.size >= KEPT_ENTRIES) this.analysed.clear();

@@ -479,6 +479,13 @@ const MIN_GENERATION_TERMS = 4096;
 const HEAP_CHECK_TERMS = 16384;
 /** The lexicon's size at which the heap is read next. */
 let heapCheckAt = 0;
+/**
+ * The heap may close the generation: it has been read within heapBytes since the last close.
+ * Until the collector has taken a closed generation, the heap still holds it, and reading it
+ * then closed one small generation after another (100 M-term crawl, 32 cores: 8,043
+ * generations against 422, the build 2.2x as long).
+ */
+let heapArmed = false;
 
 /**
  * Whether the own lexicon has grown past its share of --memory (ownLexicon.lexiconBytes,
@@ -499,7 +506,12 @@ function lexiconOutgrown(): boolean {
   // Past half its share (earlier, a generation just closed may still be garbage on the heap).
   if (heapBytes === undefined || estimate <= lexiconBytes / 2 || size < heapCheckAt) return false;
   heapCheckAt = size + HEAP_CHECK_TERMS;
-  return getHeapStatistics().total_heap_size > heapBytes;
+  const over = getHeapStatistics().total_heap_size > heapBytes;
+  if (!heapArmed) {
+    heapArmed = !over;
+    return false;
+  }
+  return over;
 }
 
 /** Seals the own block, between documents; first closes the lexicon's generation if it is full. */
@@ -519,6 +531,7 @@ async function sealOwnBlock(): Promise<void> {
   localTerms.restart();
   lexiconWeighedAt = 0;
   heapCheckAt = 0;
+  heapArmed = false;
 }
 
 async function main(): Promise<void> {

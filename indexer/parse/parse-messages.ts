@@ -212,12 +212,6 @@ export interface OwnLexiconConfig extends WorkerBlocksConfig {
   lexiconBytes?: number;
   /** Terms at which the lexicon closes a generation whatever its bytes (a test knob); absent: none. */
   generationTerms?: number;
-  /**
-   * Committed V8 heap (getHeapStatistics().total_heap_size) past which the lexicon closes a
-   * generation too, once its estimate is past half of lexiconBytes: the worker's whole share of
-   * --memory (PARSE_WORKER_BYTES and lexiconBytes). Absent: the estimate alone.
-   */
-  heapBytes?: number;
 }
 
 /**

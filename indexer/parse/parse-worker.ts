@@ -20,7 +20,6 @@ import { WorkerLexicon } from '../fill/worker-lexicon.js';
 import { WorkerBlocks } from '../fill/worker-blocks.js';
 import { writeSpilledLexicon } from '../../merge/spilled-lexicon.js';
 import { join } from 'node:path';
-import { getHeapStatistics } from 'node:v8';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
@@ -475,43 +474,14 @@ async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
  */
 const MIN_GENERATION_TERMS = 4096;
 
-/** New terms between two readings of the heap (getHeapStatistics costs microseconds). */
-const HEAP_CHECK_TERMS = 16384;
-/** The lexicon's size at which the heap is read next. */
-let heapCheckAt = 0;
-/**
- * The heap may close the generation: it has been read within heapBytes since the last close.
- * Until the collector has taken a closed generation, the heap still holds it, and reading it
- * then closed one small generation after another (100 M-term crawl, 32 cores: 8,043
- * generations against 422, the build 2.2x as long).
- */
-let heapArmed = false;
-
-/**
- * Whether the own lexicon has grown past its share of --memory (ownLexicon.lexiconBytes,
- * heapBytes, generationTerms). The estimate counts live bytes; the heap also holds what the
- * lexicon's growth left for the collector (a grown table's old one), and between two full
- * collections V8 lets it reach about twice what is live: on the 100 M-term crawl, 32 workers
- * whose estimates were within their shares held 13-16 GiB of a 16 GiB budget.
- */
+/** Whether the own lexicon has grown past its share of --memory (ownLexicon.lexiconBytes, generationTerms). */
 function lexiconOutgrown(): boolean {
-  const { lexiconBytes, generationTerms, heapBytes } = init.ownLexicon!;
+  const { lexiconBytes, generationTerms } = init.ownLexicon!;
   const size = lexicon!.dictionary.size;
   if (size === lexiconWeighedAt) return false;
   lexiconWeighedAt = size;
   if (generationTerms !== undefined && size >= generationTerms) return true;
-  if (lexiconBytes === undefined || size < MIN_GENERATION_TERMS) return false;
-  const estimate = lexicon!.bytes(inverter.scanTableBytes);
-  if (estimate > lexiconBytes) return true;
-  // Past half its share (earlier, a generation just closed may still be garbage on the heap).
-  if (heapBytes === undefined || estimate <= lexiconBytes / 2 || size < heapCheckAt) return false;
-  heapCheckAt = size + HEAP_CHECK_TERMS;
-  const over = getHeapStatistics().total_heap_size > heapBytes;
-  if (!heapArmed) {
-    heapArmed = !over;
-    return false;
-  }
-  return over;
+  return lexiconBytes !== undefined && size >= MIN_GENERATION_TERMS && lexicon!.bytes(inverter.scanTableBytes) > lexiconBytes;
 }
 
 /** Seals the own block, between documents; first closes the lexicon's generation if it is full. */
@@ -530,8 +500,6 @@ async function sealOwnBlock(): Promise<void> {
   inverter.forgetRawTokens();
   localTerms.restart();
   lexiconWeighedAt = 0;
-  heapCheckAt = 0;
-  heapArmed = false;
 }
 
 async function main(): Promise<void> {

@@ -17,7 +17,7 @@ import { uniteLexicons } from '../../merge/lexicon-union.js';
 import { LexiconGenerations, type GenerationOf } from '../fill/lexicon-generations.js';
 import type { RunLexicon, RunLexicons } from '../../merge/run-lexicons.js';
 import { addBatchDocuments } from '../fill/batch-remapper.js';
-import { MIN_PLANNED_BLOCK_PAIRS, CREDITS, PARSE_WORKER_BYTES } from '../plan/memory-plan.js';
+import { MIN_PLANNED_BLOCK_PAIRS, CREDITS } from '../plan/memory-plan.js';
 import { LineNumbering } from '../parse/jsonl-ranges.js';
 import { ParsePool } from '../parse/parse-pool.js';
 import { workerNicenessFromEnv } from '../parse/thread-priority.js';
@@ -75,15 +75,13 @@ export function useWorkerLexicons(workers: number, resume: boolean): boolean {
 }
 
 /**
- * Each worker's share of lexiconBytes, past which its lexicon closes a generation, with the heap
- * that share and the worker's own allowance (PARSE_WORKER_BYTES) give it; and
+ * Each worker's share of lexiconBytes, past which its lexicon closes a generation; and
  * GPUINDEX_GENERATION_TERMS, a test knob that closes one every that many terms.
  */
-function generationBounds(lexiconBytes: number | undefined, workers: number): { lexiconBytes?: number; generationTerms?: number; heapBytes?: number } {
+function generationBounds(lexiconBytes: number | undefined, workers: number): { lexiconBytes?: number; generationTerms?: number } {
   const terms = integerFromEnv('GPUINDEX_GENERATION_TERMS', 1, 2 ** 31);
-  const share = lexiconBytes ? Math.max(1, Math.floor(lexiconBytes / workers)) : undefined;
   return {
-    ...(share !== undefined ? { lexiconBytes: share, heapBytes: PARSE_WORKER_BYTES + share } : {}),
+    ...(lexiconBytes ? { lexiconBytes: Math.max(1, Math.floor(lexiconBytes / workers)) } : {}),
     ...(terms !== undefined ? { generationTerms: terms } : {}),
   };
 }

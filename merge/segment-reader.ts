@@ -15,6 +15,9 @@ export type { SegmentFigures } from './lexicon-reader.js';
 /** Bytes read at a time when postings.bin is not held whole. */
 const WINDOW_BYTES = 1 << 20;
 
+/** SegmentReader.joinedRows: count, smallest and largest docID, and each column joined by U+0000 (null: no row). */
+export type JoinedRows = [count: number, min: number | null, max: number | null, ids: string | null, paths: string | null];
+
 /** Why a folder is not a readable segment: thrown as a plain Error; callers word it for the user. */
 export class SegmentFormatError extends Error {}
 
@@ -141,11 +144,11 @@ export class SegmentReader {
    * The documents of docIDs [from, to): their count, smallest and largest docID, and their
    * external ids and paths each joined by U+0000 in docID order (src/query/row-chunks.ts).
    */
-  joinedRows(from: number, to: number): [number, number | null, number | null, string | null, string | null] {
+  joinedRows(from: number, to: number): JoinedRows {
     this.joinedRowsStmt ??= this.db
       .prepare("SELECT count(*), min(doc_id), max(doc_id), group_concat(external_id, char(0) ORDER BY doc_id), group_concat(path, char(0) ORDER BY doc_id) FROM docs WHERE doc_id >= ? AND doc_id < ?")
       .raw();
-    return this.joinedRowsStmt.get(from, to) as [number, number | null, number | null, string | null, string | null];
+    return this.joinedRowsStmt.get(from, to) as JoinedRows;
   }
   private joinedRowsStmt?: Database.Statement;
 

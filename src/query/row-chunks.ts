@@ -5,6 +5,9 @@
  * work took them (10 hits: 0.04-0.2 ms of a query); a chunk of 1,024 costs about 0.08 ms to
  * read, and then a lookup in memory.
  */
+import type { JoinedRows } from '../../merge/segment-reader.js';
+
+export type { JoinedRows };
 
 /** Consecutive docIDs a chunk holds. */
 export const ROW_CHUNK = 1024;
@@ -19,8 +22,6 @@ export interface RowChunk {
   bytes: number;
 }
 
-/** The rows of docIDs [from, to) as one statement returns them: count, min and max docID, each column joined by U+0000. */
-export type JoinedRows = [count: number, min: number | null, max: number | null, ids: string | null, paths: string | null];
 
 /**
  * The chunk of the rows `joined` returns for docIDs [from, to), or undefined when they are not

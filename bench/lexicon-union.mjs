@@ -28,5 +28,5 @@ const finals = lists.map((l) => new Uint32Array(l.ends.length));
 const t0 = performance.now();
 const one = uniteRange({ lists, finals, starts: lists.map(() => 0), stops: lists.map((l) => l.ends.length) });
 const t1 = performance.now();
-const terms = one.text.split('\0');
+const terms = one.texts.join('\0').split('\0');
 console.log(`one range on this thread: merge ${(t1 - t0).toFixed(0)} ms, split ${(performance.now() - t1).toFixed(0)} ms (${terms.length} terms)`);

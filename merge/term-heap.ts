@@ -14,8 +14,8 @@ export interface TermCursor {
  * has a code unit at or above U+D800 the engine's own string comparison gives that order.
  */
 export class TermHeap<T extends TermCursor> extends BinaryHeap<T> {
-  constructor(inputs: readonly T[]) {
-    const plain = inputs.every((i) => !i.terms.some(hasHighUnits));
+  /** `plain`: whether every term the inputs will hold is free of such units (found from their current terms when not given). */
+  constructor(inputs: readonly T[], plain = inputs.every((i) => !i.terms.some(hasHighUnits))) {
     super(
       plain
         ? (a, b) => {

@@ -31,6 +31,16 @@ afterEach(() => {
 let n = 0;
 const fresh = (name: string) => join(work, `${name}-${n++}`);
 const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+/** A seeded generator (mulberry32): the same lists on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 /** Words ASCII and not (accents, CJK, astral), common and rare, so workers' lexicons overlap in part. */
 const WORDS = [...Array.from({ length: 200 }, (_, i) => `w${(i * 7919) % 1009}`), 'naïve', 'émile', 'straße', '鯨', '海', '𝔘nicode', 'zebra', 'running', 'runs', 'ran'];
@@ -178,6 +188,28 @@ describe('the merge of workers\' runs', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('unites lists longer than the chunks a range reads and the pieces it returns, as a naive sort does', async () => {
+    // Ranges read 1,024 terms of a list at a time and return 65,536 terms a piece: these lists
+    // cross both many times, and high code units (which change the order) sit past the first chunks.
+    const rnd = seeded(11);
+    const words = (n: number) => Array.from({ length: n }, () => {
+      const w = Math.floor(rnd() * 400_000).toString(36);
+      const r = rnd();
+      return r < 0.01 ? `${w}😀` : r < 0.02 ? `${w}\uffee` : r < 0.03 ? `中${w}` : w;
+    });
+    const lists = [words(90_000), words(40_000), words(3), words(70_000)].map((l) => [...new Set(l)].sort(byUtf8));
+    const expected = [...new Set(lists.flat())].sort(byUtf8);
+    for (const threads of [1, 3]) {
+      const union = await uniteLexicons(lists.map((l) => byteLexicon(l)), threads, 1000);
+      const terms = [...termsOfTexts(union.texts)];
+      expect(union.count).toBe(expected.length);
+      expect(terms).toEqual(expected);
+      lists.forEach((l, w) => l.forEach((t, p) => {
+        if (terms[union.finals[w]![p]!] !== t) expect(terms[union.finals[w]![p]!]).toBe(t);
+      }));
+    }
   });
 
   it('hands the united terms out in chunks of any size, every term once and in order', () => {

@@ -14,6 +14,7 @@ import { integerFromEnv } from '../../runtime/env-knobs.js';
 import { grown } from '../../runtime/grown.js';
 import { availableParallelism } from 'node:os';
 import { uniteLexicons } from '../../merge/lexicon-union.js';
+import { collectFullHeap } from '../../runtime/full-gc.js';
 import { LexiconGenerations, type GenerationOf } from '../fill/lexicon-generations.js';
 import type { RunLexicon, RunLexicons } from '../../merge/run-lexicons.js';
 import { addBatchDocuments } from '../fill/batch-remapper.js';
@@ -209,6 +210,13 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     // A worker's generations share its document numbers.
     return { order: g.order, finals: union.finals[i]!, docIds: table.ids.subarray(0, table.count) };
   });
+  const lexiconGenerations = all.length;
+  if (lexiconGenerations > workers) {
+    // The spilled generations' terms (1.7 GB at 100 M terms) are garbage once united, but this
+    // heap may hold them until its next full collection, beside the merge threads that start next.
+    all.length = 0;
+    collectFullHeap();
+  }
   clock.add('uniteLexicons', performance.now() - tUnite);
   const runPaths = [...workerRuns, ...sink.runPaths];
   const owners = [...workerRunOwners, ...sink.runPaths.map((_, i) => sinkRunOwners[i]!)].map((o) => generations.indexOf(o));
@@ -220,7 +228,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     sortWaitMs,
     batchWaitMs: waited.ms,
     workerTerms: generations.lastTermCounts(),
-    lexiconGenerations: all.length,
+    lexiconGenerations,
     workerScanBytes: pool.scanTableBytes,
     lexicon: { termCount: union.count, termTexts: union.texts, runLexicons: { lexicons, owners }, heldBytes: lexicons.reduce((a, l) => a + 8 * l.order.length, 0) + union.texts.reduce((a, t) => a + t.length, 0) },
   };

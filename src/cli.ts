@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S MALLOC_TRIM_THRESHOLD_=1048576 node
 /**
  * The gpuindex command line: a thin layer over the library API (buildIndex, openIndex).
  * User mistakes print one line and exit 1; no stack traces unless GPUINDEX_DEBUG is set.

@@ -23,19 +23,9 @@ import { openIndex } from '../dist/src/index.js';
 import { packSegment } from '../dist/merge/block-codec.js';
 import { readImpacts, computeImpacts } from '../dist/merge/impacts.js';
 import { SegmentReader } from '../dist/merge/segment-reader.js';
-import { generator, makeQueries, pct, sampleTexts } from './search-queries.mjs';
+import { generator, makeQueries, optionArgs, pct, sampleTexts } from './search-queries.mjs';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .join(' ')
-    .split(/\s*--/)
-    .filter(Boolean)
-    .map((a) => {
-      const [k, ...v] = a.split(' ');
-      return [k, v.join(' ')];
-    }),
-);
+const args = optionArgs(process.argv.slice(2));
 if (!args.index || !args.crawl) {
   process.stderr.write('usage: node bench/block-codec.mjs --index IDX --crawl DIR [--queries 500] [--seed 7] [--rounds 5]\n');
   process.exit(1);

@@ -17,19 +17,9 @@
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generator, makeQueries, pct, sampleTexts } from './search-queries.mjs';
+import { generator, makeQueries, optionArgs, pct, sampleTexts } from './search-queries.mjs';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .join(' ')
-    .split(/\s*--/)
-    .filter(Boolean)
-    .map((a) => {
-      const [k, ...v] = a.split(' ');
-      return [k, v.join(' ')];
-    }),
-);
+const args = optionArgs(process.argv.slice(2));
 if (!args.index || !args.crawl || !args.a || !args.b) {
   process.stderr.write('usage: node bench/search-ab.mjs --index IDX --crawl DIR --a DIST_A --b DIST_B [--queries 500] [--seed 7] [--sampling tokens|types] [--passes 2]\n');
   process.exit(1);

@@ -1,4 +1,4 @@
-// The queries of the search benchmarks (bench/search.mjs, bench/block-codec.mjs): words of the
+// The queries of the search benchmarks (bench/search.mjs, bench/block-codec.mjs) and their option parsing: words of the
 // crawl's first documents, drawn by a seeded generator, so both scripts run the same queries.
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,3 +52,17 @@ export const pct = (t, p) => {
   const s = [...t].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))];
 };
+
+/** `--name value` pairs of the search benchmarks' command lines, as { name: value } (a flag alone: ''). */
+export function optionArgs(argv) {
+  return Object.fromEntries(
+    argv
+      .join(' ')
+      .split(/\s*--/)
+      .filter(Boolean)
+      .map((a) => {
+        const [k, ...v] = a.split(' ');
+        return [k, v.join(' ')];
+      }),
+  );
+}

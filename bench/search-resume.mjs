@@ -12,19 +12,9 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generator, makeQueries, pct, sampleTexts } from './search-queries.mjs';
+import { generator, makeQueries, optionArgs, pct, sampleTexts } from './search-queries.mjs';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .join(' ')
-    .split(/\s*--/)
-    .filter(Boolean)
-    .map((a) => {
-      const [k, ...v] = a.split(' ');
-      return [k, v.join(' ')];
-    }),
-);
+const args = optionArgs(process.argv.slice(2));
 if (!args.crawl || !args.index) {
   process.stderr.write('usage: node bench/search-resume.mjs --crawl DIR --index IDX [--queries 500] [--passes 2] [--idle 60 | --evict 64] [--dist dist]\n');
   process.exit(2);

@@ -27,19 +27,9 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { openIndex } from '../dist/src/index.js';
-import { generator, makeQueries, pct, sampleTexts } from './search-queries.mjs';
+import { generator, makeQueries, optionArgs, pct, sampleTexts } from './search-queries.mjs';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .join(' ')
-    .split(/\s*--/)
-    .filter(Boolean)
-    .map((a) => {
-      const [k, ...v] = a.split(' ');
-      return [k, v.join(' ')];
-    }),
-);
+const args = optionArgs(process.argv.slice(2));
 if (!args.crawl || !args.index || !args.fts5) {
   process.stderr.write('usage: node bench/search.mjs --crawl DIR --index IDX --fts5 DB [--subset-index IDX --subset-fts5 DB --subset-xapian DIR] [--queries 500] [--seed 7]\n');
   process.exit(1);

@@ -1,5 +1,6 @@
-// The queries of the search benchmarks (bench/search.mjs, bench/block-codec.mjs) and their option parsing: words of the
-// crawl's first documents, drawn by a seeded generator, so both scripts run the same queries.
+// The queries of the search benchmarks (bench/search.mjs, search-ab.mjs, search-resume.mjs,
+// block-codec.mjs): words of the crawl's first documents, drawn by a seeded generator, so the
+// scripts run the same queries; and the `--name value` options they take.
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 

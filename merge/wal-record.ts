@@ -121,7 +121,8 @@ export function decodeOperation(bytes: Uint8Array): LoggedOperation {
         const fields: Record<string, string> = {};
         for (let n = u32(), j = 0; j < n; j++) {
           const k = get();
-          fields[k] = get();
+          // Assigned, a field named __proto__ would set the object's prototype and be lost.
+          Object.defineProperty(fields, k, { value: get(), enumerable: true, writable: true, configurable: true });
         }
         d.fields = fields;
       }

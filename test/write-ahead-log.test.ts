@@ -44,6 +44,13 @@ describe('write-ahead log records', () => {
     );
   });
 
+  it('keep a field named __proto__ as a field', () => {
+    const op: LoggedOperation = { seq: 1, op: 'add', docs: [{ id: 'a', text: 'b', fields: JSON.parse('{"__proto__": "x", "title": "y"}') }] };
+    const back = decodeOperation(encodeOperation(op));
+    expect(back).toEqual(op);
+    expect(Object.getOwnPropertyNames((back as { docs: { fields: object }[] }).docs[0]!.fields)).toEqual(['__proto__', 'title']);
+  });
+
   it('refuse bytes cut short or run on', () => {
     const record = encodeOperation({ seq: 3, op: 'add', docs: [{ id: 'a', text: 'white whale' }] });
     expect(() => decodeOperation(record.subarray(0, record.length - 1))).toThrow(/cut short/);

@@ -26,8 +26,9 @@ export interface LexiconUnion {
   count: number;
   /**
    * Every distinct term in code point order, as texts of terms joined by NULs (pieces of up to
-   * PIECE_TERMS terms, in order; termsOfTexts): splitting them into strings costs ~100 ns a term, so it is left to
-   * whoever needs the strings (the lexicon rows, written while the merge threads run).
+   * PIECE_TERMS terms, in order; termsOfTexts): splitting them into strings costs ~100 ns a
+   * term, so it is left to whoever needs the strings (the lexicon rows, written while the merge
+   * threads run).
    */
   texts: string[];
   /** finals[w][p]: the termID of worker w's p-th term in code point order. */
@@ -102,7 +103,7 @@ class ChunkCursor implements TermCursor {
   terms: string[] = [];
   at = 0;
   /** The list's index of terms[0]. */
-  base: number;
+  base = 0;
 
   constructor(
     private readonly list: ByteLexicon,
@@ -110,7 +111,6 @@ class ChunkCursor implements TermCursor {
     private readonly stop: number,
     readonly index: number,
   ) {
-    this.base = from;
     this.load(from);
   }
 
@@ -141,7 +141,8 @@ function mayHoldHighUnits(l: ByteLexicon, from: number, to: number): boolean {
 /** Merges the task's ranges: writes range-local ranks into finals, returns the distinct terms. */
 export function uniteRange(task: UnionRangeTask): UnionRangeResult {
   const { lists, finals, starts, stops } = task;
-  const cursors = lists.map((l, index) => new ChunkCursor(l, starts[index]!, stops[index]!, index)).filter((c, index) => starts[index]! < stops[index]!);
+  // TermHeap leaves out a cursor whose range is empty.
+  const cursors = lists.map((l, index) => new ChunkCursor(l, starts[index]!, stops[index]!, index));
   const plain = !lists.some((l, index) => mayHoldHighUnits(l, starts[index]!, stops[index]!));
   const heap = new TermHeap(cursors, plain);
   const texts: string[] = [];

@@ -22,7 +22,6 @@ export interface RowChunk {
   bytes: number;
 }
 
-
 /**
  * The chunk of the rows `joined` returns for docIDs [from, to), or undefined when they are not
  * one row a docID or a value holds the separator (the rows are then looked up one by one).

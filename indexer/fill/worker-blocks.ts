@@ -143,7 +143,7 @@ export class WorkerBlocks {
    */
   async finish(): Promise<void> {
     if (this.overflowWords > 0) await this.seal();
-    while (this.busy.some((b) => b)) await this.waitForWake();
+    while (this.busy.some((b) => b) && !this.failure) await this.waitForWake();
     if (this.failure) throw this.failure;
     if (this.count > 0) {
       // Every other block is free now: one of them is the sort's scratch.
@@ -170,6 +170,12 @@ export class WorkerBlocks {
     this.wake?.();
   }
 
+  /** The pool closes early: a wait for a block's return ends with `error` instead. */
+  abandon(error: Error): void {
+    this.failure ??= error;
+    this.wake?.();
+  }
+
   private async sealCurrent(): Promise<void> {
     if (this.count > 0) {
       const count = this.count;
@@ -184,7 +190,7 @@ export class WorkerBlocks {
       this.count = 0;
       this.current = (this.current + 1) % this.blocks.length;
     }
-    while (this.busy[this.current]) await this.waitForWake();
+    while (this.busy[this.current] && !this.failure) await this.waitForWake();
     if (this.failure) throw this.failure;
   }
 

@@ -70,6 +70,12 @@ export type ToWorker =
   | { type: 'tasks'; first: number; paths: string[]; start?: number; end?: number }
   | { type: 'credit'; buffer?: ArrayBuffer }
   | { type: 'stop' }
+  /**
+   * The pool closes before the crawl is done (an abort or a failure): the worker stops between
+   * documents and answers 'aborted', so that it is never terminated inside a native call
+   * (Node aborts the process when a worker dies inside a zlib constructor).
+   */
+  | { type: 'abort' }
   /** The set-up of a worker started ahead of the build (parse-worker-spares.ts); its first message. */
   | { type: 'init'; init: ParseWorkerInit }
   /** ownLexicon: block `block` handed over is written (or failed: `error`); it may be filled again. */
@@ -204,7 +210,7 @@ export interface BatchBundle {
 }
 
 /** 'loaded': a worker started ahead (deferred) has loaded its modules and waits for 'init'. */
-export type FromWorker = BatchBundle | { type: 'error'; message: string } | { type: 'loaded' } | BlockPostingsReply | OwnLexiconMessage;
+export type FromWorker = BatchBundle | { type: 'error'; message: string } | { type: 'loaded' } | { type: 'aborted' } | BlockPostingsReply | OwnLexiconMessage;
 
 /** ParseWorkerInit.ownLexicon: the worker's blocks, and its lexicon's share of --memory. */
 export interface OwnLexiconConfig extends WorkerBlocksConfig {

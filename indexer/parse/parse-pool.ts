@@ -22,6 +22,8 @@ import { takeSpareWorker } from './parse-worker-spares.js';
  * order that they wait for credits (0.5-1.3 s and 4.8-5.0 s a worker) and the build is slower.
  */
 const TASKS_AHEAD = 1;
+/** How long a busy worker has to stop between documents when the pool closes early, before it is terminated where it is. */
+const ABORT_GRACE_MS = 5000;
 
 /** GPUINDEX_TASKS_AHEAD: groups of tasks queued at each worker (a benchmark knob, 1 to 8; default TASKS_AHEAD). */
 export function tasksAheadFromEnv(): number {
@@ -292,6 +294,10 @@ export class ParsePool {
 
   private onMessage(w: number, m: FromWorker): void {
     if (m.type === 'loaded') return; // a spare taken before it said so (parse-worker-spares.ts)
+    if (m.type === 'aborted') {
+      this.abortAnswered[w]?.();
+      return;
+    }
     if (m.type === 'error') {
       this.fail(new Error(`parse worker ${w}: ${m.message}`));
       return;
@@ -437,9 +443,42 @@ export class ParsePool {
     return this.retired.filter((r) => r !== undefined).length;
   }
 
+  /** Workers that a close found busy: those that stopped between documents, and those terminated where they were (tests). */
+  stoppedOnAbort = 0;
+  terminatedBusy = 0;
+  /** Busy workers' answers to 'abort', by worker. */
+  private readonly abortAnswered: (() => void)[] = [];
+
+  /**
+   * A worker still parsing (the pool closes on an abort or a failure) is asked to stop between
+   * documents, and terminated once it has; only one that does not answer within
+   * ABORT_GRACE_MS is terminated where it is.
+   */
+  private async stopBusy(w: number): Promise<number> {
+    const worker = this.workers[w]!;
+    const answer = new Promise<'aborted' | 'exited' | 'late'>((resolve) => {
+      const timer = setTimeout(() => resolve('late'), ABORT_GRACE_MS);
+      const settle = (how: 'aborted' | 'exited') => {
+        clearTimeout(timer);
+        resolve(how);
+      };
+      this.abortAnswered[w] = () => settle('aborted');
+      worker.once('exit', () => settle('exited'));
+    });
+    try {
+      this.post(w, { type: 'abort' });
+    } catch {
+      // The worker is gone already.
+    }
+    const how = await answer;
+    if (how === 'aborted') this.stoppedOnAbort++;
+    else if (how === 'late') this.terminatedBusy++;
+    return worker.terminate();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.workers.map((worker, w) => this.retired[w] ?? worker.terminate()));
+    await Promise.all(this.workers.map((_, w) => this.retired[w] ?? this.stopBusy(w)));
     const held = [...this.spare, ...new Set([...this.arrived.values()].map((a) => a.bundle.pairs.buffer))];
     this.spare.length = 0;
     this.arrived.clear();

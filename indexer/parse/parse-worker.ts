@@ -80,7 +80,10 @@ function setUp(i: ParseWorkerInit): void {
     );
   }
   main().catch((err: unknown) => {
-    port.postMessage({ type: 'error', message: (err as Error)?.stack ?? String(err) });
+    if (err === ABORTED) {
+      port.postMessage({ type: 'aborted' } satisfies FromWorker);
+      port.close();
+    } else port.postMessage({ type: 'error', message: (err as Error)?.stack ?? String(err) });
   });
 }
 let creditWaiter: (() => void) | undefined;
@@ -94,11 +97,21 @@ interface Task {
 const tasks: Task[] = [];
 let taskWaiter: (() => void) | undefined;
 let stopping = false;
+/** The pool closes early ('abort'): the parse ends at the next document or wait. */
+let aborting = false;
+/** Thrown where the parse notices `aborting`; main() answers 'aborted' for it. */
+const ABORTED = new Error('parse aborted');
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'init') setUp(m.init);
   else if (m.type === 'postings') void writeBlockPostings(m);
   else if (m.type === 'block-done') blocks!.done(m.block, m.error);
+  else if (m.type === 'abort') {
+    aborting = true;
+    blocks?.abandon(ABORTED);
+    taskWaiter?.();
+    creditWaiter?.();
+  }
   else if (m.type === 'credit') {
     credits++;
     if (m.buffer) free.push(m.buffer);
@@ -279,6 +292,7 @@ let bundle!: Bundle;
 let busySince = 0;
 
 async function takeCredit(): Promise<number> {
+  if (aborting) throw ABORTED;
   if (credits > 0 || stopping) {
     credits--;
     return 0;
@@ -286,6 +300,7 @@ async function takeCredit(): Promise<number> {
   const t0 = performance.now();
   await new Promise<void>((resolve) => (creditWaiter = resolve));
   creditWaiter = undefined;
+  if (aborting) throw ABORTED;
   credits--;
   return performance.now() - t0;
 }
@@ -364,6 +379,7 @@ async function post(open?: OpenBatch): Promise<void> {
 
 /** Adds an item to the batch; true when the bundle is full, or the own block. */
 function takeItem(batch: OpenBatch, item: CorpusItem, renumbered: boolean): boolean {
+  if (aborting) throw ABORTED;
   if (item.kind === 'skip') {
     batch.skips.push(item.skip);
     return false;
@@ -510,12 +526,13 @@ async function main(): Promise<void> {
   bundle = new Bundle();
   busySince = performance.now();
   for (;;) {
-    while (tasks.length === 0 && !stopping) {
+    while (tasks.length === 0 && !stopping && !aborting) {
       const t0 = performance.now();
       await new Promise<void>((resolve) => (taskWaiter = resolve));
       busySince += performance.now() - t0; // waiting for tasks is not parse time
     }
     taskWaiter = undefined;
+    if (aborting) throw ABORTED;
     if (stopping) break;
     await parseTask(tasks.shift()!);
   }

@@ -13,7 +13,7 @@
  * binary packing of 128-integer blocks, as PISA's and Lucene's block codecs). The gaps and tfs of
  * a block lie apart, so a cursor decodes a block's tfs only when it scores one of its documents.
  */
-import type { Impacts } from './impacts.js';
+import type { Impacts } from './impact-blocks.js';
 import { decodePostings } from './postings-codec.js';
 import type { SegmentReader } from './segment-reader.js';
 

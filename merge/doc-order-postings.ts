@@ -16,6 +16,7 @@ import type { DocBases } from '../src/shared/types.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
 import { writeVarintU32 } from './varint.js';
 import type { TalliedLexicon } from './postings-tally.js';
+import { impactsOfLists, type Impacts } from './impact-blocks.js';
 
 /** Where each term's list goes: what PostingsTally.finish() counted. */
 export interface PostingsLayout {
@@ -25,6 +26,8 @@ export interface PostingsLayout {
   gapBytes: Uint32Array;
   /** The lists' order in the file (TermDictionary.order); by default termID order. */
   order?: Uint32Array;
+  /** Each term's document frequency: with it (and the documents' lengths) the lists' impacts are computed too. */
+  df?: Uint32Array;
 }
 
 /** What writeDocOrderPostings wrote. */
@@ -47,6 +50,8 @@ export interface WrittenPostings {
   /** Terms with a list. */
   terms: number;
   postings: number;
+  /** impacts.bin's contents, in the file's list order, where the layout had df and the lengths were given. */
+  impacts?: Impacts;
 }
 
 /**
@@ -71,9 +76,12 @@ const STRIDE = 4;
  * base added to its pairs' indexes, as PairSorter.sortBlock) to a new file at `path`. The pairs
  * must be in docID order, with their termIDs below layout.lengths.length. `buffer` is used for
  * the file's bytes when large enough (the sort scratch, whose pages the fill touched already).
- * Throws if the pairs do not give exactly the layout's lengths.
+ * Throws if the pairs do not give exactly the layout's lengths. With layout.df and `lengths` (the
+ * documents' lengths by docID) it also computes the lists' impacts from the bytes in memory: the
+ * build has nothing else to do meanwhile, and a later pass would read the file back on threads
+ * started for it.
  */
-export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, path: string, buffer?: ArrayBuffer): WrittenPostings {
+export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, path: string, buffer?: ArrayBuffer, lengths?: Uint32Array): WrittenPostings {
   const terms = layout.lengths.length;
   const fileBytes = fileBytesOf(layout);
   if (fileBytes > MAX_FILE_BYTES) throw new RangeError(`postings of ${fileBytes} bytes do not fit 32-bit cursors`);
@@ -139,5 +147,20 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
     closeSync(fd);
   }
   const sha256 = createHash('sha256').update(out).digest('hex');
-  return { sha256, bytes: fileBytes, terms: present, postings };
+  const df = layout.df;
+  if (!df || !lengths) return { sha256, bytes: fileBytes, terms: present, postings };
+  // After the pass each gap cursor is at its list's start plus its gap bytes.
+  const termAt = (p: number): number => (order ? order[p]! : p);
+  const impacts = impactsOfLists(
+    {
+      terms,
+      df: (p) => df[termAt(p)]!,
+      length: (p) => layout.lengths[termAt(p)]!,
+      locate: (p) => cursors[STRIDE * termAt(p) + 2]! - layout.gapBytes[termAt(p)]!,
+      bytes: () => out,
+      describe: (p) => `${path}: the list of termID ${p}`,
+    },
+    lengths,
+  );
+  return { sha256, bytes: fileBytes, terms: present, postings, impacts };
 }

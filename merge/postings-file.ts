@@ -6,7 +6,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { HashThread } from './hash-thread.js';
 import { encodePostings, maxEncodedBytes } from './postings-codec.js';
-import type { ImpactsBuilder } from './impacts.js';
+import type { ImpactsBuilder } from './impact-blocks.js';
 
 export const POSTINGS_MAGIC = Buffer.from('GPIXPST1', 'latin1');
 const FLUSH_BYTES = 8 << 20;

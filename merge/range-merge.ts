@@ -8,7 +8,8 @@
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { runSharesFor } from './term-ranges.js';
-import { ImpactsBuilder, writeImpactsAt } from './impacts.js';
+import { ImpactsBuilder } from './impact-blocks.js';
+import { writeImpactsAt } from './impacts.js';
 import { TermFiguresWriter } from './term-figures-part.js';
 import type { RunLexicons } from './run-lexicons.js';
 import { mergePositions } from './positions-merge.js';

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import fc from 'fast-check';
-import { IMPACTS_FILE, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel, type Impacts } from '../merge/impacts.js';
+import { IMPACTS_FILE, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
+import type { Impacts } from '../merge/impact-blocks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,6 +22,7 @@ describe('impacts on threads', () => {
     const lines = Array.from({ length: 900 }, (_, d) => JSON.stringify({ id: `d${d}`, text: Array.from({ length: 5 + ((d * 37) % 90) }, (_, k) => `w${(d * k) % 400} common${k % 3}`).join(' ') }));
     writeFileSync(join(crawl, 'a.jsonl'), lines.join('\n') + '\n');
     const index = join(dir, 'index');
+    // One block: the parse worker that writes postings.bin computes the impacts from its bytes.
     await buildIndex({ input: crawl, output: index, workers: 1, sorter: 'cpu' });
     const one = join(dir, 'one');
     mkdirSync(one);

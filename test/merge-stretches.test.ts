@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mergeRuns, mergeSegments, SegmentHeap } from '../merge/heap-merge.js';
-import { ImpactsBuilder, IMPACT_BLOCK } from '../merge/impacts.js';
+import { ImpactsBuilder, IMPACT_BLOCK } from '../merge/impact-blocks.js';
 import { encodePostings, maxEncodedBytes } from '../merge/postings-codec.js';
 import { writeRunFile, type PostingsColumns } from '../merge/runs.js';
 

@@ -9,6 +9,7 @@ import { PostingsFileWriter } from '../merge/postings-file.js';
 import { PostingsTally } from '../merge/postings-tally.js';
 import { writeRunFile } from '../merge/runs.js';
 import { writeDocOrderPostings } from '../merge/doc-order-postings.js';
+import { ImpactsBuilder } from '../merge/impact-blocks.js';
 
 /** Bytes of v as a varint. */
 const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
@@ -27,10 +28,25 @@ const block = fc
   .array(fc.array(fc.array(fc.nat(40), { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 6 })
   .chain((batches) => fc.tuple(fc.constant(batches), fc.array(fc.nat(2 ** 21), { minLength: batches.length, maxLength: batches.length })));
 
+/** A document length for docID d and a seed (lengths only matter for the impacts: any values do). */
+const lengthOf = (d: number, seed: number): number => ((Math.imul(d + 1, 0x9e3779b1) ^ seed) >>> 0) % 50;
+
+/** A seeded permutation of 0..n-1 (the file's list order). */
+function permutation(n: number, seed: number): Uint32Array {
+  const p = Uint32Array.from({ length: n }, (_, i) => i);
+  let a = seed >>> 0;
+  for (let i = n - 1; i > 0; i--) {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    const j = a % (i + 1);
+    [p[i], p[j]] = [p[j]!, p[i]!];
+  }
+  return p;
+}
+
 describe('PostingsTally (the lexicon before the sort)', () => {
-  it('gives the df, cf, lengths, gap bytes and offsets of the heap merge of the block as one run, and writeDocOrderPostings writes that postings.bin from the unsorted block', () => {
+  it('gives the df, cf, lengths, gap bytes and offsets of the heap merge of the block as one run, and writeDocOrderPostings writes that postings.bin from the unsorted block, and the lists\' impacts in any file order', () => {
     fc.assert(
-      fc.property(block, ([batches, gaps]) => {
+      fc.property(block, fc.nat(), ([batches, gaps], seed) => {
         // Renumber the terms in order of first sight, as the dictionary does.
         const ids = new Map<number, number>();
         const tally = new PostingsTally();
@@ -65,7 +81,9 @@ describe('PostingsTally (the lexicon before the sort)', () => {
         const merged = new PostingsFileWriter(mergedPath);
         const rows: number[][] = [];
         const gapColumns: number[] = [];
+        const lists: { docIds: Uint32Array; tfs: Uint32Array; df: number }[] = [];
         mergeRuns([run], 1 << 12, (termId, docIds, tfs, df) => {
+          lists.push({ docIds: docIds.slice(0, df), tfs: tfs.slice(0, df), df });
           const { offset, length } = merged.append(docIds, tfs, df);
           let cf = 0;
           for (let i = 0; i < df; i++) cf += tfs[i]!;
@@ -85,6 +103,16 @@ describe('PostingsTally (the lexicon before the sort)', () => {
         const direct = writeDocOrderPostings(Uint32Array.from(pairs), count, Uint32Array.from(docBases), lexicon, docOrderPath);
         expect(direct).toEqual({ sha256, bytes: merged.offset, terms: ids.size, postings: lexicon.postings });
         expect(readFileSync(docOrderPath).equals(readFileSync(mergedPath))).toBe(true);
+
+        // With the documents' lengths, the lists' impacts in the file's order (here any
+        // permutation), as the merge builds them from the lists in that order.
+        const lengths = new Uint32Array(docBase);
+        for (let i = 1; i < whole.length; i += 2) lengths[whole[i]!] = lengthOf(whole[i]!, seed);
+        const order = permutation(lexicon.terms, seed);
+        const reference = new ImpactsBuilder(lengths);
+        for (const t of order) reference.add(lists[t]!.docIds, lists[t]!.tfs, lists[t]!.df);
+        const withImpacts = writeDocOrderPostings(Uint32Array.from(pairs), count, Uint32Array.from(docBases), { ...lexicon, order }, join(work, `doc-order-impacts-${n}.bin`), undefined, lengths);
+        expect(withImpacts.impacts).toEqual(reference.finish());
       }),
       { numRuns: 200 },
     );

@@ -98,6 +98,8 @@ export interface BlockPostingsRequest {
   /** The CPU sorter's scratch, already touched during the fill (a first page touch is slow here): the file's bytes go there. */
   scratch?: ArrayBuffer;
   path: string;
+  /** The documents' lengths by docID: with the layout's df, the worker computes impacts.bin's contents too. */
+  documentLengths?: Uint32Array;
 }
 
 /** The answer to a BlockPostingsRequest: merge/doc-order-postings.ts's figures, or the error (with its system code). */

@@ -477,12 +477,13 @@ async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
   try {
     const { writeDocOrderPostings } = await import('../../merge/doc-order-postings.js');
     const t0 = performance.now();
-    const written = writeDocOrderPostings(new Uint32Array(m.pairs, 0, 2 * m.count), m.count, m.docBases, m.layout, m.path, m.scratch);
+    const written = writeDocOrderPostings(new Uint32Array(m.pairs, 0, 2 * m.count), m.count, m.docBases, m.layout, m.path, m.scratch, m.documentLengths);
     reply = { type: 'postings', writeMs: performance.now() - t0, ...written };
   } catch (err) {
     reply = { type: 'postings-error', message: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code };
   }
-  port.postMessage(reply);
+  const i = reply.type === 'postings' ? reply.impacts : undefined;
+  port.postMessage(reply, i ? [i.firstBlock, i.lastDoc, i.gapsAt, i.tfsAt, i.firstPair, i.pairTf, i.pairLength].map((a) => a.buffer as ArrayBuffer) : []);
 }
 
 /**

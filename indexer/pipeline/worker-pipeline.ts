@@ -303,9 +303,11 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
     pairs: block.pairs.buffer as ArrayBuffer,
     count,
     docBases: block.docBases.bases.slice(),
-    layout: { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes, order }, // copied by postMessage
+    layout: { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes, order, df: lexicon.df }, // copied by postMessage
     scratch: input.sorter.handOverScratch?.(),
     path: input.blockPostingsPath!,
+    // The worker computes impacts.bin's contents from the bytes it writes (every document is filled by now).
+    documentLengths: input.documents.lengthsView().slice(),
   });
   const closed = job.then(
     () => pool.close(),

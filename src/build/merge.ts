@@ -93,7 +93,7 @@ function positionsTarget(path: string, lengths: Uint32Array, titleLengths: Uint3
 /** Checksums, then the index renamed into place; any resume state of this output is moot now. */
 export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merged): Promise<void> {
   // Checksums last: index.sqlite is closed and final by now.
-  // impacts.bin: built by the merge of runs; after a one-block crawl's postings, a pass over them
+  // impacts.bin: built by the merge of runs or beside a one-block crawl's postings; else a pass over them
   // on every core (CPU-bound, and nothing else runs now).
   if (merged.written.impacts) writeImpactsFile(out.temp, merged.written.impacts);
   else await writeImpactsParallel(out.temp, availableParallelism(), parsed.documents.lengthsView());

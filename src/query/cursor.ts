@@ -5,7 +5,7 @@
  * decoding. Each block carries a score bound (the best BM25 contribution of its competitive
  * (tf, length) pairs, times the term's count in the query), computed once per query.
  */
-import type { Impacts } from '../../merge/impacts.js';
+import type { Impacts } from '../../merge/impact-blocks.js';
 import { unpack } from '../../merge/block-codec.js';
 
 /** Past every docID. */

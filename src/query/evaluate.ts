@@ -18,7 +18,7 @@
  * sum of its terms' BM25 contributions in the documents it occurs in. A document no clause
  * matches, or failing a required or excluded phrase, scores -Infinity and is never kept.
  */
-import type { Impacts } from '../../merge/impacts.js';
+import type { Impacts } from '../../merge/impact-blocks.js';
 import { blockBounds, bm25, bm25Normed, BlockCursor, END, lengthNorm, lengthNormTable, recycleBlockArrays, type BlockBounds } from './cursor.js';
 import type { QueryPlan } from './plan.js';
 import { TopK } from './top-k.js';

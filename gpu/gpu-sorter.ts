@@ -62,6 +62,16 @@ export const PARAM_BYTES = 16;
 const deviceCache = new WeakMap<GPUDevice, { layout: GPUBindGroupLayout; pipelineLayout: GPUPipelineLayout; pipelines: Map<string, GPUComputePipeline> }>();
 const GLOBAL_GROUP = 256;
 export const BYTES_PER_PAIR = 8;
+/**
+ * Each device's kernel compilations started by compileInBackground(), run one after another:
+ * each brackets its pipelines with an error scope, and a device's scopes are one stack.
+ */
+const compileQueues = new WeakMap<GPUDevice, Promise<void>>();
+/**
+ * What compiling the kernels adds to the process's RSS, held for it in the memory plan while
+ * they compile in the background (85 MiB on lavapipe).
+ */
+export const KERNEL_COMPILE_BYTES = 128 * 1024 * 1024;
 
 export class GpuSorter implements PairSorter {
   readonly kind = 'gpu' as const;
@@ -92,6 +102,8 @@ export class GpuSorter implements PairSorter {
   private querySlots = 0;
   private broken?: string;
   private disposed = false;
+  /** compile() started by compileInBackground(): sorts wait for it, and fail with its error. */
+  private compiling?: Promise<void>;
   /** Made by compile(), or by the first block that comes with document bases. */
   protected docBasePass?: DocBasePass;
 
@@ -199,6 +211,26 @@ export class GpuSorter implements PairSorter {
     created.forEach((r, i) => this.pipelines.set(missing[i]!.key, (r as PromiseFulfilledResult<GPUComputePipeline>).value));
   }
 
+  /**
+   * Starts compile() and returns: the device's limits, which the memory plan needs, are known
+   * already, and the kernels compile while the build plans and parses (about 0.3 s on an H100,
+   * 1.2 s on a machine's first build). The first sort waits for them; a compile error fails it.
+   */
+  compileInBackground(): void {
+    const before = compileQueues.get(this.device) ?? Promise.resolve();
+    const compiling = before.then(() => (this.disposed ? undefined : this.compile()));
+    compiling.catch(() => {}); // reported by the first sort
+    compileQueues.set(this.device, compiling.catch(() => {}));
+    this.compiling = compiling;
+  }
+
+  /** Waits for every compilation queued on the device (none may overlap a sort's error scopes); rejects with this sorter's. */
+  private async compiled(): Promise<void> {
+    if (!this.compiling) return;
+    await compileQueues.get(this.device);
+    await this.compiling;
+  }
+
   protected ensureCapacity(bytes: number): void {
     if (bytes <= this.capacity) return;
     this.destroyBlockBuffers();
@@ -265,6 +297,7 @@ export class GpuSorter implements PairSorter {
    */
   async stagingBlock(count: number): Promise<Uint32Array> {
     if (this.disposed) throw new Error('GpuSorter used after dispose()');
+    await this.compiled();
     this.ensureCapacity(Math.max(count, 1) * BYTES_PER_PAIR);
     if (this.uploadReady) await this.uploadReady;
     this.uploadReady = undefined;
@@ -276,6 +309,7 @@ export class GpuSorter implements PairSorter {
     if (this.disposed) throw new Error('GpuSorter used after dispose()');
     if (this.broken) throw new Error(this.broken);
     if (this.ctx.fault) throw new Error(this.ctx.fault);
+    await this.compiled();
     const t0 = performance.now();
     if (count > this.maxPairs) throw new RangeError(`block of ${count} pairs exceeds the GPU's binding limit of ${this.maxPairs} pairs`);
     const bytes = Math.max(count, 1) * BYTES_PER_PAIR;

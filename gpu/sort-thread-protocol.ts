@@ -45,6 +45,8 @@ export interface OpenedSorter {
   algorithm: GpuAlgorithmChoice;
   /** 'auto': each algorithm's host bytes per pair, for the memory plan to weigh. */
   hostBytesPerPairOf?: { bsn: number; radix: number };
+  /** The kernels compile in the background: the RSS they will add (the memory plan holds it). */
+  compilingBytes: number;
 }
 
 export type SortThreadReply =

@@ -11,7 +11,7 @@ import { writeRunFile } from '../merge/runs.js';
 import { errorCode } from '../src/shared/errors.js';
 import { untrackedFds } from '../runtime/native-stderr.js';
 import type { GpuSorter } from './gpu-sorter.js';
-import { openGpuSorter } from './index.js';
+import { KERNEL_COMPILE_BYTES, openGpuSorter } from './index.js';
 import type { SortThreadReply, SortThreadRequest } from './sort-thread-protocol.js';
 
 if (!parentPort) throw new Error('gpu/sort-thread-worker.js runs as a worker thread');
@@ -34,11 +34,14 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
       spare?.dispose();
       sorter = spare = undefined;
       const algorithm = req.algorithm ?? 'bsn';
-      const opened = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: algorithm === 'bsn' ? 'bsn' : 'radix' });
+      // The kernels compile while the build plans and parses; the first sort waits for them.
+      const compileLater = true;
+      const compilingBytes = KERNEL_COMPILE_BYTES;
+      const opened = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: algorithm === 'bsn' ? 'bsn' : 'radix', compileLater });
       if (typeof opened === 'string') return { type: 'refused', id, reason: opened };
       sorter = opened;
-      if (algorithm !== 'auto') return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair, algorithm } };
-      const network = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: 'bsn' });
+      if (algorithm !== 'auto') return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair, algorithm, compilingBytes } };
+      const network = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: 'bsn', compileLater });
       if (typeof network === 'string') {
         opened.dispose();
         sorter = undefined;
@@ -47,7 +50,7 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
       spare = network;
       const hostBytesPerPairOf = { bsn: network.hostBytesPerPair, radix: opened.hostBytesPerPair };
       // Until the build chooses, the larger of the two (what the plan must not underestimate).
-      return { type: 'opened', id, sorter: { maxPairs: Math.min(opened.maxPairs, network.maxPairs), hostBytesPerPair: Math.max(hostBytesPerPairOf.bsn, hostBytesPerPairOf.radix), algorithm, hostBytesPerPairOf } };
+      return { type: 'opened', id, sorter: { maxPairs: Math.min(opened.maxPairs, network.maxPairs), hostBytesPerPair: Math.max(hostBytesPerPairOf.bsn, hostBytesPerPairOf.radix), algorithm, hostBytesPerPairOf, compilingBytes } };
     }
     case 'choose': {
       if (!sorter) return { type: 'failed', id, during: 'sort', message: 'the GPU sorter is closed' };

@@ -95,8 +95,8 @@ function sortThread(): SortThread {
 const fromEpoch = (epochMs: number | undefined): number | undefined => (epochMs === undefined ? undefined : epochMs - performance.timeOrigin);
 
 /**
- * Opens GpuSort on the GPU thread (device, kernels compiled); returns the sorter or why there is
- * none. `allowSoftware`: a software adapter counts as a GPU (an explicit --sorter gpu, tests).
+ * Opens GpuSort on the GPU thread (the device; its kernels then compile there in the background);
+ * returns the sorter or why there is none. `allowSoftware`: a software adapter counts as a GPU (an explicit --sorter gpu, tests).
  */
 export async function openGpuSortThread(options: ThreadSorterOptions & { allowSoftware?: boolean; algorithm?: GpuAlgorithmChoice } = {}): Promise<GpuSortThread | string> {
   const { allowSoftware = false, algorithm = 'bsn', ...sorterOptions } = options;
@@ -128,6 +128,7 @@ export class GpuSortThread implements PairSorter {
   algorithm: GpuAlgorithmChoice;
   /** 'auto': each algorithm's host bytes per pair (for the memory plan to weigh). */
   readonly hostBytesPerPairOf?: { bsn: number; radix: number };
+  readonly compilingBytes: number;
   private disposed = false;
 
   constructor(private readonly thread: SortThread, opened: OpenedSorter) {
@@ -135,6 +136,7 @@ export class GpuSortThread implements PairSorter {
     this.hostBytesPerPair = opened.hostBytesPerPair;
     this.algorithm = opened.algorithm;
     this.hostBytesPerPairOf = opened.hostBytesPerPairOf;
+    this.compilingBytes = opened.compilingBytes;
   }
 
   /**

@@ -190,6 +190,39 @@ describe.runIf(gpuOk)('GPU faults before and during a sort', () => {
     expect(chosen.notice).toMatch(/^no GPU \(.+\); sorting on the CPU$/);
   });
 
+  it('kernels compiled in the background: blocks sort as with kernels compiled up front; a kernel the driver rejects fails the first sort, and the build sorts on the CPU with one warning', async () => {
+    const { openGpuSorter } = await import('../gpu/index.js');
+    for (const algorithm of ['bsn', 'radix'] as const) {
+      const later = await openGpuSorter({ allowSoftware: true, algorithm, compileLater: true });
+      if (typeof later === 'string') throw new Error(later);
+      try {
+        // Sorted at once, before the compilation can have finished.
+        const pairs = makePairs('zipf', 5000, 3);
+        let sorted: Uint32Array | undefined;
+        await later.sortBlock(pairs.slice(), 5000, (s) => void (sorted = s.slice()));
+        expect(pairsDiffer(sorted!, cpuSorted(pairs, 5000)), algorithm).toBeUndefined();
+      } finally {
+        later.dispose();
+      }
+    }
+    const broken = await openGpuSorter({ allowSoftware: true, compileLater: true, transformKernel: (wgsl) => wgsl.replace('fn less(', 'fn less(broken ') });
+    if (typeof broken === 'string') throw new Error(broken);
+    const dir = mkdtempSync(join(tmpdir(), 'gpuindex-compile-later-'));
+    try {
+      const warnings: string[] = [];
+      const sink = new RunSink(broken, dir, new StageClock(), (w) => warnings.push(w));
+      const block = makePairs('uniform', 4000, 5);
+      await sink.sortAndWrite(block.slice(), 4000);
+      expect(sink.sorterKind).toBe('cpu');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^GPU failed \(GPU kernel compilation failed: .*error: expected ':' for parameter.*\); sorting the remaining blocks on the CPU$/);
+      expect(readRunPairs(sink.runPaths[0]!)).toEqual(cpuSorted(block, 4000));
+    } finally {
+      broken.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a run that cannot be written (in-process GpuSort): the disk\'s fault, with its code; no CPU fallback', async () => {
     const opened = await openGpu();
     if (typeof opened === 'string') throw new Error(opened);

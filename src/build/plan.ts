@@ -32,10 +32,11 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
   state.sorter = pipeline.sorter;
   if (pipeline.notice) c.notice(pipeline.notice);
-  // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no worker yet).
+  // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no
+  // worker yet), and what the GPU's kernels, compiling in the background, will add.
   // Parse workers the CLI started ahead are counted with the workers, not in the baseline.
   await spareWorkersLoaded();
-  const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
+  const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes()) + (pipeline.sorter.compilingBytes ?? 0);
   const hostBlocks = c.root && pipeline.schedule === 'overlapped' ? 2 : 1;
   // --positions: a block's positions in fill order and in sorted order (run-positions.ts), u32 each.
   const positionsBytesPerPair = c.options.positions ? 8 * hostBlocks : 0;

@@ -63,6 +63,8 @@ export interface PairSorter {
   readonly hostBytesPerPair?: number;
   /** The largest block the sorter can take (the GPU's binding limit); unlimited when undefined. */
   readonly maxPairs?: number;
+  /** Process memory the sorter will still take as it finishes opening (kernels compiling); the plan holds it. */
+  readonly compilingBytes?: number;
   /**
    * Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. With `docBases`,
    * the docIDs are first made whole: each segment's base is added to its pairs' docID words.

@@ -224,6 +224,14 @@ export class GpuSorter implements PairSorter {
     this.compiling = compiling;
   }
 
+  /**
+   * Settles once no compilation queued on the device is pending (never rejects): Dawn aborts
+   * the process if a thread ends while a pipeline is still being created.
+   */
+  async settled(): Promise<void> {
+    await compileQueues.get(this.device);
+  }
+
   /** Waits for every compilation queued on the device (none may overlap a sort's error scopes); rejects with this sorter's. */
   private async compiled(): Promise<void> {
     if (!this.compiling) return;

@@ -30,6 +30,8 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
   const { id } = req;
   switch (req.type) {
     case 'open': {
+      await sorter?.settled();
+      await spare?.settled();
       sorter?.dispose();
       spare?.dispose();
       sorter = spare = undefined;
@@ -43,6 +45,7 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
       if (algorithm !== 'auto') return { type: 'opened', id, sorter: { maxPairs: opened.maxPairs, hostBytesPerPair: opened.hostBytesPerPair, algorithm, compilingBytes } };
       const network = await openGpuSorter({ ...req.options, allowSoftware: req.allowSoftware, algorithm: 'bsn', compileLater });
       if (typeof network === 'string') {
+        await opened.settled(); // the thread may end next
         opened.dispose();
         sorter = undefined;
         return { type: 'refused', id, reason: network };
@@ -105,6 +108,9 @@ async function handle(req: SortThreadRequest): Promise<SortThreadReply> {
       await sorter?.release();
       return { type: 'done', id };
     case 'close':
+      // Compilations still pending end first: the process may exit once this is answered.
+      await sorter?.settled();
+      await spare?.settled();
       sorter?.dispose();
       spare?.dispose();
       sorter = spare = undefined;

@@ -73,10 +73,11 @@ class SortThread {
     await this.worker.terminate();
   }
 
-  /** A request whose reply nobody awaits (closing the device when a build ends). */
+  /** A request whose reply nobody awaits. */
   send(req: Request): void {
     if (!this.dead) this.worker.postMessage({ ...req, id: 0 } as SortThreadRequest);
   }
+
 }
 
 /** The process's GPU thread: module-level, like gpu/device.ts's instance holder. */
@@ -187,7 +188,22 @@ export class GpuSortThread implements PairSorter {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.thread.send({ type: 'close' });
+    // A request, not a message: the process stays alive until it is answered.
+    this.closing = this.thread.request({ type: 'close' }).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  private closing?: Promise<void>;
+
+  /**
+   * After dispose(): settles once the thread has closed the sorter, its kernels' compilation
+   * settled first. Dawn aborts the process if the thread ends while a kernel is still compiling
+   * (a build that ends before they do, then process.exit()), so buildIndex waits for this.
+   */
+  closed(): Promise<void> {
+    return this.closing ?? Promise.resolve();
   }
 
   /** Tests: the device is destroyed on the GPU thread, as a driver reset would. */

@@ -56,6 +56,9 @@ export async function buildKeeping(options: BuildOptions, kept: KeptBetweenBuild
     throw storage ? new UserError(storage) : err;
   } finally {
     state.sorter?.dispose();
+    // The GPU thread's kernels may still compile (a build faster than them): settled before the
+    // build returns, so that the caller may exit the process.
+    await state.sorter?.closed?.();
     // Parse workers the CLI started ahead and the build did not take (src/cli-prestart.ts).
     void endSpareWorkers();
   }

@@ -16,7 +16,7 @@ import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 
 /** What the failure path of buildIndex must release: the open sorter, the index database. */
 export interface BuildState {
-  sorter?: { dispose(): void };
+  sorter?: { dispose(): void; closed?(): Promise<void> };
   rowsAhead?: IndexRowsAhead;
   /** Kept by the thread from the build before (buildKeeping): the analysis of documents given as an iterable. */
   sharedInversion?: SharedInversion;

@@ -65,6 +65,8 @@ export interface PairSorter {
   readonly maxPairs?: number;
   /** Process memory the sorter will still take as it finishes opening (kernels compiling); the plan holds it. */
   readonly compilingBytes?: number;
+  /** After dispose(): settles once the sorter is closed on its thread (the process may then exit); optional. */
+  closed?(): Promise<void>;
   /**
    * Sorts pairs[0 .. 2*count) by (termID, docID); may sort `pairs` in place. With `docBases`,
    * the docIDs are first made whole: each segment's base is added to its pairs' docID words.

@@ -50,8 +50,8 @@ export interface WrittenPostings {
   /** Terms with a list. */
   terms: number;
   postings: number;
-  /** impacts.bin's contents, in the file's list order, where the layout had df and the lengths were given. */
-  impacts?: Impacts;
+  /** impacts.bin's contents, in the file's list order (one part, or a part a thread), where the layout had df and the lengths were given. */
+  impacts?: Impacts[];
 }
 
 /**
@@ -70,6 +70,44 @@ function fileBytesOf(layout: PostingsLayout): number {
 
 /** Words per term of the cursor table: last docID + 1 (0: none yet), its tf, gap cursor, tf cursor. */
 const STRIDE = 4;
+/** The gap cursor of a term whose list another thread writes. */
+const NOT_MINE = 0xffffffff;
+
+/** Lists [from, to) in the file's order: the part of postings.bin one thread writes. */
+export interface PostingsPart {
+  from: number;
+  to: number;
+}
+
+/** A part written (writeDocOrderPostingsPart): where it lies in the file, its bytes, its figures. */
+export interface WrittenPart {
+  offset: number;
+  /** The part's bytes (for the file's hash, taken in order by the caller). */
+  bytes: Uint8Array;
+  terms: number;
+  postings: number;
+  impacts?: Impacts;
+}
+
+/**
+ * Cuts the file's lists into `parts` parts of about equal bytes, for as many threads: each
+ * writes its part from the whole block (reading every pair, writing only its lists' postings).
+ */
+export function postingsParts(layout: PostingsLayout, parts: number): PostingsPart[] {
+  const terms = layout.lengths.length;
+  const total = fileBytesOf(layout);
+  const out: PostingsPart[] = [];
+  let from = 0;
+  for (let p = 0, at = POSTINGS_MAGIC.length; p < terms && out.length < parts - 1; p++) {
+    at += layout.lengths[layout.order ? layout.order[p]! : p]!;
+    if (at >= ((out.length + 1) * total) / parts) {
+      out.push({ from, to: p + 1 });
+      from = p + 1;
+    }
+  }
+  out.push({ from, to: terms });
+  return out;
+}
 
 /**
  * Writes the postings of pairs[0 .. 2*count) (termID, document index; each docBases segment's
@@ -82,16 +120,59 @@ const STRIDE = 4;
  * started for it.
  */
 export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, path: string, buffer?: ArrayBuffer, lengths?: Uint32Array): WrittenPostings {
+  const part = docOrderPart(pairs, count, docBases, layout, { from: 0, to: layout.lengths.length }, path, buffer, lengths);
+  const fd = openSync(path, 'wx');
+  try {
+    writeAll(fd, part.bytes, 0);
+  } finally {
+    closeSync(fd);
+  }
+  const sha256 = createHash('sha256').update(part.bytes).digest('hex');
+  return { sha256, bytes: part.bytes.length, terms: part.terms, postings: part.postings, ...(part.impacts ? { impacts: [part.impacts] } : {}) };
+}
+
+/**
+ * One part of writeDocOrderPostings' file, written at its place in `path` (which the caller
+ * created): several threads write the parts of one file at once, from the same block (a
+ * SharedArrayBuffer). Each reads every pair and writes only its own lists.
+ */
+export function writeDocOrderPostingsPart(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, part: PostingsPart, path: string, buffer?: ArrayBuffer, lengths?: Uint32Array): WrittenPart {
+  const written = docOrderPart(pairs, count, docBases, layout, part, path, buffer, lengths);
+  const fd = openSync(path, 'r+');
+  try {
+    writeAll(fd, written.bytes, written.offset);
+  } finally {
+    closeSync(fd);
+  }
+  return written;
+}
+
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, position + off);
+}
+
+/** Lists [part.from, part.to) in memory: the scatter of the pairs, the checks, and the impacts. */
+function docOrderPart(pairs: Uint32Array, count: number, docBases: DocBases, layout: PostingsLayout, part: PostingsPart, path: string, buffer?: ArrayBuffer, lengths?: Uint32Array): WrittenPart {
   const terms = layout.lengths.length;
   const fileBytes = fileBytesOf(layout);
   if (fileBytes > MAX_FILE_BYTES) throw new RangeError(`postings of ${fileBytes} bytes do not fit 32-bit cursors`);
-  const out = buffer !== undefined && buffer.byteLength >= fileBytes ? new Uint8Array(buffer, 0, fileBytes) : new Uint8Array(fileBytes);
-  out.set(POSTINGS_MAGIC, 0);
-  const cursors = new Uint32Array(STRIDE * terms);
   const order = layout.order;
   if (order && order.length !== terms) throw new RangeError(`the layout orders ${order.length} terms, it has ${terms}`);
-  for (let p = 0, at = POSTINGS_MAGIC.length; p < terms; p++) {
-    const t = order ? order[p]! : p;
+  const termAt = (p: number): number => (order ? order[p]! : p);
+  // The part's place in the file: its first list's offset (the header goes with the first part).
+  let offset = POSTINGS_MAGIC.length;
+  for (let p = 0; p < part.from; p++) offset += layout.lengths[termAt(p)]!;
+  let end = offset;
+  for (let p = part.from; p < part.to; p++) end += layout.lengths[termAt(p)]!;
+  if (part.from === 0) offset = 0;
+  const size = end - offset;
+  const out = buffer !== undefined && buffer.byteLength >= size ? new Uint8Array(buffer, 0, size) : new Uint8Array(size);
+  if (part.from === 0) out.set(POSTINGS_MAGIC, 0);
+  // Cursors are relative to the part's start; lists of other parts are NOT_MINE.
+  const cursors = new Uint32Array(STRIDE * terms);
+  if (part.from > 0 || part.to < terms) for (let t = 0; t < terms; t++) cursors[STRIDE * t + 2] = NOT_MINE;
+  for (let p = part.from, at = part.from === 0 ? POSTINGS_MAGIC.length : 0; p < part.to; p++) {
+    const t = termAt(p);
     cursors[STRIDE * t + 2] = at;
     cursors[STRIDE * t + 3] = at + layout.gapBytes[t]!;
     at += layout.lengths[t]!;
@@ -103,12 +184,13 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
   let from = 0;
   for (let k = -2; k < docBases.length; k += 2) {
     const base = k < 0 ? 0 : docBases[k + 1]!;
-    const end = k + 2 < docBases.length ? Math.min(docBases[k + 2]!, count) : count;
-    for (let i = from; i < end; i++) {
+    const segmentEnd = k + 2 < docBases.length ? Math.min(docBases[k + 2]!, count) : count;
+    for (let i = from; i < segmentEnd; i++) {
       const t = pairs[2 * i]!;
-      const d = base + pairs[2 * i + 1]!;
       if (t >= terms) throw new RangeError(`pair ${i}: termID ${t} is not in the layout's ${terms} terms`);
       const r = STRIDE * t;
+      if (cursors[r + 2] === NOT_MINE) continue;
+      const d = base + pairs[2 * i + 1]!;
       const last = cursors[r]!;
       if (last === d + 1) {
         cursors[r + 1]!++;
@@ -122,13 +204,13 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
       cursors[r + 1] = 1;
       postings++;
     }
-    if (end > from) from = end;
+    if (segmentEnd > from) from = segmentEnd;
   }
 
   // The last posting of every list, then the check that each list filled exactly its place.
   let present = 0;
-  for (let p = 0, at = POSTINGS_MAGIC.length; p < terms; p++) {
-    const t = order ? order[p]! : p;
+  for (let p = part.from, at = part.from === 0 ? POSTINGS_MAGIC.length : 0; p < part.to; p++) {
+    const t = termAt(p);
     const r = STRIDE * t;
     if (cursors[r] !== 0) {
       present++;
@@ -140,27 +222,19 @@ export function writeDocOrderPostings(pairs: Uint32Array, count: number, docBase
     at += length;
   }
 
-  const fd = openSync(path, 'wx');
-  try {
-    for (let off = 0; off < fileBytes; ) off += writeSync(fd, out, off, fileBytes - off);
-  } finally {
-    closeSync(fd);
-  }
-  const sha256 = createHash('sha256').update(out).digest('hex');
   const df = layout.df;
-  if (!df || !lengths) return { sha256, bytes: fileBytes, terms: present, postings };
+  if (!df || !lengths) return { offset, bytes: out, terms: present, postings };
   // After the pass each gap cursor is at its list's start plus its gap bytes.
-  const termAt = (p: number): number => (order ? order[p]! : p);
   const impacts = impactsOfLists(
     {
-      terms,
-      df: (p) => df[termAt(p)]!,
-      length: (p) => layout.lengths[termAt(p)]!,
-      locate: (p) => cursors[STRIDE * termAt(p) + 2]! - layout.gapBytes[termAt(p)]!,
+      terms: part.to - part.from,
+      df: (i) => df[termAt(part.from + i)]!,
+      length: (i) => layout.lengths[termAt(part.from + i)]!,
+      locate: (i) => cursors[STRIDE * termAt(part.from + i) + 2]! - layout.gapBytes[termAt(part.from + i)]!,
       bytes: () => out,
-      describe: (p) => `${path}: the list of termID ${p}`,
+      describe: (i) => `${path}: the list of termID ${part.from + i}`,
     },
     lengths,
   );
-  return { sha256, bytes: fileBytes, terms: present, postings, impacts };
+  return { offset, bytes: out, terms: present, postings, impacts };
 }

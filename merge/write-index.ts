@@ -190,7 +190,7 @@ export async function writeIndexFromTally(dir: string, contents: IndexContents, 
     const stats = finishStore(store, contents, lexicon.terms, lexicon.postings);
     const written = await block.written;
     onFraction?.(1);
-    return { merge: { runs: 1, pairs, terms: written.terms, segmentPops: written.terms, threads: 1 }, stats, postingsBytes: written.bytes, postingsSha256: written.sha256, ...(written.impacts ? { impacts: [written.impacts] } : {}) };
+    return { merge: { runs: 1, pairs, terms: written.terms, segmentPops: written.terms, threads: 1 }, stats, postingsBytes: written.bytes, postingsSha256: written.sha256, ...(written.impacts ? { impacts: written.impacts } : {}) };
   } catch (err) {
     store.abort();
     // The worker may still be writing postings.bin: the caller removes the folder once it is done.

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ let n = 0;
 async function build(opts: Partial<Parameters<typeof buildIndex>[0]>) {
   const output = join(work, `idx-${n++}`);
   const summary = await buildIndex({ input: crawl, output, blockSize: 97, stem: 'none', stopwords: 'none', ...opts });
-  return { summary, content: readIndexContent(output) };
+  return { summary, content: readIndexContent(output), impacts: readFileSync(join(output, 'impacts.bin')) };
 }
 
 describe('schedules and workers', () => {
@@ -46,13 +46,14 @@ describe('schedules and workers', () => {
     expect(three.content).toEqual(one.content);
   });
 
-  it('the crawl in one block: the parse worker sorts it and writes postings.bin, the lexicon comes from the tally, and the index is the same as from many runs', async () => {
+  it('the crawl in one block: the parse workers write postings.bin (in parts, with 2 and 3) and its impacts, the lexicon comes from the tally, and the index is the same as from many runs', async () => {
     const runs = await build({ pipeline: 'cpu', workers: 1 });
-    for (const workers of [1, 2]) {
+    for (const workers of [1, 2, 3]) {
       const one = await build({ pipeline: 'cpu', workers, blockSize: 1 << 20 });
       expect(one.summary.blocks).toBe(1);
       expect(one.summary.runBytes).toBe(0);
       expect(one.content).toEqual(runs.content);
+      expect(one.impacts.equals(runs.impacts), `${workers} workers: impacts.bin`).toBe(true);
     }
   });
 

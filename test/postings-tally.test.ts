@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { mergeRuns } from '../merge/heap-merge.js';
 import { PostingsFileWriter } from '../merge/postings-file.js';
 import { PostingsTally } from '../merge/postings-tally.js';
 import { writeRunFile } from '../merge/runs.js';
-import { writeDocOrderPostings } from '../merge/doc-order-postings.js';
+import { postingsParts, writeDocOrderPostings, writeDocOrderPostingsPart } from '../merge/doc-order-postings.js';
 import { ImpactsBuilder } from '../merge/impact-blocks.js';
 
 /** Bytes of v as a varint. */
@@ -111,8 +111,28 @@ describe('PostingsTally (the lexicon before the sort)', () => {
         const order = permutation(lexicon.terms, seed);
         const reference = new ImpactsBuilder(lengths);
         for (const t of order) reference.add(lists[t]!.docIds, lists[t]!.tfs, lists[t]!.df);
-        const withImpacts = writeDocOrderPostings(Uint32Array.from(pairs), count, Uint32Array.from(docBases), { ...lexicon, order }, join(work, `doc-order-impacts-${n}.bin`), undefined, lengths);
-        expect(withImpacts.impacts).toEqual(reference.finish());
+        const wholePath = join(work, `doc-order-impacts-${n}.bin`);
+        const withImpacts = writeDocOrderPostings(Uint32Array.from(pairs), count, Uint32Array.from(docBases), { ...lexicon, order }, wholePath, undefined, lengths);
+        expect(withImpacts.impacts).toEqual([reference.finish()]);
+
+        // The same file and impacts in 1 to 4 parts, each written by itself into one file.
+        const k = 1 + (seed % 4);
+        const parts = postingsParts({ ...lexicon, order }, k);
+        expect(parts[0]!.from).toBe(0);
+        expect(parts[parts.length - 1]!.to).toBe(lexicon.terms);
+        parts.forEach((p, i) => i > 0 && expect(p.from).toBe(parts[i - 1]!.to));
+        const partsPath = join(work, `doc-order-parts-${n}.bin`);
+        writeFileSync(partsPath, '');
+        let postingsInParts = 0;
+        for (const part of parts) {
+          const written = writeDocOrderPostingsPart(Uint32Array.from(pairs), count, Uint32Array.from(docBases), { ...lexicon, order }, part, partsPath, undefined, lengths);
+          postingsInParts += written.postings;
+          const ref = new ImpactsBuilder(lengths);
+          for (const t of order.subarray(part.from, part.to)) ref.add(lists[t]!.docIds, lists[t]!.tfs, lists[t]!.df);
+          expect(written.impacts).toEqual(ref.finish());
+        }
+        expect(postingsInParts).toBe(lexicon.postings);
+        expect(readFileSync(partsPath).equals(readFileSync(wholePath))).toBe(true);
       }),
       { numRuns: 200 },
     );

@@ -11,7 +11,7 @@
  */
 import type { CorpusOptions, SkippedItem } from '../corpus/index.js';
 import type { TokenizerOptions } from '../analysis/tokenizer.js';
-import type { PostingsLayout, WrittenPostings } from '../../merge/doc-order-postings.js';
+import type { PostingsLayout, PostingsPart, WrittenPart, WrittenPostings } from '../../merge/doc-order-postings.js';
 import type { RawTokenBytes } from '../scan/raw-token-list.js';
 import type { HandedBlock, WorkerBlocksConfig, WrittenRun } from '../fill/worker-blocks.js';
 import type { ByteLexicon } from '../../merge/lexicon-union.js';
@@ -86,11 +86,14 @@ export type ToWorker =
  * After its last batch, a worker may be handed the build's one block (the whole crawl fitted in
  * it): it writes postings.bin at `path` from the block in docID order and the tally's layout
  * (merge/doc-order-postings.ts) while the main thread writes the lexicon (worker-pipeline.ts).
- * `pairs` and `scratch` are transferred; `docBases` as in PairSorter.sortBlock.
+ * `pairs` (unless shared) and `scratch` are transferred; `docBases` as in PairSorter.sortBlock.
+ * With `part`, several workers write one part of the file each from the shared block.
  */
 export interface BlockPostingsRequest {
   type: 'postings';
-  pairs: ArrayBuffer;
+  pairs: ArrayBuffer | SharedArrayBuffer;
+  /** The lists this worker writes, into the file the main thread created; the whole file when absent. */
+  part?: PostingsPart;
   count: number;
   docBases: Uint32Array;
   /** Each term's list length and gap bytes, from the PostingsTally of the fill. */
@@ -105,6 +108,7 @@ export interface BlockPostingsRequest {
 /** The answer to a BlockPostingsRequest: merge/doc-order-postings.ts's figures, or the error (with its system code). */
 export type BlockPostingsReply =
   | ({ type: 'postings'; writeMs: number } & WrittenPostings)
+  | ({ type: 'postings-part'; writeMs: number } & WrittenPart)
   | { type: 'postings-error'; message: string; code?: string };
 
 /** One batch of parsed documents of one file: the stream element between parse and block fill. */

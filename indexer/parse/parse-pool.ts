@@ -120,8 +120,8 @@ export class ParsePool {
    * (a resumed build); batches keep their crawl-wide sequence numbers.
    */
   /**
-   * `keepFirstWorker`: worker 0 is not retired when its tasks are done, so that it can be handed
-   * the build's one block (writeBlockPostings).
+   * `keptWorkers`: workers 0 .. keptWorkers - 1 are not retired when their tasks are done, so
+   * that they can be handed the build's one block (writeBlockPostings) until releaseKept().
    */
   constructor(
     private readonly tasks: readonly ParseTask[],
@@ -129,7 +129,7 @@ export class ParsePool {
     init: Omit<ParseWorkerInit, 'globalTermIds'>,
     private readonly maxBufferedBytes: number,
     firstFile = 0,
-    private readonly keepFirstWorker = false,
+    private keptWorkers = 0,
   ) {
     this.nextFile = firstFile;
     this.batchArrayBytes = 4 * batchArrayWords(init.batchPairs);
@@ -171,7 +171,7 @@ export class ParsePool {
     this.ahead = tasksAheadFromEnv();
     for (let w = 0; w < count; w++) this.dispatch(w);
     // More workers than tasks: those without any are done already.
-    for (let w = 0; w < count; w++) if (this.groups[w]!.length === 0 && !(w === 0 && keepFirstWorker)) this.retire(w);
+    for (let w = 0; w < count; w++) if (this.groups[w]!.length === 0 && w >= keptWorkers) this.retire(w);
   }
 
   /** Workers keep their own lexicons (ParseWorkerInit.ownLexicon). */
@@ -269,26 +269,38 @@ export class ParsePool {
     this.failure ??= err;
     this.lexiconsFailed?.(err);
     this.wake?.();
-    this.postingsReply?.({ type: 'postings-error', message: err.message });
+    for (const reply of this.postingsReply.values()) reply({ type: 'postings-error', message: err.message });
   }
 
-  private postingsReply?: (m: BlockPostingsReply) => void;
+  /** The workers writing postings.bin (or a part of it), by worker. */
+  private readonly postingsReply = new Map<number, (m: BlockPostingsReply) => void>();
 
   /**
-   * Hands the build's one block to worker 0 (kept with keepFirstWorker, its tasks done) to sort
-   * and write as postings.bin; `pairs` and `scratch` are transferred. Rejects with the worker's
-   * error (its system code kept, so a full disk reads as one).
+   * The crawl did not fit one block: the kept workers (keptWorkers) with nothing left to parse
+   * are retired, the others as their tasks end.
    */
-  writeBlockPostings(request: Omit<BlockPostingsRequest, 'type'>): Promise<Extract<BlockPostingsReply, { type: 'postings' }>> {
+  releaseKept(): void {
+    const kept = this.keptWorkers;
+    this.keptWorkers = 0;
+    for (let w = 0; w < kept; w++) if (this.groups[w]!.length === 0) this.retire(w);
+  }
+
+  /**
+   * Hands the build's one block to kept worker `w` (its tasks done) to write as postings.bin, or
+   * the request's part of it; `scratch`, and `pairs` unless shared, are transferred. Resolves
+   * with what it wrote; rejects with the worker's error (its system code kept, so a full disk
+   * reads as one).
+   */
+  writeBlockPostings(request: Omit<BlockPostingsRequest, 'type'>, w = 0): Promise<Exclude<BlockPostingsReply, { type: 'postings-error' }>> {
     return new Promise((resolve, reject) => {
       if (this.failure) return reject(this.failure);
-      this.postingsReply = (m) => {
-        this.postingsReply = undefined;
-        if (m.type === 'postings') resolve(m);
-        else reject(Object.assign(new Error(m.message), m.code !== undefined ? { code: m.code } : {}));
-      };
-      const transfer = [request.pairs, ...(request.scratch ? [request.scratch] : [])];
-      this.post(0, { type: 'postings', ...request } satisfies ToWorker, transfer);
+      this.postingsReply.set(w, (m) => {
+        this.postingsReply.delete(w);
+        if (m.type === 'postings-error') reject(Object.assign(new Error(m.message), m.code !== undefined ? { code: m.code } : {}));
+        else resolve(m);
+      });
+      const transfer = [...(request.pairs instanceof ArrayBuffer ? [request.pairs] : []), ...(request.scratch ? [request.scratch] : [])];
+      this.post(w, { type: 'postings', ...request } satisfies ToWorker, transfer);
     });
   }
 
@@ -302,8 +314,8 @@ export class ParsePool {
       this.fail(new Error(`parse worker ${w}: ${m.message}`));
       return;
     }
-    if (m.type === 'postings' || m.type === 'postings-error') {
-      this.postingsReply?.(m);
+    if (m.type === 'postings' || m.type === 'postings-part' || m.type === 'postings-error') {
+      this.postingsReply.get(w)?.(m);
       return;
     }
     if (m.type === 'run' || m.type === 'block' || m.type === 'lexicon' || m.type === 'lexicon-spilled') {
@@ -380,7 +392,7 @@ export class ParsePool {
     if (tail.last && held.length > 0 && held[0]!.end === (tail.endSeq ?? tail.seq)) {
       held.shift();
       this.dispatch(w);
-      if (held.length === 0 && !(w === 0 && this.keepFirstWorker)) this.retire(w);
+      if (held.length === 0 && w >= this.keptWorkers) this.retire(w);
     }
     this.wake?.();
   }

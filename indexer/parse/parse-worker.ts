@@ -475,15 +475,22 @@ async function parseFile(task: Task, trySmall: boolean): Promise<void> {
 async function writeBlockPostings(m: BlockPostingsRequest): Promise<void> {
   let reply: BlockPostingsReply;
   try {
-    const { writeDocOrderPostings } = await import('../../merge/doc-order-postings.js');
+    const { writeDocOrderPostings, writeDocOrderPostingsPart } = await import('../../merge/doc-order-postings.js');
     const t0 = performance.now();
-    const written = writeDocOrderPostings(new Uint32Array(m.pairs, 0, 2 * m.count), m.count, m.docBases, m.layout, m.path, m.scratch, m.documentLengths);
-    reply = { type: 'postings', writeMs: performance.now() - t0, ...written };
+    const pairs = new Uint32Array(m.pairs, 0, 2 * m.count);
+    if (m.part) {
+      const part = writeDocOrderPostingsPart(pairs, m.count, m.docBases, m.layout, m.part, m.path, m.scratch, m.documentLengths);
+      reply = { type: 'postings-part', writeMs: performance.now() - t0, ...part };
+    } else reply = { type: 'postings', writeMs: performance.now() - t0, ...writeDocOrderPostings(pairs, m.count, m.docBases, m.layout, m.path, m.scratch, m.documentLengths) };
   } catch (err) {
     reply = { type: 'postings-error', message: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code };
   }
-  const i = reply.type === 'postings' ? reply.impacts : undefined;
-  port.postMessage(reply, i ? [i.firstBlock, i.lastDoc, i.gapsAt, i.tfsAt, i.firstPair, i.pairTf, i.pairLength].map((a) => a.buffer as ArrayBuffer) : []);
+  // The impacts' arrays, and a part's bytes (the main thread hashes the parts in order), are transferred.
+  const transfer: ArrayBuffer[] = [];
+  const impacts = reply.type === 'postings' ? reply.impacts : reply.type === 'postings-part' && reply.impacts ? [reply.impacts] : [];
+  for (const i of impacts ?? []) transfer.push(...[i.firstBlock, i.lastDoc, i.gapsAt, i.tfsAt, i.firstPair, i.pairTf, i.pairLength].map((a) => a.buffer as ArrayBuffer));
+  if (reply.type === 'postings-part') transfer.push(reply.bytes.buffer as ArrayBuffer);
+  port.postMessage(reply, transfer);
 }
 
 /**

@@ -31,12 +31,15 @@ import type { ParseCounters, PipelineResult } from './in-process-pipeline.js';
 import type { ParsedBatch } from '../parse/parse-messages.js';
 import { countNotIndexed, MAX_LISTED_SKIPS, newCounters, noteWarning } from './in-process-pipeline.js';
 import { releaseBuffers } from '../../runtime/release-buffers.js';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { CREDITS } from '../plan/memory-plan.js';
 import { RunSink } from '../sort/run-sink.js';
 import type { StageClock } from './stage-clock.js';
 import { TailSplit, tailMinPairsFromEnv } from '../fill/tail-split.js';
 import { PostingsTally, type TalliedLexicon } from '../../merge/postings-tally.js';
-import type { BlockPostings } from '../../merge/doc-order-postings.js';
+import { postingsParts, type BlockPostings, type WrittenPostings } from '../../merge/doc-order-postings.js';
 import type { UnitedLexicon } from './worker-lexicons-pipeline.js';
 
 export type Schedule = 'sequential' | 'overlapped';
@@ -124,6 +127,9 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   // With positions the block's pairs go through runs (the one-block path writes no run positions).
   const blockMode = !positions && input.blockPostingsPath !== undefined && input.schedule === 'sequential' && input.sorter.kind === 'cpu' && !input.sorter.sortToRun && !input.checkpoints && !input.restored;
   let tally = blockMode ? new PostingsTally() : undefined;
+  // A one-block crawl's postings.bin is written in parts by up to this many of the workers,
+  // kept for it after their last batch (the merge threads' part of such a build).
+  const postingsThreads = blockMode ? Math.max(1, Math.min(input.workers, availableParallelism())) : 0;
   let blockPostings: BlockPostings | undefined;
   const pool = new ParsePool(input.tasks, Math.max(1, input.workers), {
     root: input.root,
@@ -136,7 +142,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     // Not with --resume: its points inside batches must name the same batches on the next run.
     smallFilesTogether: !input.checkpoints && !input.restored,
     ...(positions ? { positions } : {}),
-  }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0, blockMode);
+  }, input.maxBufferedBytes ?? 8 * Math.max(batchPairs * 4 * input.workers, input.blockSize), input.restored?.resumeAt.seq ?? 0, postingsThreads);
   const counters: ParseCounters = input.restored ? structuredClone(input.restored.counters) : newCounters();
   counters.fileBytesTotal = input.tasks.reduce((a, t) => a + t.bytes, 0);
   const numbering = new LineNumbering(input.tasks, input.restored?.resumeAt.lines ?? input.firstLines);
@@ -239,6 +245,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         current.count += take;
         from += take;
         if (current.full) {
+          if (tally) pool.releaseKept();
           tally = undefined; // more than one block: the runs are merged as usual
           await flushAfter(from);
         }
@@ -255,7 +262,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     }
     if (tally && sink.blocks === 0 && current.count > 0) {
       const order = dictionary.order();
-      blockPostings = handOverBlock(pool, current, tally.finish(order), order, input, counters);
+      blockPostings = handOverBlock(pool, current, tally.finish(order), order, input, counters, postingsThreads);
     }
     else await flush({ seq: input.tasks.length, part: 0, taken: 0, inBatch: false });
     if (inflight) {
@@ -290,38 +297,70 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
 }
 
 /**
- * The whole crawl is in `block`: parse worker 0 writes postings.bin from it, in docID order as
- * it is, at the places the tally gives (into the CPU sorter's scratch, touched during the fill),
- * while the caller writes the lexicon from `lexicon`. The lengths the worker wrote are checked
- * against the tally.
+ * The whole crawl is in `block`: the kept parse workers (`threads`) write postings.bin from it,
+ * in docID order as it is, at the places the tally gives, each a part of the lists of about
+ * equal bytes (worker 0 into the CPU sorter's scratch, touched during the fill), while the
+ * caller writes the lexicon from `lexicon`. The parts' bytes are hashed here in order; the
+ * lengths written are checked against the tally.
  */
-function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, order: Uint32Array, input: WorkerPipelineInput, counters: ParseCounters): BlockPostings {
+function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, order: Uint32Array, input: WorkerPipelineInput, counters: ParseCounters, threads: number): BlockPostings {
   const { clock } = input;
   const count = block.count;
   clock.mark('sort', count);
-  const job = pool.writeBlockPostings({
-    pairs: block.pairs.buffer as ArrayBuffer,
+  const layout = { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes, order, df: lexicon.df }; // copied by postMessage
+  const request = {
     count,
     docBases: block.docBases.bases.slice(),
-    layout: { lengths: lexicon.lengths, gapBytes: lexicon.gapBytes, order, df: lexicon.df }, // copied by postMessage
-    scratch: input.sorter.handOverScratch?.(),
+    layout,
     path: input.blockPostingsPath!,
-    // The worker computes impacts.bin's contents from the bytes it writes (every document is filled by now).
+    // The workers compute impacts.bin's contents from the bytes they write (every document is filled by now).
     documentLengths: input.documents.lengthsView().slice(),
-  });
+  };
+  const scratch = input.sorter.handOverScratch?.();
+  const parts = threads > 1 ? postingsParts(layout, threads) : [];
+  let job: Promise<{ figures: WrittenPostings; writeMs: number }>;
+  if (parts.length > 1) {
+    // The workers read the block from shared memory: a copy now, and the block's own buffer goes.
+    const pairs = new SharedArrayBuffer(8 * count);
+    new Uint32Array(pairs).set(block.pairs.subarray(0, 2 * count));
+    void releaseBuffers([block.pairs.buffer]);
+    closeSync(openSync(request.path, 'wx'));
+    job = Promise.all(parts.map((part, w) => pool.writeBlockPostings({ ...request, pairs, part, ...(w === 0 && scratch ? { scratch } : {}) }, w))).then((replies) => {
+      const hash = createHash('sha256');
+      const figures: WrittenPostings = { sha256: '', bytes: 0, terms: 0, postings: 0, impacts: [] };
+      let writeMs = 0;
+      for (const r of replies) {
+        if (r.type !== 'postings-part') throw new Error(`a parse worker answered ${r.type} to a part of postings.bin`);
+        hash.update(r.bytes);
+        figures.bytes += r.bytes.length;
+        figures.terms += r.terms;
+        figures.postings += r.postings;
+        if (r.impacts) figures.impacts!.push(r.impacts);
+        writeMs = Math.max(writeMs, r.writeMs);
+      }
+      figures.sha256 = hash.digest('hex');
+      if (figures.impacts!.length !== replies.length) delete figures.impacts;
+      return { figures, writeMs };
+    });
+  } else {
+    job = pool.writeBlockPostings({ ...request, pairs: block.pairs.buffer as ArrayBuffer, ...(scratch ? { scratch } : {}) }).then((r) => {
+      if (r.type !== 'postings') throw new Error(`a parse worker answered ${r.type} to postings.bin`);
+      const { type: _, writeMs, ...figures } = r;
+      return { figures, writeMs };
+    });
+  }
   const closed = job.then(
     () => pool.close(),
     () => pool.close(),
   );
   const written = job.then(
-    (r) => {
-      clock.add('writeRuns', r.writeMs);
+    ({ figures: r, writeMs }) => {
+      clock.add('writeRuns', writeMs);
       counters.blocks = 1;
       // Each list's length was checked where it was written (writeDocOrderPostings).
       if (r.terms !== lexicon.terms || r.postings !== lexicon.postings || r.bytes !== lexicon.postingsBytes)
         throw new Error(`the postings written (${r.terms} terms, ${r.postings} postings, ${r.bytes} bytes) differ from the tally (${lexicon.terms}, ${lexicon.postings}, ${lexicon.postingsBytes})`);
-      const { type: _, writeMs: _w, ...figures } = r;
-      return figures;
+      return r;
     },
     async (err: unknown) => {
       await closed;

@@ -70,8 +70,6 @@ function fileBytesOf(layout: PostingsLayout): number {
 
 /** Words per term of the cursor table: last docID + 1 (0: none yet), its tf, gap cursor, tf cursor. */
 const STRIDE = 4;
-/** The gap cursor of a term whose list another thread writes. */
-const NOT_MINE = 0xffffffff;
 
 /** Lists [from, to) in the file's order: the part of postings.bin one thread writes. */
 export interface PostingsPart {
@@ -168,11 +166,13 @@ function docOrderPart(pairs: Uint32Array, count: number, docBases: DocBases, lay
   const size = end - offset;
   const out = buffer !== undefined && buffer.byteLength >= size ? new Uint8Array(buffer, 0, size) : new Uint8Array(size);
   if (part.from === 0) out.set(POSTINGS_MAGIC, 0);
-  // Cursors are relative to the part's start; lists of other parts are NOT_MINE.
+  // Cursors are relative to the part's start. Which terms are this part's: one byte a term, so
+  // that the pairs of other parts' terms (read by every part) touch no cursor.
   const cursors = new Uint32Array(STRIDE * terms);
-  if (part.from > 0 || part.to < terms) for (let t = 0; t < terms; t++) cursors[STRIDE * t + 2] = NOT_MINE;
+  const mine = new Uint8Array(terms);
   for (let p = part.from, at = part.from === 0 ? POSTINGS_MAGIC.length : 0; p < part.to; p++) {
     const t = termAt(p);
+    mine[t] = 1;
     cursors[STRIDE * t + 2] = at;
     cursors[STRIDE * t + 3] = at + layout.gapBytes[t]!;
     at += layout.lengths[t]!;
@@ -188,8 +188,8 @@ function docOrderPart(pairs: Uint32Array, count: number, docBases: DocBases, lay
     for (let i = from; i < segmentEnd; i++) {
       const t = pairs[2 * i]!;
       if (t >= terms) throw new RangeError(`pair ${i}: termID ${t} is not in the layout's ${terms} terms`);
+      if (mine[t] === 0) continue;
       const r = STRIDE * t;
-      if (cursors[r + 2] === NOT_MINE) continue;
       const d = base + pairs[2 * i + 1]!;
       const last = cursors[r]!;
       if (last === d + 1) {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { readIndexContent } from './helpers/index-files.js';
 import { hasGpu } from './helpers/gpu-available.js';
+import { withEnv } from './helpers/env.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-pipe-'));
 const crawl = join(work, 'crawl');
@@ -49,7 +50,11 @@ describe('schedules and workers', () => {
   it('the crawl in one block: the parse workers write postings.bin (in parts, with 2 and 3) and its impacts, the lexicon comes from the tally, and the index is the same as from many runs', async () => {
     const runs = await build({ pipeline: 'cpu', workers: 1 });
     for (const workers of [1, 2, 3]) {
-      const one = await build({ pipeline: 'cpu', workers, blockSize: 1 << 20 });
+      // A block this small is written by one worker unless the threshold says otherwise.
+      const one = await withEnv('GPUINDEX_PARTS_MIN_PAIRS', (set) => {
+        set('0');
+        return build({ pipeline: 'cpu', workers, blockSize: 1 << 20 });
+      });
       expect(one.summary.blocks).toBe(1);
       expect(one.summary.runBytes).toBe(0);
       expect(one.content).toEqual(runs.content);

@@ -276,13 +276,14 @@ export class ParsePool {
   private readonly postingsReply = new Map<number, (m: BlockPostingsReply) => void>();
 
   /**
-   * The crawl did not fit one block: the kept workers (keptWorkers) with nothing left to parse
-   * are retired, the others as their tasks end.
+   * The kept workers from `from` on are not needed (the crawl did not fit one block, or its
+   * postings need fewer threads): those with nothing left to parse are retired, the others as
+   * their tasks end.
    */
-  releaseKept(): void {
+  releaseKept(from = 0): void {
     const kept = this.keptWorkers;
-    this.keptWorkers = 0;
-    for (let w = 0; w < kept; w++) if (this.groups[w]!.length === 0) this.retire(w);
+    this.keptWorkers = Math.min(kept, from);
+    for (let w = from; w < kept; w++) if (this.groups[w]!.length === 0) this.retire(w);
   }
 
   /**

@@ -306,10 +306,11 @@ const PARTS_MIN_PAIRS = 1 << 22;
 
 /**
  * The whole crawl is in `block`: the kept parse workers (`threads`) write postings.bin from it,
- * in docID order as it is, at the places the tally gives, each a part of the lists of about
- * equal bytes (worker 0 into the CPU sorter's scratch, touched during the fill), while the
- * caller writes the lexicon from `lexicon`. The parts' bytes are hashed here in order; the
- * lengths written are checked against the tally.
+ * in docID order as it is, at the places the tally gives, while the caller writes the lexicon
+ * from `lexicon`. One worker writes it into the CPU sorter's scratch (touched during the fill);
+ * from PARTS_MIN_PAIRS, each worker a part of the lists of about equal bytes, from a shared copy
+ * of the block, and the parts' bytes are hashed here in order. The lengths written are checked
+ * against the tally.
  */
 function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: TalliedLexicon, order: Uint32Array, input: WorkerPipelineInput, counters: ParseCounters, threads: number): BlockPostings {
   const { clock } = input;
@@ -329,12 +330,19 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
   if (parts.length <= 1) pool.releaseKept(1);
   let job: Promise<{ figures: WrittenPostings; writeMs: number }>;
   if (parts.length > 1) {
-    // The workers read the block from shared memory: a copy now, and the block's own buffer goes.
-    const pairs = new SharedArrayBuffer(8 * count);
-    new Uint32Array(pairs).set(block.pairs.subarray(0, 2 * count));
-    void releaseBuffers([block.pairs.buffer]);
-    closeSync(openSync(request.path, 'wx'));
-    job = Promise.all(parts.map((part, w) => pool.writeBlockPostings({ ...request, pairs, part, ...(w === 0 && scratch ? { scratch } : {}) }, w))).then((replies) => {
+    // The block's memory moves here now (the pipeline releases the block's buffer as it returns).
+    const own = structuredClone(block.pairs.buffer as ArrayBuffer, { transfer: [block.pairs.buffer as ArrayBuffer] });
+    job = (async () => {
+      // The workers read the block from shared memory. The copy takes the place the memory plan
+      // gave the sort's scratch (as large as the block), which goes first; then the block's own
+      // buffer goes. The workers' parts go to buffers of their own.
+      if (scratch) await releaseBuffers([scratch]);
+      const pairs = new SharedArrayBuffer(8 * count);
+      new Uint32Array(pairs).set(new Uint32Array(own, 0, 2 * count));
+      await releaseBuffers([own]);
+      closeSync(openSync(request.path, 'wx'));
+      return Promise.all(parts.map((part, w) => pool.writeBlockPostings({ ...request, pairs, part }, w)));
+    })().then((replies) => {
       const hash = createHash('sha256');
       const figures: WrittenPostings = { sha256: '', bytes: 0, terms: 0, postings: 0, impacts: [] };
       let writeMs = 0;

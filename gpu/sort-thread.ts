@@ -42,7 +42,7 @@ class SortThread {
     this.worker.unref();
     this.worker.on('message', (reply: SortThreadReply) => {
       const p = this.pending.get(reply.id);
-      if (!p) return; // a reply nobody waits for (close)
+      if (!p) return; // a request already failed (the thread was declared dead meanwhile)
       this.pending.delete(reply.id);
       if (this.pending.size === 0) this.worker.unref();
       p.resolve(reply);
@@ -72,12 +72,6 @@ class SortThread {
     this.dead ??= 'GPU thread ended';
     await this.worker.terminate();
   }
-
-  /** A request whose reply nobody awaits. */
-  send(req: Request): void {
-    if (!this.dead) this.worker.postMessage({ ...req, id: 0 } as SortThreadRequest);
-  }
-
 }
 
 /** The process's GPU thread: module-level, like gpu/device.ts's instance holder. */

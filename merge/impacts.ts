@@ -14,11 +14,10 @@
  * (Its largest tf with its shortest length alone bounds the block too, but on a 1 GB crawl that
  * bound was near the list's maximum in every block of the frequent terms: nothing was skipped.)
  *
- * Layout (little-endian u32 throughout):
- *   header (32 bytes): magic "GPIXIMP1", block size, terms T, blocks B, pairs P, 2 reserved (0);
- *   firstBlock[T + 1]: each termID's first block (firstBlock[T] = B);
- *   lastDoc[B], gapsAt[B], tfsAt[B], firstPair[B + 1] (firstPair[B] = P);
- *   pairTf[P], pairLength[P]: each block's pairs, by length ascending (and so tf ascending).
+ * Layout (format 2): a 32-byte header of little-endian u32s (magic "GPIXIMP2", block size,
+ * terms T, blocks B, pairs P, the body's bytes as low and high word), then the body: each term's
+ * blocks as one record of varints (merge/impacts-codec.ts). Readers decode it into the arrays of
+ * Impacts. Format 1 ("GPIXIMP1": the arrays as u32 columns, 4–7x the bytes) is still read.
  */
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -26,10 +25,13 @@ import { join } from 'node:path';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { IMPACT_BLOCK, impactsOfLists, type Impacts } from './impact-blocks.js';
+import { decodeImpactsBody, encodeImpactsBody, type ImpactsCounts } from './impacts-codec.js';
 import { readFullAt } from '../runtime/read-at.js';
 
 export const IMPACTS_FILE = 'impacts.bin';
-export const IMPACTS_MAGIC = Buffer.from('GPIXIMP1', 'latin1');
+export const IMPACTS_MAGIC = Buffer.from('GPIXIMP2', 'latin1');
+/** Format 1: the same arrays as u32 columns (still read). */
+const IMPACTS_MAGIC_V1 = Buffer.from('GPIXIMP1', 'latin1');
 const HEADER_BYTES = 32;
 
 /** Typed arrays are written as they lie in memory: little-endian is what the file holds. */
@@ -119,35 +121,44 @@ function impactsOnThread(task: ImpactsTask): Promise<Impacts> {
   return runOnThread<Impacts>('merge/impacts-worker.js', task, 'impacts thread');
 }
 
-/** Values of a column copied (or rebased) a chunk at a time, so that no part is copied whole. */
-const COLUMN_CHUNK = 1 << 16;
+/** Bytes of a part's body copied a call. */
+const COPY_CHUNK = 1 << 20;
 
-/** impacts.bin's columns in file order; firstBlock and firstPair hold offsets into later ones, rebased when ranges are joined. */
-const COLUMNS = ['firstBlock', 'lastDoc', 'gapsAt', 'tfsAt', 'firstPair', 'pairTf', 'pairLength'] as const;
-type Column = (typeof COLUMNS)[number];
-
-/** One term range's impacts to write: in memory, or a file of impacts.bin's format (a merge thread's part). */
-interface ImpactsSource {
+/** One term range's impacts to write: its counts and its body, in memory or in a part file (a merge thread's). */
+interface ImpactsSource extends ImpactsCounts {
   blockSize: number;
-  terms: number;
-  blocks: number;
-  pairs: number;
-  /** Values [from, from + count) of a column: a view, or read into `scratch`. */
-  values(column: Column, from: number, count: number, scratch: Uint32Array): Uint32Array;
+  bodyBytes: number;
+  /** Writes the body to `fd`. */
+  copyTo(fd: number): void;
   close(): void;
 }
 
-const columnLength = (c: Column, p: { terms: number; blocks: number; pairs: number }): number =>
-  c === 'firstBlock' ? p.terms + 1 : c === 'firstPair' ? p.blocks + 1 : c === 'pairTf' || c === 'pairLength' ? p.pairs : p.blocks;
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+}
 
 function memorySource(impacts: Impacts): ImpactsSource {
+  const body = encodeImpactsBody(impacts);
   return {
     blockSize: impacts.blockSize,
     terms: impacts.firstBlock.length - 1,
     blocks: impacts.lastDoc.length,
     pairs: impacts.pairTf.length,
-    values: (column, from, count) => impacts[column].subarray(from, from + count),
+    bodyBytes: body.length,
+    copyTo: (fd) => writeAll(fd, body),
     close: () => {},
+  };
+}
+
+/** The header of format 2: magic, block size, terms, blocks, pairs, body bytes (low, high word). */
+function parseHeader(header: Buffer): ImpactsCounts & { blockSize: number; bodyBytes: number } {
+  return {
+    blockSize: header.readUInt32LE(8),
+    terms: header.readUInt32LE(12),
+    blocks: header.readUInt32LE(16),
+    pairs: header.readUInt32LE(20),
+    bodyBytes: header.readUInt32LE(24) + header.readUInt32LE(28) * 2 ** 32,
   };
 }
 
@@ -156,23 +167,17 @@ function fileSource(path: string): ImpactsSource {
   try {
     const header = Buffer.alloc(HEADER_BYTES);
     if (readSync(fd, header, 0, HEADER_BYTES, 0) !== HEADER_BYTES || !header.subarray(0, 8).equals(IMPACTS_MAGIC)) throw new Error(`impacts part ${path}: bad header`);
-    const [blockSize, terms, blocks, pairs] = [header.readUInt32LE(8), header.readUInt32LE(12), header.readUInt32LE(16), header.readUInt32LE(20)];
-    const starts = new Map<Column, number>();
-    let at = HEADER_BYTES;
-    for (const c of COLUMNS) {
-      starts.set(c, at);
-      at += 4 * columnLength(c, { terms, blocks, pairs });
-    }
-    if (fstatSync(fd).size !== at) throw new Error(`impacts part ${path}: ${fstatSync(fd).size} bytes, its header says ${at}`);
+    const h = parseHeader(header);
+    if (fstatSync(fd).size !== HEADER_BYTES + h.bodyBytes) throw new Error(`impacts part ${path}: ${fstatSync(fd).size} bytes, its header says ${HEADER_BYTES + h.bodyBytes}`);
     return {
-      blockSize,
-      terms,
-      blocks,
-      pairs,
-      values: (column, from, count, scratch) => {
-        const bytes = new Uint8Array(scratch.buffer, scratch.byteOffset, 4 * count);
-        if (readFullAt(fd, bytes, starts.get(column)! + 4 * from) < bytes.length) throw new Error(`impacts part ${path}: cut short`);
-        return scratch.subarray(0, count);
+      ...h,
+      copyTo: (out) => {
+        const chunk = Buffer.allocUnsafe(Math.min(COPY_CHUNK, Math.max(1, h.bodyBytes)));
+        for (let at = 0; at < h.bodyBytes; at += chunk.length) {
+          const n = Math.min(chunk.length, h.bodyBytes - at);
+          if (readFullAt(fd, chunk.subarray(0, n), HEADER_BYTES + at) < n) throw new Error(`impacts part ${path}: cut short`);
+          writeAll(out, chunk.subarray(0, n));
+        }
       },
       close: () => closeSync(fd),
     };
@@ -185,9 +190,8 @@ function fileSource(path: string): ImpactsSource {
 /**
  * Writes impacts.bin from impacts in hand (an ImpactsBuilder's) or the impacts of consecutive
  * term ranges in order: in memory, or files of impacts.bin's format (a merge thread's part,
- * removed once written). The ranges are written column by column as one, each range's firstBlock
- * and firstPair rebased on the blocks and pairs of the ranges before it; they are never joined in
- * memory (at 100 M terms they hold ~2.8 GB).
+ * removed once written). A range's body is self-contained (merge/impacts-codec.ts), so the
+ * ranges' bodies are written one after the other, never joined in memory.
  */
 export function writeImpactsFile(dir: string, impacts: Impacts | readonly (Impacts | string)[]): void {
   writeImpactsAt(join(dir, IMPACTS_FILE), Array.isArray(impacts) ? (impacts as readonly (Impacts | string)[]) : [impacts as Impacts]);
@@ -196,51 +200,29 @@ export function writeImpactsFile(dir: string, impacts: Impacts | readonly (Impac
 
 /** writeImpactsFile to `path` (a merge thread writes its range's part so). */
 export function writeImpactsAt(path: string, parts: readonly (Impacts | string)[]): void {
-  checkEndianness();
   const sources: ImpactsSource[] = [];
   const fd = openSync(path, 'wx');
   try {
-    for (const p of parts) sources.push(typeof p === 'string' ? fileSource(p) : memorySource(p));
-    const total = { terms: 0, blocks: 0, pairs: 0 };
-    for (const src of sources) {
+    const total = { terms: 0, blocks: 0, pairs: 0, bodyBytes: 0 };
+    for (const p of parts) {
+      const src = typeof p === 'string' ? fileSource(p) : memorySource(p);
+      sources.push(src);
+      if (src.blockSize !== IMPACT_BLOCK) throw new Error(`impacts: a part of block size ${src.blockSize}, not ${IMPACT_BLOCK}`);
       total.terms += src.terms;
       total.blocks += src.blocks;
       total.pairs += src.pairs;
+      total.bodyBytes += src.bodyBytes;
     }
-    const header = new Uint32Array(HEADER_BYTES / 4);
-    new Uint8Array(header.buffer).set(IMPACTS_MAGIC, 0);
-    header[2] = sources[0]?.blockSize ?? IMPACT_BLOCK;
-    header[3] = total.terms;
-    header[4] = total.blocks;
-    header[5] = total.pairs;
-    const write = (a: Uint32Array) => {
-      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    };
-    write(header);
-    const scratch = new Uint32Array(COLUMN_CHUNK);
-    for (const column of COLUMNS) {
-      // An offset column: each range's values but its last (the count it holds), shifted by the ranges before, then the total.
-      const offsets = column === 'firstBlock' || column === 'firstPair';
-      let base = 0;
-      for (const src of sources) {
-        const n = columnLength(column, src) - (offsets ? 1 : 0);
-        for (let from = 0; from < n; from += COLUMN_CHUNK) {
-          const k = Math.min(COLUMN_CHUNK, n - from);
-          let v = src.values(column, from, k, scratch);
-          if (offsets && base !== 0) {
-            // A view of a part in memory is copied, shifted, into the scratch; a part read from a file is there already.
-            const out = scratch.subarray(0, k);
-            for (let i = 0; i < k; i++) out[i] = v[i]! + base;
-            v = out;
-          }
-          write(v);
-        }
-        if (offsets) base += column === 'firstBlock' ? src.blocks : src.pairs;
-      }
-      if (offsets) write(Uint32Array.of(column === 'firstBlock' ? total.blocks : total.pairs));
-    }
+    const header = Buffer.alloc(HEADER_BYTES);
+    IMPACTS_MAGIC.copy(header, 0);
+    header.writeUInt32LE(IMPACT_BLOCK, 8);
+    header.writeUInt32LE(total.terms, 12);
+    header.writeUInt32LE(total.blocks, 16);
+    header.writeUInt32LE(total.pairs, 20);
+    header.writeUInt32LE(total.bodyBytes % 2 ** 32, 24);
+    header.writeUInt32LE(Math.floor(total.bodyBytes / 2 ** 32), 28);
+    writeAll(fd, header);
+    for (const src of sources) src.copyTo(fd);
   } finally {
     for (const src of sources) src.close();
     closeSync(fd);
@@ -274,15 +256,31 @@ export function readWords(path: string, chunk = READ_CHUNK_BYTES): { bytes: Buff
 
 /**
  * A segment's impacts.bin, or undefined where the segment has none (written before the file
- * existed). A file that does not fit the segment is a SegmentFormatError naming why.
+ * existed). A file that does not fit the segment is an error made by `bad` (by default a
+ * SegmentFormatError naming the file, why, and what to do).
  */
-export function readImpacts(dir: string, terms: number): Impacts | undefined {
+export function readImpacts(
+  dir: string,
+  terms: number,
+  bad = (why: string): Error => new SegmentFormatError(`${join(dir, IMPACTS_FILE)}: ${why}; remove the file to search without it (its data is then computed when the index is opened)`),
+): Impacts | undefined {
   const path = join(dir, IMPACTS_FILE);
   if (!existsSync(path)) return undefined;
-  checkEndianness();
   const { bytes: buf, words } = readWords(path);
-  const bad = (why: string) => new SegmentFormatError(`${path}: ${why}; remove the file to search without it (its data is then computed when the index is opened)`);
-  if (buf.length < HEADER_BYTES || !buf.subarray(0, 8).equals(IMPACTS_MAGIC)) throw bad('bad magic');
+  if (buf.length < HEADER_BYTES) throw bad('bad magic');
+  const magic = buf.subarray(0, 8);
+  if (magic.equals(IMPACTS_MAGIC_V1)) return readFormat1(buf, words, terms, bad);
+  if (!magic.equals(IMPACTS_MAGIC)) throw bad('bad magic');
+  const h = parseHeader(buf);
+  if (h.blockSize !== IMPACT_BLOCK) throw bad(`block size ${h.blockSize}, this gpuindex reads ${IMPACT_BLOCK}`);
+  if (h.terms !== terms) throw bad(`${h.terms} terms, the segment has ${terms}`);
+  if (buf.length !== HEADER_BYTES + h.bodyBytes) throw bad(`${buf.length} bytes, its header says ${HEADER_BYTES + h.bodyBytes}`);
+  return decodeImpactsBody(buf.subarray(HEADER_BYTES), h, h.blockSize, bad);
+}
+
+/** Format 1 (u32 columns, views of the file's memory), as indexes written before format 2 hold it. */
+function readFormat1(buf: Buffer, words: Uint32Array, terms: number, bad: (why: string) => Error): Impacts {
+  checkEndianness();
   const [blockSize, fileTerms, blocks, pairs] = [words[2]!, words[3]!, words[4]!, words[5]!];
   if (blockSize !== IMPACT_BLOCK) throw bad(`block size ${blockSize}, this gpuindex reads ${IMPACT_BLOCK}`);
   if (fileTerms !== terms) throw bad(`${fileTerms} terms, the segment has ${terms}`);

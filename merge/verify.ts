@@ -271,12 +271,7 @@ class ListChecker {
 
 /** impacts.bin against the impacts of the postings as they are (a second pass over them). */
 function verifyImpacts(dir: string, terms: number): void {
-  let stored;
-  try {
-    stored = readImpacts(dir, terms)!;
-  } catch (err) {
-    return damage((err as Error).message);
-  }
+  const stored = readImpacts(dir, terms, (why) => new IndexDamage(`${IMPACTS_FILE}: ${why}`))!;
   const segment = new SegmentReader(dir);
   try {
     const fresh = computeImpacts(segment);

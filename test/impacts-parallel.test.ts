@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import fc from 'fast-check';
-import { IMPACTS_FILE, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
+import { IMPACTS_FILE, readImpacts, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
 import type { Impacts } from '../merge/impact-blocks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
@@ -48,29 +48,43 @@ describe('impacts on threads', () => {
   });
 });
 
-/** Impacts of `terms` terms with random blocks and pairs (offsets from 0, as a range's). */
+/**
+ * Impacts of `terms` terms with random blocks and pairs (offsets from 0, as a range's), shaped as
+ * the builders make them: within a term lastDoc, gapsAt and tfsAt ascend and the first gapsAt is
+ * 0; within a block the pairs ascend in tf and length. Values reach past 2^28, so varints of
+ * every width occur.
+ */
 function randomImpacts(terms: number, seed: number): Impacts {
   let x = seed >>> 0 || 1;
   const rnd = (n: number) => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % n);
-  const blocksOf = Array.from({ length: terms }, () => 1 + rnd(3));
-  const blocks = blocksOf.reduce((a, b) => a + b, 0);
-  const pairsOf = Array.from({ length: blocks }, () => 1 + rnd(4));
-  const pairs = pairsOf.reduce((a, b) => a + b, 0);
-  const firstBlock = new Uint32Array(terms + 1);
-  for (let t = 0; t < terms; t++) firstBlock[t + 1] = firstBlock[t]! + blocksOf[t]!;
-  const firstPair = new Uint32Array(blocks + 1);
-  for (let b = 0; b < blocks; b++) firstPair[b + 1] = firstPair[b]! + pairsOf[b]!;
-  const words = (n: number) => Uint32Array.from({ length: n }, () => rnd(1e9));
-  return { blockSize: 128, firstBlock, lastDoc: words(blocks), gapsAt: words(blocks), tfsAt: words(blocks), firstPair, pairTf: words(pairs), pairLength: words(pairs) };
+  const wide = () => [rnd(100), rnd(20000), rnd(1 << 22), rnd(1 << 29)][rnd(4)]!;
+  const firstBlock = [0];
+  const [lastDoc, gapsAt, tfsAt, firstPair, pairTf, pairLength]: number[][] = [[], [], [], [], [], []];
+  for (let t = 0; t < terms; t++) {
+    const n = 1 + rnd(3);
+    let [doc, gaps, tfs] = [wide(), 0, wide()];
+    for (let k = 0; k < n; k++) {
+      if (k > 0) [doc, gaps, tfs] = [doc + 1 + rnd(1000), gaps + 1 + rnd(500), tfs + 1 + rnd(500)];
+      lastDoc.push(doc);
+      gapsAt.push(gaps);
+      tfsAt.push(tfs);
+      firstPair.push(pairTf.length);
+      let [tf, length] = [1 + wide(), wide()];
+      for (let q = 1 + rnd(4); q > 0; q--, tf += rnd(5), length += 1 + rnd(300)) {
+        pairTf.push(tf);
+        pairLength.push(length);
+      }
+    }
+    firstBlock.push(lastDoc.length);
+  }
+  firstPair.push(pairTf.length);
+  const u32 = (a: number[]) => Uint32Array.from(a);
+  return { blockSize: 128, firstBlock: u32(firstBlock), lastDoc: u32(lastDoc), gapsAt: u32(gapsAt), tfsAt: u32(tfsAt), firstPair: u32(firstPair), pairTf: u32(pairTf), pairLength: u32(pairLength) };
 }
 
-/** The file of the parts joined naively: every column concatenated, the offset columns shifted. */
-function naiveFile(parts: Impacts[]): Buffer {
-  const cat = (pick: (p: Impacts) => Uint32Array) => {
-    const out: number[] = [];
-    for (const p of parts) for (const v of pick(p)) out.push(v);
-    return out;
-  };
+/** The parts joined naively: every array concatenated, the offset arrays shifted. */
+function naiveJoin(parts: Impacts[]): Impacts {
+  const cat = (pick: (p: Impacts) => Uint32Array) => Uint32Array.from(parts.flatMap((p) => [...pick(p)]));
   const shifted = (pick: (p: Impacts) => Uint32Array, count: (p: Impacts) => number) => {
     const out: number[] = [];
     let base = 0;
@@ -79,29 +93,25 @@ function naiveFile(parts: Impacts[]): Buffer {
       base += count(p);
     }
     out.push(base);
-    return out;
+    return Uint32Array.from(out);
   };
-  const header = Buffer.alloc(32);
-  Buffer.from('GPIXIMP1', 'latin1').copy(header);
-  const [terms, blocks, pairs] = [cat((p) => p.firstBlock.subarray(1)).length, cat((p) => p.lastDoc).length, cat((p) => p.pairTf).length];
-  header.writeUInt32LE(128, 8);
-  header.writeUInt32LE(terms, 12);
-  header.writeUInt32LE(blocks, 16);
-  header.writeUInt32LE(pairs, 20);
-  const columns = [
-    shifted((p) => p.firstBlock, (p) => p.lastDoc.length),
-    cat((p) => p.lastDoc),
-    cat((p) => p.gapsAt),
-    cat((p) => p.tfsAt),
-    shifted((p) => p.firstPair, (p) => p.pairTf.length),
-    cat((p) => p.pairTf),
-    cat((p) => p.pairLength),
-  ];
-  return Buffer.concat([header, ...columns.map((c) => Buffer.from(Uint32Array.from(c).buffer))]);
+  return {
+    blockSize: 128,
+    firstBlock: shifted((p) => p.firstBlock, (p) => p.lastDoc.length),
+    lastDoc: cat((p) => p.lastDoc),
+    gapsAt: cat((p) => p.gapsAt),
+    tfsAt: cat((p) => p.tfsAt),
+    firstPair: shifted((p) => p.firstPair, (p) => p.pairTf.length),
+    pairTf: cat((p) => p.pairTf),
+    pairLength: cat((p) => p.pairLength),
+  };
 }
 
+/** Impacts as plain arrays, for equality. */
+const plain = (im: Impacts) => Object.fromEntries(Object.entries(im).map(([k, v]) => [k, v instanceof Uint32Array ? [...v] : v]));
+
 describe('impacts.bin from term ranges', () => {
-  it('writes the ranges as one file, their offsets rebased, without joining them (fuzzed, and past a rebase chunk)', () => {
+  it('writes the ranges as one file that reads back as their arrays joined, without joining them (fuzzed)', () => {
     const out = mkdtempSync(join(tmpdir(), 'gpuindex-impact-parts-'));
     let n = 0;
     /** Writes the parts, those at odd places as files of their own (a merge thread's), and checks the result. */
@@ -115,7 +125,13 @@ describe('impacts.bin from term ranges', () => {
         return path;
       });
       writeImpactsFile(d, given);
-      expect(readFileSync(join(d, IMPACTS_FILE)).equals(naiveFile(parts))).toBe(true);
+      const joined = naiveJoin(parts);
+      expect(plain(readImpacts(d, joined.firstBlock.length - 1)!)).toEqual(plain(joined));
+      // The same file as the joined arrays written in one piece.
+      const whole = join(out, String(n++));
+      mkdirSync(whole);
+      writeImpactsFile(whole, joined);
+      expect(readFileSync(join(d, IMPACTS_FILE)).equals(readFileSync(join(whole, IMPACTS_FILE)))).toBe(true);
       // The part files are gone once written.
       expect(given.filter((g) => typeof g === 'string' && existsSync(g))).toEqual([]);
     };
@@ -123,8 +139,50 @@ describe('impacts.bin from term ranges', () => {
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 1e6 })), { minLength: 1, maxLength: 5 }), (specs) => check(specs.map(([terms, seed]) => randomImpacts(terms, seed)))),
       { numRuns: 100 },
     );
-    // Offset columns longer than a rebase chunk (65,536 values), in a part after the first.
+    // Parts longer than a copy chunk (1 MiB of body), after the first.
     check([randomImpacts(3, 1), randomImpacts(70000, 2), randomImpacts(40000, 3), randomImpacts(70000, 4)]);
+  });
+
+  it('refuses a body that does not decode to its header: cut, extended, or any byte changed so', () => {
+    const d = mkdtempSync(join(tmpdir(), 'gpuindex-impact-bad-'));
+    const im = randomImpacts(30, 7);
+    writeImpactsFile(d, im);
+    const path = join(d, IMPACTS_FILE);
+    const good = readFileSync(path);
+    const terms = im.firstBlock.length - 1;
+    for (const bytes of [good.subarray(0, good.length - 1), Buffer.concat([good, Buffer.of(0)])]) {
+      writeFileSync(path, bytes);
+      expect(() => readImpacts(d, terms)).toThrow(/impacts\.bin/);
+    }
+    // A changed byte either fails to decode or decodes to other arrays (verify catches those).
+    fc.assert(
+      fc.property(fc.integer({ min: 32, max: good.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, xor) => {
+        const bytes = Buffer.from(good);
+        bytes[at]! ^= xor;
+        writeFileSync(path, bytes);
+        let read: Impacts | undefined;
+        try {
+          read = readImpacts(d, terms);
+        } catch (err) {
+          expect(String(err)).toMatch(/impacts\.bin/);
+          return;
+        }
+        expect(plain(read!)).not.toEqual(plain(im));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('reads format 1 (u32 columns), as earlier indexes hold it', () => {
+    const d = mkdtempSync(join(tmpdir(), 'gpuindex-impact-v1-'));
+    const im = randomImpacts(25, 11);
+    const terms = im.firstBlock.length - 1;
+    const header = Buffer.alloc(32);
+    Buffer.from('GPIXIMP1', 'latin1').copy(header);
+    [128, terms, im.lastDoc.length, im.pairTf.length].forEach((v, i) => header.writeUInt32LE(v, 8 + 4 * i));
+    const columns = [im.firstBlock, im.lastDoc, im.gapsAt, im.tfsAt, im.firstPair, im.pairTf, im.pairLength];
+    writeFileSync(join(d, IMPACTS_FILE), Buffer.concat([header, ...columns.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))]));
+    expect(plain(readImpacts(d, terms)!)).toEqual(plain(im));
   });
 });
 

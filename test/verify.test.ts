@@ -50,7 +50,7 @@ describe('gpuindex verify', () => {
         const dir = copy();
         const path = join(dir, 'impacts.bin');
         const bytes = readFileSync(path);
-        // A u32 past the 32-byte header, changed.
+        // Four bytes past the 32-byte header, changed (read as a u32): a varint of the body or several.
         const words = (bytes.length - 32) / 4;
         const pos = 32 + 4 * (at % words);
         bytes.writeUInt32LE((bytes.readUInt32LE(pos) + add) >>> 0, pos);

@@ -22,6 +22,7 @@ import { planQuery } from '../dist/src/query/plan.js';
 import { openIndex } from '../dist/src/index.js';
 import { packSegment } from '../dist/merge/block-codec.js';
 import { readImpacts, computeImpacts } from '../dist/merge/impacts.js';
+import { impactsByTerm } from '../dist/merge/impact-blocks.js';
 import { SegmentReader } from '../dist/merge/segment-reader.js';
 import { generator, makeQueries, optionArgs, pct, sampleTexts } from './search-queries.mjs';
 
@@ -64,11 +65,12 @@ process.stdout.write(
 
 const listOf = (format, term) =>
   format === 'varint' ? segment.view.subarray(f.offset[term], f.offset[term] + f.length[term]) : packed.bytes.subarray(packed.offset[term], packed.offset[term] + packed.length[term]);
-const impactsOf = (format) => (format === 'varint' ? impacts : packed.impacts);
+const byTerm = { varint: impactsByTerm(impacts), bp128: impactsByTerm(packed.impacts) };
+const impactsOf = (format, term) => byTerm[format].term(term);
 
 /** Every block of the long lists decoded (docIDs and tfs) through the cursor; returns ms and a checksum. */
 function decodeAll(format) {
-  const cursors = long.map((term) => new BlockCursor(listOf(format, term), f.df[term], impactsOf(format), term, blockBounds(impactsOf(format), term, () => 0, 0)));
+  const cursors = long.map((term) => new BlockCursor(listOf(format, term), f.df[term], impactsOf(format, term), blockBounds(impactsOf(format, term), () => 0, 0)));
   const start = performance.now();
   let sum = 0;
   for (const c of cursors) {
@@ -120,7 +122,7 @@ function run(format, words) {
   const input = {
     docBase: 0,
     lengths,
-    impacts: () => impactsOf(format),
+    impacts: (term) => impactsOf(format, term),
     list: (term) => {
       const id = ids[plan.terms.findIndex((p) => p.term === term)];
       return id === undefined ? undefined : { termId: id, df: f.df[id], bytes: listOf(format, id) };

@@ -6,6 +6,9 @@
  *
  *   node bench/search-ab-batches.mjs --index IDX --crawl DIR [--sampling tokens|types] [--passes 3] [--batch 25] [--fts5 DB] DIST...
  *
+ * A DIST given as DIST=INDEX searches that index instead of --index (builds whose index formats
+ * differ, each reading the same documents built by itself).
+ *
  * The queries are bench/search.mjs's (seed 7), OR, top 10, after one warm-up pass of all of them
  * for each build. Prints each build's CPU mean and p50 a query, and the median over batches of
  * its batch's CPU time over the first build's. `--fts5 DB` (bench/search-prepare.mjs fts5): the
@@ -25,7 +28,7 @@ for (let i = 0; i < argv.length; i++) {
   if (argv[i].startsWith('--')) opts[argv[i].slice(2)] = argv[++i];
   else dists.push(argv[i]);
 }
-if (!opts.index || !opts.crawl || dists.length === 0) {
+if ((!opts.index && !dists.every((d) => d.includes('='))) || !opts.crawl || dists.length === 0) {
   process.stderr.write('usage: node bench/search-ab-batches.mjs --index IDX --crawl DIR [--sampling tokens|types] [--passes 3] [--batch 25] DIST...\n');
   process.exit(1);
 }
@@ -36,9 +39,18 @@ const fts5 = opts.fts5 ? new Database(opts.fts5, { readonly: true }).prepare('SE
 const otherEngine = (batch) => {
   if (fts5) for (const q of batch) fts5.all(q.split(' ').map((w) => `"${w}"`).join(' OR '));
 };
-const builds = await Promise.all(dists.map(async (d) => ({ dist: d, reader: (await import(pathToFileURL(resolve(d, 'src/index.js')).href)).openIndex(opts.index) })));
+const builds = await Promise.all(
+  dists.map(async (arg) => {
+    const [d, index] = arg.includes('=') ? arg.split('=') : [arg, opts.index];
+    return { dist: arg, reader: (await import(pathToFileURL(resolve(d, 'src/index.js')).href)).openIndex(index) };
+  }),
+);
+const sameHits = (a, b) => JSON.stringify(a.map((h) => [h.docId, h.score])) === JSON.stringify(b.map((h) => [h.docId, h.score]));
 const queries = makeQueries(builds[0].reader, sampleTexts(opts.crawl), opts.sampling ?? 'tokens', 500, generator(7)).map((q) => q.join(' '));
-for (const b of builds) for (const q of queries) b.reader.search(q, { k: 10 });
+for (const q of queries) {
+  const first = builds[0].reader.search(q, { k: 10 });
+  for (const b of builds.slice(1)) if (!sameHits(first, b.reader.search(q, { k: 10 }))) throw new Error(`${b.dist} answers "${q}" otherwise than ${builds[0].dist}`);
+}
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;

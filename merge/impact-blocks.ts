@@ -34,6 +34,25 @@ export interface Impacts {
   format?: 'bp128';
 }
 
+/**
+ * One term's blocks, [first, end) of the arrays: views of a segment's Impacts (its firstBlock's
+ * range), or arrays of the term alone (first 0) as impacts.bin's reader decodes them.
+ */
+export interface TermImpacts extends Omit<Impacts, 'firstBlock'> {
+  first: number;
+  end: number;
+}
+
+/** A segment's impacts by termID: decoded a term at a time from impacts.bin, or views of arrays in hand. */
+export interface ImpactsByTerm {
+  term(termId: number): TermImpacts;
+}
+
+/** Term views of impacts in hand (computed, or read whole). */
+export function impactsByTerm(im: Impacts): ImpactsByTerm {
+  return { term: (t) => ({ ...im, first: im.firstBlock[t]!, end: im.firstBlock[t + 1]! }) };
+}
+
 /** Encoded lists whose impacts are computed: list i of `terms`, in termID order. */
 export interface ImpactLists {
   terms: number;

@@ -13,8 +13,23 @@
  *
  * Format 1 held the same arrays as u32 columns: 28–32 bytes for a term of one block, which most
  * terms of a real vocabulary are, against 6–9 bytes here.
+ *
+ * A term index, where the record of every TERM_INDEX_STRIDE-th termID starts, lets a reader
+ * decode only the terms a query asks for (decoding all of a 100 M-term body takes seconds). It
+ * names termIDs that are multiples of the stride, whatever ranges the body was written in, so
+ * the file's bytes do not depend on how the terms were shared between threads.
  */
-import type { Impacts } from './impact-blocks.js';
+
+import type { Impacts, TermImpacts } from './impact-blocks.js';
+
+/** Terms between two entries of the term index: a lookup skips at most this many records less one. */
+export const TERM_INDEX_STRIDE = 64;
+
+/**
+ * Where records start in a body: entry i is the record of the i-th termID of the range that is a
+ * multiple of TERM_INDEX_STRIDE.
+ */
+export type TermIndex = Float64Array;
 
 /** The body's counts, as the file's header gives them. */
 export interface ImpactsCounts {
@@ -76,8 +91,11 @@ class VarintIn {
   }
 }
 
-/** The body of `impacts` (throws where its arrays are not what the builders make: values out of order). */
-export function encodeImpactsBody(impacts: Impacts): Uint8Array {
+/**
+ * The body of `impacts`, whose first term is termID `firstTerm`, and its term index (throws where
+ * the arrays are not what the builders make: values out of order).
+ */
+export function encodeImpactsBody(impacts: Impacts, firstTerm = 0): { body: Uint8Array; index: TermIndex } {
   const { firstBlock, lastDoc, gapsAt, tfsAt, firstPair, pairTf, pairLength } = impacts;
   const terms = firstBlock.length - 1;
   const out = new VarintOut(terms * 8 + lastDoc.length * 6 + pairTf.length * 3);
@@ -85,7 +103,9 @@ export function encodeImpactsBody(impacts: Impacts): Uint8Array {
     if (v < prev) throw new Error(`impacts: ${what} ${v} after ${prev}`);
     return v - prev;
   };
-  for (let t = 0; t < terms; t++) {
+  const index = new Float64Array(indexEntries(firstTerm, terms));
+  for (let t = 0, e = 0; t < terms; t++) {
+    if ((firstTerm + t) % TERM_INDEX_STRIDE === 0) index[e++] = out.length;
     const first = firstBlock[t]!;
     const end = firstBlock[t + 1]!;
     out.put(end - first);
@@ -108,14 +128,20 @@ export function encodeImpactsBody(impacts: Impacts): Uint8Array {
       }
     }
   }
-  return out.bytes.subarray(0, out.length);
+  return { body: out.bytes.subarray(0, out.length), index };
+}
+
+/** Entries of the term index of `terms` terms from termID `firstTerm`: the multiples of the stride among them. */
+export function indexEntries(firstTerm: number, terms: number): number {
+  return Math.ceil((firstTerm + terms) / TERM_INDEX_STRIDE) - Math.ceil(firstTerm / TERM_INDEX_STRIDE);
 }
 
 /**
- * The arrays of a body of `counts`. `bad` makes the error for a body that does not decode to
- * them exactly (cut short, too long, or counts that disagree).
+ * The arrays of a body of `counts` (its first term termID 0). `bad` makes the error for a body
+ * that does not decode to them exactly (cut short, too long, counts that disagree, or a term
+ * index entry that is not where its term's record starts).
  */
-export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, blockSize: number, bad: (why: string) => Error): Impacts {
+export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, blockSize: number, bad: (why: string) => Error, index?: TermIndex): Impacts {
   const { terms, blocks, pairs } = counts;
   const firstBlock = new Uint32Array(terms + 1);
   const lastDoc = new Uint32Array(blocks);
@@ -129,6 +155,7 @@ export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, block
   let q = 0;
   for (let t = 0; t < terms; t++) {
     firstBlock[t] = b;
+    if (index && t % TERM_INDEX_STRIDE === 0 && index[t / TERM_INDEX_STRIDE] !== input.pos) throw bad(`its term index puts termID ${t} at byte ${index[t / TERM_INDEX_STRIDE]}, its record starts at ${input.pos}`);
     const n = input.next();
     if (n > blocks - b) throw bad(`termID ${t} has ${n} blocks, past the header's ${blocks}`);
     for (let k = 0; k < n; k++, b++) {
@@ -156,4 +183,59 @@ export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, block
   if (b !== blocks || q !== pairs) throw bad(`its body holds ${b} blocks and ${q} pairs, its header says ${blocks} and ${pairs}`);
   if (input.pos !== body.length) throw bad(`${body.length - input.pos} bytes after the last term's record`);
   return { blockSize, firstBlock, lastDoc, gapsAt, tfsAt, firstPair, pairTf, pairLength };
+}
+
+/**
+ * One term's blocks from a body: the record at `offset` is that of term `from`, and term `termId`
+ * (>= from) is `termId - from` records on. Its arrays are the term's alone (first 0).
+ */
+export function decodeTermRecord(body: Uint8Array, offset: number, from: number, termId: number, blockSize: number, bad: (why: string) => Error): TermImpacts {
+  const input = new VarintIn(body);
+  input.pos = offset;
+  for (let t = from; t < termId; t++) {
+    // Skip a record: its blocks' three values (two for the first), pair count and pairs.
+    const n = input.next();
+    for (let k = 0; k < n; k++) {
+      input.next();
+      if (k > 0) input.next();
+      input.next();
+      const m = input.next();
+      for (let i = 0; i < 2 * m; i++) input.next();
+    }
+    if (input.pos > body.length) break;
+  }
+  const n = input.next();
+  if (n > body.length) throw bad(`termID ${termId} has ${n} blocks, more than the body's bytes`);
+  const lastDoc = new Uint32Array(n);
+  const gapsAt = new Uint32Array(n);
+  const tfsAt = new Uint32Array(n);
+  const firstPair = new Uint32Array(n + 1);
+  let pairTf = new Uint32Array(n);
+  let pairLength = new Uint32Array(n);
+  let q = 0;
+  for (let b = 0; b < n; b++) {
+    lastDoc[b] = b === 0 ? input.next() : lastDoc[b - 1]! + input.next();
+    if (b > 0) gapsAt[b] = gapsAt[b - 1]! + input.next();
+    tfsAt[b] = b === 0 ? input.next() : tfsAt[b - 1]! + input.next();
+    firstPair[b] = q;
+    const m = input.next();
+    if (m > body.length) throw bad(`termID ${termId} has a block of ${m} pairs, more than the body's bytes`);
+    if (q + m > pairTf.length) {
+      const grow = (a: Uint32Array) => {
+        const g = new Uint32Array(Math.max(q + m, 2 * a.length));
+        g.set(a.subarray(0, q));
+        return g;
+      };
+      pairTf = grow(pairTf);
+      pairLength = grow(pairLength);
+    }
+    for (let i = 0; i < m; i++, q++) {
+      pairTf[q] = i === 0 ? input.next() : pairTf[q - 1]! + input.next();
+      pairLength[q] = i === 0 ? input.next() : pairLength[q - 1]! + input.next();
+    }
+  }
+  firstPair[n] = q;
+  if (input.pos > body.length) throw bad(`its body ends inside termID ${termId}'s record`);
+  if (input.wide) throw bad(`a value past 32 bits in termID ${termId}'s record`);
+  return { blockSize, first: 0, end: n, lastDoc, gapsAt, tfsAt, firstPair, pairTf: pairTf.subarray(0, q), pairLength: pairLength.subarray(0, q) };
 }

@@ -74,7 +74,7 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
     figures.close();
     const positions = task.positionsPartPath === undefined ? undefined : mergeRangePositions(task, task.positionsPartPath, ranges, terms);
     // The impacts go to a file, not back to the main thread, which would hold every range's until the end.
-    if (impacts) writeImpactsAt(task.impactsPartPath!, [impacts.finish()]);
+    if (impacts) writeImpactsAt(task.impactsPartPath!, [impacts.finish()], task.startTerm);
     return { counters, terms: figures.count, partBytes: part.offset, ...(impacts ? { impactsPart: task.impactsPartPath! } : {}), positions };
   } catch (err) {
     part.closeQuietly();

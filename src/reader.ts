@@ -14,8 +14,8 @@ import { readDeletes } from '../merge/deletes.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
-import { computeImpacts, readImpacts } from '../merge/impacts.js';
-import type { Impacts } from '../merge/impact-blocks.js';
+import { computeImpacts, openImpacts } from '../merge/impacts.js';
+import { impactsByTerm, type ImpactsByTerm, type TermImpacts } from '../merge/impact-blocks.js';
 import { bm25, lengthNormTable, type BlockBounds } from './query/cursor.js';
 import { ListCache } from './query/list-cache.js';
 import { BudgetCache } from './query/budget-cache.js';
@@ -93,6 +93,8 @@ let nextSerial = 0;
 const CACHED_LIST_BYTES = 4096;
 /** A segment's lexicon entries and block bounds kept between queries, at most (past it they are dropped, all at once). */
 const KEPT_ENTRIES = 1 << 16;
+/** Bytes of terms' decoded impacts a segment keeps between queries, at most (past it they are dropped, all at once). */
+const KEPT_IMPACTS_BYTES = 32 << 20;
 /** Longest query text (UTF-16 units) whose analysis the reader keeps: bounds what the kept texts weigh. */
 const KEPT_TEXT_UNITS = 64;
 /** Hits' rows fetched by one statement, at most (SQLite's limit of parameters is 32,766). */
@@ -132,6 +134,7 @@ class Segment {
       this.shortLengthsCache = earlier.shortLengthsCache;
       this.normsCache = earlier.normsCache;
       this.impactsCache = earlier.impactsCache;
+      this.termImpacts = earlier.termImpacts;
       this.entries = earlier.entries;
       this.boundsCache = earlier.boundsCache;
       this.docsIn = earlier.docsIn;
@@ -261,16 +264,35 @@ class Segment {
     return this.lengthsCache;
   }
 
-  /** The segment's impacts.bin, or where it has none (written before it existed), the same computed once. */
-  impacts(): Impacts {
+  /**
+   * The blocks of termID `termId`'s list: from the segment's impacts.bin, or where it has none
+   * (written before it existed), from the same computed once for every term. A term's blocks are
+   * decoded once and kept (a frequent term's take ~0.2 ms to decode).
+   */
+  impacts(termId: number): TermImpacts {
+    const kept = this.termImpacts.map.get(termId);
+    if (kept) return kept;
+    let value: TermImpacts;
     try {
-      return (this.impactsCache ??= readImpacts(this.files.dir, this.files.stats.terms) ?? computeImpacts(this.files));
+      this.impactsCache ??= openImpacts(this.files.dir, this.files.stats.terms) ?? impactsByTerm(computeImpacts(this.files));
+      value = this.impactsCache.term(termId);
     } catch (err) {
       if (err instanceof SegmentFormatError) throw new UserError(err.message);
       throw err;
     }
+    const bytes = 16 * (value.end - value.first) + 8 * value.pairTf.length;
+    const cache = this.termImpacts;
+    if (cache.map.size >= KEPT_ENTRIES || cache.bytes + bytes > KEPT_IMPACTS_BYTES) {
+      cache.map.clear();
+      cache.bytes = 0;
+    }
+    cache.map.set(termId, value);
+    cache.bytes += bytes;
+    return value;
   }
-  private impactsCache?: Impacts;
+  private impactsCache?: ImpactsByTerm;
+  /** Terms' blocks decoded so far, and their bytes (shared with the same segment in later snapshots). */
+  private termImpacts = { map: new Map<number, TermImpacts>(), bytes: 0 };
 
   /** The segment's positions.bin (an index built with --positions), opened on first use. */
   positions(): PositionsFile {
@@ -628,7 +650,7 @@ export class IndexReader {
         docBase: s.docBase,
         lengths: s.lengths(),
         ...(s.deleted ? { deleted: s.deleted } : {}),
-        impacts: () => s.impacts(),
+        impacts: (termId) => s.impacts(termId),
         list: (term) => {
           const e = at(term);
           return e && { termId: e.termId, df: e.df, bytes: this.listBytes(s, e) };

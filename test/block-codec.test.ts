@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BLOCK, blockLayout, decodeBlockPostings, encodeBlockPostings, maxBlockEncodedBytes, packSegment } from '../merge/block-codec.js';
 import { readImpacts } from '../merge/impacts.js';
+import { impactsByTerm } from '../merge/impact-blocks.js';
 import { SegmentReader } from '../merge/segment-reader.js';
 import { buildIndex } from '../src/build.js';
 import { prunedTopK, type SegmentInput } from '../src/query/evaluate.js';
@@ -92,7 +93,7 @@ describe('block codec', () => {
             const input = (format: 'varint' | 'bp128'): SegmentInput => ({
               docBase: 0,
               lengths,
-              impacts: () => (format === 'varint' ? impacts : packed.impacts),
+              impacts: (t) => impactsByTerm(format === 'varint' ? impacts : packed.impacts).term(t),
               list: (term) => {
                 const t = termId(term);
                 if (t === undefined) return undefined;

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import fc from 'fast-check';
-import { IMPACTS_FILE, readImpacts, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
-import type { Impacts } from '../merge/impact-blocks.js';
+import { IMPACTS_FILE, openImpacts, readImpacts, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
+import { impactsByTerm, type Impacts, type TermImpacts } from '../merge/impact-blocks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -107,6 +107,33 @@ function naiveJoin(parts: Impacts[]): Impacts {
   };
 }
 
+/** One term's blocks as plain arrays from its first block (pairs counted from its first pair). */
+function termArrays(ti: TermImpacts) {
+  const blocks = (a: Uint32Array) => [...a.subarray(ti.first, ti.end)];
+  const p0 = ti.firstPair[ti.first]!;
+  const p1 = ti.firstPair[ti.end]!;
+  return {
+    lastDoc: blocks(ti.lastDoc),
+    gapsAt: blocks(ti.gapsAt),
+    tfsAt: blocks(ti.tfsAt),
+    firstPair: [...ti.firstPair.subarray(ti.first, ti.end + 1)].map((q) => q - p0),
+    pairTf: [...ti.pairTf.subarray(p0, p1)],
+    pairLength: [...ti.pairLength.subarray(p0, p1)],
+  };
+}
+
+/** 0 .. n - 1 in an order drawn from `seed`. */
+function shuffled(n: number, seed: number): number[] {
+  const a = Array.from({ length: n }, (_, i) => i);
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let i = n - 1; i > 0; i--) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const j = x % (i + 1);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
 /** Impacts as plain arrays, for equality. */
 const plain = (im: Impacts) => Object.fromEntries(Object.entries(im).map(([k, v]) => [k, v instanceof Uint32Array ? [...v] : v]));
 
@@ -121,12 +148,18 @@ describe('impacts.bin from term ranges', () => {
       const given = parts.map((p, i) => {
         if (i % 2 === 0) return p;
         const path = join(d, `part-${i}`);
-        writeImpactsAt(path, [p]);
+        // A merge thread's part names its range's first termID.
+        writeImpactsAt(path, [p], parts.slice(0, i).reduce((a, q) => a + q.firstBlock.length - 1, 0));
         return path;
       });
       writeImpactsFile(d, given);
       const joined = naiveJoin(parts);
-      expect(plain(readImpacts(d, joined.firstBlock.length - 1)!)).toEqual(plain(joined));
+      const terms = joined.firstBlock.length - 1;
+      expect(plain(readImpacts(d, terms)!)).toEqual(plain(joined));
+      // Each term decoded alone through the term index, in a random order: the joined arrays' range.
+      const byTerm = openImpacts(d, terms)!;
+      const view = impactsByTerm(joined);
+      for (const t of shuffled(terms, n)) expect(termArrays(byTerm.term(t)), `termID ${t}`).toEqual(termArrays(view.term(t)));
       // The same file as the joined arrays written in one piece.
       const whole = join(out, String(n++));
       mkdirSync(whole);
@@ -139,6 +172,11 @@ describe('impacts.bin from term ranges', () => {
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 1e6 })), { minLength: 1, maxLength: 5 }), (specs) => check(specs.map(([terms, seed]) => randomImpacts(terms, seed)))),
       { numRuns: 100 },
     );
+    // A part written for another place in the term order is refused.
+    const d = join(out, String(n++));
+    mkdirSync(d);
+    writeImpactsAt(join(d, 'part'), [randomImpacts(5, 9)], 3);
+    expect(() => writeImpactsFile(d, [randomImpacts(4, 8), join(d, 'part')])).toThrow(/a part from termID 3 where termID 4 comes next/);
     // Parts longer than a copy chunk (1 MiB of body), after the first.
     check([randomImpacts(3, 1), randomImpacts(70000, 2), randomImpacts(40000, 3), randomImpacts(70000, 4)]);
   });
@@ -183,6 +221,8 @@ describe('impacts.bin from term ranges', () => {
     const columns = [im.firstBlock, im.lastDoc, im.gapsAt, im.tfsAt, im.firstPair, im.pairTf, im.pairLength];
     writeFileSync(join(d, IMPACTS_FILE), Buffer.concat([header, ...columns.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))]));
     expect(plain(readImpacts(d, terms)!)).toEqual(plain(im));
+    const byTerm = openImpacts(d, terms)!;
+    for (let t = 0; t < terms; t++) expect(termArrays(byTerm.term(t))).toEqual(termArrays(impactsByTerm(im).term(t)));
   });
 });
 

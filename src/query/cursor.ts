@@ -5,7 +5,7 @@
  * decoding. Each block carries a score bound (the best BM25 contribution of its competitive
  * (tf, length) pairs, times the term's count in the query), computed once per query.
  */
-import type { Impacts } from '../../merge/impact-blocks.js';
+import type { TermImpacts } from '../../merge/impact-blocks.js';
 import { unpack } from '../../merge/block-codec.js';
 
 /** Past every docID. */
@@ -57,13 +57,13 @@ export interface BlockBounds {
 }
 
 /**
- * Each block's bound of termID `termId`'s list: the best contribution of its competitive (tf,
- * length) pairs, times `weight` (the term's count among the query's scored occurrences; 0 for a
- * term that only excludes: all bounds 0).
+ * Each block's bound of a term's list: the best contribution of its competitive (tf, length)
+ * pairs, times `weight` (the term's count among the query's scored occurrences; 0 for a term
+ * that only excludes: all bounds 0).
  */
-export function blockBounds(im: Impacts, termId: number, contribution: (tf: number, length: number) => number, weight: number): BlockBounds {
-  const first = im.firstBlock[termId]!;
-  const end = im.firstBlock[termId + 1]!;
+export function blockBounds(im: TermImpacts, contribution: (tf: number, length: number) => number, weight: number): BlockBounds {
+  const first = im.first;
+  const end = im.end;
   const bounds = new Float64Array(end - first);
   let max = 0;
   if (weight === 0) return { bounds, max };
@@ -128,16 +128,15 @@ export class BlockCursor {
   constructor(
     private readonly bytes: Uint8Array,
     private readonly df: number,
-    private readonly im: Impacts,
-    private readonly termId: number,
+    private readonly im: TermImpacts,
     /** The list's block bounds in this query (blockBounds()). */
     bounds: BlockBounds,
   ) {
     this.packed = im.format === 'bp128';
-    this.first = im.firstBlock[termId]!;
-    this.end = im.firstBlock[termId + 1]!;
-    if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: termID ${termId} has ${this.end - this.first} blocks for ${df} postings`);
-    if (bounds.bounds.length !== this.end - this.first) throw new Error(`termID ${termId}: ${bounds.bounds.length} block bounds for ${this.end - this.first} blocks`);
+    this.first = im.first;
+    this.end = im.end;
+    if (this.end - this.first !== Math.ceil(df / im.blockSize)) throw new Error(`impacts: ${this.end - this.first} blocks for a list of ${df} postings`);
+    if (bounds.bounds.length !== this.end - this.first) throw new Error(`${bounds.bounds.length} block bounds for ${this.end - this.first} blocks`);
     this.docs = blockArray(im.blockSize);
     this.tfs = blockArray(im.blockSize);
     this.block = this.shallowBlock = this.first;
@@ -148,7 +147,7 @@ export class BlockCursor {
 
   /** A cursor of the same list at its start, sharing the bounds. */
   fork(): BlockCursor {
-    return new BlockCursor(this.bytes, this.df, this.im, this.termId, { bounds: this.bounds, max: this.maxBound });
+    return new BlockCursor(this.bytes, this.df, this.im, { bounds: this.bounds, max: this.maxBound });
   }
 
   /** The `n` blocks of the highest bounds (indexes into the impacts' arrays), in no order. */

@@ -18,7 +18,7 @@
  * sum of its terms' BM25 contributions in the documents it occurs in. A document no clause
  * matches, or failing a required or excluded phrase, scores -Infinity and is never kept.
  */
-import type { Impacts } from '../../merge/impact-blocks.js';
+import type { TermImpacts } from '../../merge/impact-blocks.js';
 import { blockBounds, bm25, bm25Normed, BlockCursor, END, lengthNorm, lengthNormTable, recycleBlockArrays, type BlockBounds } from './cursor.js';
 import type { QueryPlan } from './plan.js';
 import { TopK } from './top-k.js';
@@ -34,7 +34,8 @@ export interface SegmentInput {
   docBase: number;
   lengths: Uint32Array;
   deleted?: Uint8Array;
-  impacts(): Impacts;
+  /** The blocks of termID `termId`'s list (merge/impacts.ts). */
+  impacts(termId: number): TermImpacts;
   /** The term's list in this segment, or undefined. */
   list(term: string): TermList | undefined;
   /** The term's list decoded. */
@@ -195,12 +196,13 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       const idf = p.idf[t]!;
       const contribution = (tf: number, len: number) => bm25(idf, tf, len, p.k1, p.b, p.avg);
       const bounds = (weight: number): BlockBounds => {
-        const compute = () => blockBounds(seg.impacts(), list.termId, contribution, weight);
+        const compute = () => blockBounds(im, contribution, weight);
         return seg.bounds ? seg.bounds(list.termId, idf, weight, p, compute) : compute();
       };
-      if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, bounds(0)));
+      const im = seg.impacts(list.termId);
+      if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, im, bounds(0)));
       if (weights[t]! > 0) {
-        const cursor = new BlockCursor(list.bytes, list.df, seg.impacts(), list.termId, bounds(weights[t]!));
+        const cursor = new BlockCursor(list.bytes, list.df, im, bounds(weights[t]!));
         scored.push({ t, cursor, weight: weights[t]!, bound: cursor.maxBound, df: list.df, wb: 0 });
       }
     }

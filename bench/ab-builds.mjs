@@ -3,9 +3,9 @@
  * A/B of whole builds: each crawl with each DIST, alternating DISTs within a round (in reverse order every other round), `build
  * --sorter cpu --workers N --json` into a temporary index. Prints one line a build (wall, process
  * CPU, HTML/text MB/s, the 1-minute load average after it), then per (crawl, DIST) the median wall and CPU seconds, and whether every
- * DIST wrote the same index: postings.bin, impacts.bin, every lexicon entry (read through this
- * tree's dist, whatever the format), the document table and the collection statistics but the
- * format number.
+ * DIST wrote the same index: postings.bin, impacts.bin's arrays and every lexicon entry (both read
+ * through this tree's dist, whatever their formats), the document table and the collection
+ * statistics but the format number.
  *
  *   node bench/ab-builds.mjs [--rounds 3] [--workers 2] [--pipeline cpu] --crawl <path> [--crawl <path> ...] DIST [DIST ...]
  */
@@ -33,12 +33,15 @@ const Database = createRequire(import.meta.url)('better-sqlite3');
 // The lexicon read through this tree's reader, which opens every index format: DISTs writing
 // different formats still compare by what their lexicons hold.
 const { SegmentReader } = await import(new URL('../dist/merge/segment-reader.js', import.meta.url));
+const { readImpacts } = await import(new URL('../dist/merge/impacts.js', import.meta.url));
 /** A digest of what an index holds (not its settings, which name the build, nor its format number). */
 function indexDigest(dir) {
   const h = createHash('sha256');
-  for (const f of ['postings.bin', 'impacts.bin']) if (existsSync(join(dir, f))) h.update(readFileSync(join(dir, f)));
+  h.update(readFileSync(join(dir, 'postings.bin')));
   const segment = new SegmentReader(dir);
   try {
+    const impacts = readImpacts(dir, segment.stats.terms);
+    if (impacts) for (const k of ['firstBlock', 'lastDoc', 'gapsAt', 'tfsAt', 'firstPair', 'pairTf', 'pairLength']) h.update(new Uint8Array(impacts[k].buffer, impacts[k].byteOffset, impacts[k].byteLength));
     const terms = segment.termsInIdOrder();
     const f = segment.figures();
     terms.forEach((term, t) => h.update(JSON.stringify([t, term, f.df[t], f.cf[t], f.offset[t], f.length[t]])));

@@ -136,6 +136,61 @@ export function indexEntries(firstTerm: number, terms: number): number {
   return Math.ceil((firstTerm + terms) / TERM_INDEX_STRIDE) - Math.ceil(firstTerm / TERM_INDEX_STRIDE);
 }
 
+/** The arrays a record decodes into (Impacts' but firstBlock). */
+type BlockArrays = Omit<Impacts, 'blockSize' | 'firstBlock' | 'format'>;
+
+function blockArrays(blocks: number, pairs: number): BlockArrays {
+  return {
+    lastDoc: new Uint32Array(blocks),
+    gapsAt: new Uint32Array(blocks),
+    tfsAt: new Uint32Array(blocks),
+    firstPair: new Uint32Array(blocks + 1),
+    pairTf: new Uint32Array(pairs),
+    pairLength: new Uint32Array(pairs),
+  };
+}
+
+/**
+ * Decodes a record's `n` blocks (its block count read already) into `a` from block `b` and pair
+ * `q`; returns the pair after its last. A block of more pairs than `pairsEnd - q` is an error.
+ */
+function decodeBlocks(input: VarintIn, n: number, a: BlockArrays, b: number, q: number, pairsEnd: number, bad: (why: string) => Error): number {
+  const { lastDoc, gapsAt, tfsAt, firstPair, pairTf, pairLength } = a;
+  for (let k = 0; k < n; k++, b++) {
+    if (k === 0) {
+      lastDoc[b] = input.next();
+      tfsAt[b] = input.next();
+    } else {
+      lastDoc[b] = lastDoc[b - 1]! + input.next();
+      gapsAt[b] = gapsAt[b - 1]! + input.next();
+      tfsAt[b] = tfsAt[b - 1]! + input.next();
+    }
+    firstPair[b] = q;
+    const m = input.next();
+    if (m > pairsEnd - q) throw bad(`block ${b} has ${m} pairs, past the ${pairsEnd} there are`);
+    for (let i = 0; i < m; i++, q++) {
+      pairTf[q] = i === 0 ? input.next() : pairTf[q - 1]! + input.next();
+      pairLength[q] = i === 0 ? input.next() : pairLength[q - 1]! + input.next();
+    }
+  }
+  return q;
+}
+
+/** Reads past one record; returns its blocks and pairs. */
+function skipRecord(input: VarintIn): { blocks: number; pairs: number } {
+  const blocks = input.next();
+  let pairs = 0;
+  for (let k = 0; k < blocks && !input.wide; k++) {
+    input.next();
+    if (k > 0) input.next();
+    input.next();
+    const m = input.next();
+    pairs += m;
+    for (let i = 0; i < 2 * m; i++) input.next();
+  }
+  return { blocks, pairs };
+}
+
 /**
  * The arrays of a body of `counts` (its first term termID 0). `bad` makes the error for a body
  * that does not decode to them exactly (cut short, too long, counts that disagree, or a term
@@ -144,12 +199,7 @@ export function indexEntries(firstTerm: number, terms: number): number {
 export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, blockSize: number, bad: (why: string) => Error, index?: TermIndex): Impacts {
   const { terms, blocks, pairs } = counts;
   const firstBlock = new Uint32Array(terms + 1);
-  const lastDoc = new Uint32Array(blocks);
-  const gapsAt = new Uint32Array(blocks);
-  const tfsAt = new Uint32Array(blocks);
-  const firstPair = new Uint32Array(blocks + 1);
-  const pairTf = new Uint32Array(pairs);
-  const pairLength = new Uint32Array(pairs);
+  const a = blockArrays(blocks, pairs);
   const input = new VarintIn(body);
   let b = 0;
   let q = 0;
@@ -158,31 +208,16 @@ export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, block
     if (index && t % TERM_INDEX_STRIDE === 0 && index[t / TERM_INDEX_STRIDE] !== input.pos) throw bad(`its term index puts termID ${t} at byte ${index[t / TERM_INDEX_STRIDE]}, its record starts at ${input.pos}`);
     const n = input.next();
     if (n > blocks - b) throw bad(`termID ${t} has ${n} blocks, past the header's ${blocks}`);
-    for (let k = 0; k < n; k++, b++) {
-      if (k === 0) {
-        lastDoc[b] = input.next();
-        tfsAt[b] = input.next();
-      } else {
-        lastDoc[b] = lastDoc[b - 1]! + input.next();
-        gapsAt[b] = gapsAt[b - 1]! + input.next();
-        tfsAt[b] = tfsAt[b - 1]! + input.next();
-      }
-      firstPair[b] = q;
-      const m = input.next();
-      if (m > pairs - q) throw bad(`block ${b} has ${m} pairs, past the header's ${pairs}`);
-      for (let i = 0; i < m; i++, q++) {
-        pairTf[q] = i === 0 ? input.next() : pairTf[q - 1]! + input.next();
-        pairLength[q] = i === 0 ? input.next() : pairLength[q - 1]! + input.next();
-      }
-    }
+    q = decodeBlocks(input, n, a, b, q, pairs, bad);
+    b += n;
   }
   firstBlock[terms] = b;
-  firstPair[b] = q;
+  a.firstPair[b] = q;
   if (input.pos > body.length) throw bad(`its body ends inside a record (${body.length} bytes)`);
   if (input.wide) throw bad('a value past 32 bits');
   if (b !== blocks || q !== pairs) throw bad(`its body holds ${b} blocks and ${q} pairs, its header says ${blocks} and ${pairs}`);
   if (input.pos !== body.length) throw bad(`${body.length - input.pos} bytes after the last term's record`);
-  return { blockSize, firstBlock, lastDoc, gapsAt, tfsAt, firstPair, pairTf, pairLength };
+  return { blockSize, firstBlock, ...a };
 }
 
 /**
@@ -192,50 +227,14 @@ export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, block
 export function decodeTermRecord(body: Uint8Array, offset: number, from: number, termId: number, blockSize: number, bad: (why: string) => Error): TermImpacts {
   const input = new VarintIn(body);
   input.pos = offset;
-  for (let t = from; t < termId; t++) {
-    // Skip a record: its blocks' three values (two for the first), pair count and pairs.
-    const n = input.next();
-    for (let k = 0; k < n; k++) {
-      input.next();
-      if (k > 0) input.next();
-      input.next();
-      const m = input.next();
-      for (let i = 0; i < 2 * m; i++) input.next();
-    }
-    if (input.pos > body.length) break;
-  }
-  const n = input.next();
-  if (n > body.length) throw bad(`termID ${termId} has ${n} blocks, more than the body's bytes`);
-  const lastDoc = new Uint32Array(n);
-  const gapsAt = new Uint32Array(n);
-  const tfsAt = new Uint32Array(n);
-  const firstPair = new Uint32Array(n + 1);
-  let pairTf = new Uint32Array(n);
-  let pairLength = new Uint32Array(n);
-  let q = 0;
-  for (let b = 0; b < n; b++) {
-    lastDoc[b] = b === 0 ? input.next() : lastDoc[b - 1]! + input.next();
-    if (b > 0) gapsAt[b] = gapsAt[b - 1]! + input.next();
-    tfsAt[b] = b === 0 ? input.next() : tfsAt[b - 1]! + input.next();
-    firstPair[b] = q;
-    const m = input.next();
-    if (m > body.length) throw bad(`termID ${termId} has a block of ${m} pairs, more than the body's bytes`);
-    if (q + m > pairTf.length) {
-      const grow = (a: Uint32Array) => {
-        const g = new Uint32Array(Math.max(q + m, 2 * a.length));
-        g.set(a.subarray(0, q));
-        return g;
-      };
-      pairTf = grow(pairTf);
-      pairLength = grow(pairLength);
-    }
-    for (let i = 0; i < m; i++, q++) {
-      pairTf[q] = i === 0 ? input.next() : pairTf[q - 1]! + input.next();
-      pairLength[q] = i === 0 ? input.next() : pairLength[q - 1]! + input.next();
-    }
-  }
-  firstPair[n] = q;
-  if (input.pos > body.length) throw bad(`its body ends inside termID ${termId}'s record`);
-  if (input.wide) throw bad(`a value past 32 bits in termID ${termId}'s record`);
-  return { blockSize, first: 0, end: n, lastDoc, gapsAt, tfsAt, firstPair, pairTf: pairTf.subarray(0, q), pairLength: pairLength.subarray(0, q) };
+  for (let t = from; t < termId && input.pos <= body.length; t++) skipRecord(input);
+  const start = input.pos;
+  // Counted first, so that the arrays are allocated once, at their size.
+  const { blocks, pairs } = skipRecord(input);
+  if (input.pos > body.length || input.wide) throw bad(`its body ends inside termID ${termId}'s record, or it holds a value past 32 bits`);
+  input.pos = start;
+  input.next();
+  const a = blockArrays(blocks, pairs);
+  a.firstPair[blocks] = decodeBlocks(input, blocks, a, 0, 0, pairs, bad);
+  return { blockSize, first: 0, end: blocks, ...a };
 }

@@ -17,7 +17,7 @@ import { generator, makeQueries, optionArgs, pct, sampleTexts } from './search-q
 
 const args = optionArgs(process.argv.slice(2));
 if (!args.crawl || !args.index) {
-  process.stderr.write('usage: node bench/search-resume.mjs --crawl DIR --index IDX [--queries 500] [--passes 2] [--idle 60 | --evict 64] [--dist dist]\n');
+  process.stderr.write('usage: node bench/search-resume.mjs --crawl DIR --index IDX [--queries 500] [--passes 2] [--idle 60 | --evict 64 | --spin 60] [--dist dist]\n');
   process.exit(2);
 }
 const QUERIES = Number(args.queries ?? 500);
@@ -32,11 +32,21 @@ const queries = makeQueries(reader, sampleTexts(args.crawl), 'tokens', QUERIES, 
 const gate = new Int32Array(new SharedArrayBuffer(4));
 const junk = new Uint8Array(EVICT_MB << 20);
 let sink = 0;
+/** Gaps of the spin in which the clock jumped by more than 0.5 ms between two reads: the thread was descheduled. */
+let descheduled = 0;
 /** SPIN_MS of a dependent chain of multiplies; the clock read every 2,000 of them. */
 const spin = () => {
   const t0 = performance.now();
+  let last = t0;
+  let jumped = false;
   let x = 1;
-  while (performance.now() - t0 < SPIN_MS) for (let i = 0; i < 2000; i++) x = x * 1.0000001 + 1e-9;
+  for (let now = t0; now - t0 < SPIN_MS; ) {
+    for (let i = 0; i < 2000; i++) x = x * 1.0000001 + 1e-9;
+    now = performance.now();
+    if (now - last > 0.5) jumped = true;
+    last = now;
+  }
+  if (jumped) descheduled++;
   sink += x;
 };
 /** The pause before each first run: the thread blocked, the caches filled with other data, or the thread busy on no memory. */
@@ -59,7 +69,8 @@ for (let p = 0; p < PASSES; p++) {
 const f = first.map((x) => pct(x, 0.5));
 const a = again.map((x) => pct(x, 0.5));
 const ms = (x) => x.toFixed(3);
-process.stdout.write(`${queries.length} queries, ${PASSES} passes, each first run after ${EVICT_MB > 0 ? `${EVICT_MB} MB written` : SPIN_MS > 0 ? `${SPIN_MS} ms of arithmetic` : `${IDLE_MS} ms idle`}: p50 ${ms(pct(f, 0.5))} ms first, ${ms(pct(a, 0.5))} ms again\n`);
+const gaps = SPIN_MS > 0 ? ` (descheduled for more than 0.5 ms in ${descheduled} of ${PASSES * queries.length} gaps)` : '';
+process.stdout.write(`${queries.length} queries, ${PASSES} passes, each first run after ${EVICT_MB > 0 ? `${EVICT_MB} MB written` : SPIN_MS > 0 ? `${SPIN_MS} ms of arithmetic` : `${IDLE_MS} ms idle`}${gaps}: p50 ${ms(pct(f, 0.5))} ms first, ${ms(pct(a, 0.5))} ms again\n`);
 process.stdout.write('| time again (ms) | queries | p50 again | p50 first | first − again |\n|---|---|---|---|---|\n');
 const edges = [0, 0.1, 0.2, 0.4, 0.8, 1.6, Infinity];
 for (let b = 0; b + 1 < edges.length; b++) {

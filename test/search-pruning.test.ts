@@ -4,7 +4,7 @@
  * several segments with deleted documents and random queries of every form: the same hits, the
  * same scores to the bit, the same order (score, then docID).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex, type IndexReader } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 import { buildIndex } from '../src/build.js';
-import { IMPACTS_FILE } from '../merge/impacts.js';
+import { IMPACTS_FILE, readImpacts } from '../merge/impacts.js';
+import { SegmentReader } from '../merge/segment-reader.js';
 
 const WORDS = ['whale', 'ship', 'sea', 'ahab', 'white', 'harpoon', 'deck', 'storm', 'oil', 'boat', 'crew', 'mast', 'sail', 'wind', 'night', 'water', 'old', 'man', 'great', 'head'];
 const analysis = { stem: 'none', stopwords: 'none', sorter: 'cpu' } as const;
@@ -160,6 +161,41 @@ describe('pruned search', () => {
       });
     } finally {
       after.close();
+    }
+  });
+
+  it('answers alike from impacts.bin in format 1 (u32 columns, as earlier indexes hold it), and names a damaged one in one line', async () => {
+    const dir = join(work, 'impacts-v1');
+    const docs = Array.from({ length: 900 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 1 + (i % 9) }, (_, j) => WORDS[(i * 5 + j * 7) % (j % 2 ? 4 : WORDS.length)]).join(' ') }));
+    await buildIndex({ input: docs, output: dir, ...analysis });
+    const queries = ['whale', 'ship sea', '+whale -ship', 'white AND harpoon deck', 'sea storm whale'];
+    const before = openIndex(dir);
+    const expected = queries.map((q) => before.search(q, { k: 5 }));
+    before.close();
+    const path = join(dir, IMPACTS_FILE);
+    const format2 = readFileSync(path);
+    const segment = new SegmentReader(dir);
+    const im = readImpacts(dir, segment.stats.terms)!;
+    segment.close();
+    expect(im.lastDoc.length).toBeGreaterThan(im.firstBlock.length - 1); // lists of several blocks
+    const header = Buffer.alloc(32);
+    Buffer.from('GPIXIMP1', 'latin1').copy(header);
+    [128, im.firstBlock.length - 1, im.lastDoc.length, im.pairTf.length].forEach((v, i) => header.writeUInt32LE(v, 8 + 4 * i));
+    const columns = [im.firstBlock, im.lastDoc, im.gapsAt, im.tfsAt, im.firstPair, im.pairTf, im.pairLength];
+    writeFileSync(path, Buffer.concat([header, ...columns.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))]));
+    const v1 = openIndex(dir);
+    try {
+      queries.forEach((q, i) => expect(v1.search(q, { k: 5 }), q).toEqual(expected[i]));
+    } finally {
+      v1.close();
+    }
+    // Format 2 cut short inside a record: the search that needs it fails with the file and why.
+    writeFileSync(path, format2.subarray(0, format2.length - 200));
+    const damaged = openIndex(dir);
+    try {
+      expect(() => damaged.search('whale', { k: 5 })).toThrow(/impacts\.bin: .*remove the file to search without it/);
+    } finally {
+      damaged.close();
     }
   });
 });

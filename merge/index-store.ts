@@ -220,6 +220,18 @@ export class IndexStoreWriter {
     lexicon.add(term, df, cf, offset, length);
   }
 
+  /** Whether the lexicon goes to lexicon.bin (index format 4), which takes a merge thread's part (appendLexiconPart). */
+  get writesLexiconFile(): boolean {
+    return this.formatVersion === 4;
+  }
+
+  /** A merge thread's lexicon.bin blocks (LexiconFileWriter.appendPart), its lists from `postingsBase` in postings.bin. */
+  appendLexiconPart(path: string, postingsBase: number): void {
+    const lexicon = this.openLexicon();
+    if (!(lexicon instanceof LexiconFileWriter)) throw new Error('lexicon: a part given to a lexicon kept in index.sqlite');
+    lexicon.appendPart(path, postingsBase);
+  }
+
   /** One term's figures, its string the next of termsFrom's. */
   addTermStats(termId: number, df: number, cf: number, offset: number, length: number): void {
     this.addTerm(termId, this.nextTerm(), df, cf, offset, length);

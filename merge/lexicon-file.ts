@@ -20,7 +20,7 @@
  * (ch. 4) and Lucene's block tree terms dictionary; the SQLite table it replaces took ~1 µs a
  * term on one thread (100 M terms: most of a 150 s build).
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { POSTINGS_MAGIC } from './postings-file.js';
 import { writeVarint } from './varint.js';
 
@@ -55,9 +55,77 @@ export class LexiconFileWriter {
   private index = new Float64Array(3 * 256);
   private blocks = 0;
 
-  constructor(readonly path: string) {
+  /** Whether the term before the next is unknown here (a part was appended last): the next term must start a block. */
+  private afterPart = false;
+
+  /**
+   * `part`: a merge thread's term range, appended to lexicon.bin by appendPart: no magic, and its
+   * offsets (in the file, and of lists in the range's postings part) from 0.
+   */
+  private readonly part: boolean;
+
+  constructor(
+    readonly path: string,
+    { part = false }: { part?: boolean } = {},
+  ) {
+    this.part = part;
     this.fd = openSync(path, 'wx');
-    this.put(LEXICON_MAGIC);
+    if (!part) this.put(LEXICON_MAGIC);
+  }
+
+  /**
+   * Appends a part (a LexiconFileWriter's with `part`, finished) whose lists start at
+   * `postingsBase` in postings.bin: its blocks copied as bytes, its keys and block index rebased.
+   * The terms so far must fill whole blocks, so that the part's blocks are this file's.
+   */
+  appendPart(partPath: string, postingsBase: number): void {
+    if (this.terms % LEXICON_BLOCK_TERMS !== 0) throw new Error(`lexicon: a part appended after ${this.terms} terms, not a whole number of blocks`);
+    if (this.listEnd >= 0 && postingsBase !== this.listEnd) throw new Error(`lexicon: a part's lists start at ${postingsBase}, not where the previous list ends (${this.listEnd})`);
+    const fd = openSync(partPath, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const footer = Buffer.alloc(LEXICON_FOOTER_BYTES);
+      if (size < LEXICON_FOOTER_BYTES || readSync(fd, footer, 0, LEXICON_FOOTER_BYTES, size - LEXICON_FOOTER_BYTES) !== LEXICON_FOOTER_BYTES || !footer.subarray(44).equals(LEXICON_FOOTER_MAGIC) || footer.readUInt32LE(40) !== LEXICON_BLOCK_TERMS)
+        throw new Error(`lexicon part ${partPath}: bad footer`);
+      const [terms, blocks, keysStart, indexStart, postingsEnd] = [0, 1, 2, 3, 4].map((i) => Number(footer.readBigUInt64LE(8 * i)));
+      if (indexStart + LEXICON_INDEX_ENTRY_BYTES * blocks + LEXICON_FOOTER_BYTES !== size) throw new Error(`lexicon part ${partPath}: ${size} bytes, its footer says ${indexStart + LEXICON_INDEX_ENTRY_BYTES * blocks + LEXICON_FOOTER_BYTES}`);
+      const tail = Buffer.alloc(size - keysStart - LEXICON_FOOTER_BYTES);
+      if (readSync(fd, tail, 0, tail.length, keysStart) !== tail.length) throw new Error(`lexicon part ${partPath}: cut short`);
+      // The blocks, as bytes, through the buffer.
+      const chunk = Buffer.allocUnsafe(FLUSH_BYTES);
+      const fileBase = this.written;
+      for (let at = 0; at < keysStart; ) {
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, keysStart - at), at);
+        if (n === 0) throw new Error(`lexicon part ${partPath}: cut short`);
+        this.put(chunk.subarray(0, n));
+        at += n;
+      }
+      const keys = tail.subarray(0, indexStart - keysStart);
+      const keysBase = this.keysUsed;
+      if (this.keysUsed + keys.length > this.keys.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(2 * this.keys.length, this.keysUsed + keys.length));
+        this.keys.copy(bigger, 0, 0, this.keysUsed);
+        this.keys = bigger;
+      }
+      keys.copy(this.keys, this.keysUsed);
+      this.keysUsed += keys.length;
+      if (3 * (this.blocks + blocks) > this.index.length) {
+        const bigger = new Float64Array(Math.max(2 * this.index.length, 3 * (this.blocks + blocks)));
+        bigger.set(this.index);
+        this.index = bigger;
+      }
+      const index = tail.subarray(keys.length);
+      const bases = [fileBase, postingsBase, keysBase];
+      for (let b = 0; b < blocks; b++) for (let k = 0; k < 3; k++) this.index[3 * (this.blocks + b) + k] = readU64(index, 8 * (3 * b + k)) + bases[k]!;
+      this.blocks += blocks;
+      this.terms += terms;
+      if (terms > 0) {
+        this.listEnd = postingsBase + postingsEnd;
+        this.afterPart = true;
+      }
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Terms added. */
@@ -80,7 +148,11 @@ export class LexiconFileWriter {
     for (let c: number; bytes < term.length && (c = term.charCodeAt(bytes)) < 0x80; bytes++) next[bytes] = c;
     if (bytes < term.length) bytes = next.write(term, 0, 'utf8');
     let shared = 0;
-    if (this.terms > 0) {
+    if (this.afterPart) {
+      // The part's last term is not at hand to code against: the next starts a block of its own.
+      if (this.terms % LEXICON_BLOCK_TERMS !== 0) throw new Error(`lexicon: termID ${this.terms} added after a part that ended inside a block`);
+      this.afterPart = false;
+    } else if (this.terms > 0) {
       const prev = this.prev;
       const n = Math.min(bytes, this.prevBytes);
       while (shared < n && prev[shared] === next[shared]) shared++;
@@ -147,8 +219,8 @@ export class LexiconFileWriter {
 
   /** Writes the keys, the block index and the footer, and closes the file. */
   finish(): void {
-    // Where the last list ends: postings.bin's size (its header's, with no terms).
-    const postingsEnd = this.listEnd >= 0 ? this.listEnd : POSTINGS_MAGIC.length;
+    // Where the last list ends: postings.bin's size (its header's, with no terms; a part's lists start at 0).
+    const postingsEnd = this.listEnd >= 0 ? this.listEnd : this.part ? 0 : POSTINGS_MAGIC.length;
     const keysStart = this.written;
     this.put(this.keys.subarray(0, this.keysUsed));
     const indexStart = this.written;
@@ -172,6 +244,11 @@ export class LexiconFileWriter {
       /* closed by finish() already */
     }
   }
+}
+
+/** A u64, little-endian, read as a number (below 2^53). */
+function readU64(b: Buffer, at: number): number {
+  return b.readUInt32LE(at) + b.readUInt32LE(at + 4) * 2 ** 32;
 }
 
 /** A u64, little-endian, of a value below 2^53. */

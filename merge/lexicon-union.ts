@@ -31,6 +31,8 @@ export interface LexiconUnion {
    * threads run).
    */
   texts: string[];
+  /** Terms in each of `texts`. */
+  textTerms: number[];
   /** finals[w][p]: the termID of worker w's p-th term in code point order. */
   finals: Uint32Array[];
 }
@@ -47,6 +49,7 @@ export interface UnionRangeTask {
 export interface UnionRangeResult {
   count: number;
   texts: string[];
+  textTerms: number[];
 }
 
 const SEPARATOR = '\0';
@@ -146,6 +149,7 @@ export function uniteRange(task: UnionRangeTask): UnionRangeResult {
   const plain = !lists.some((l, index) => mayHoldHighUnits(l, starts[index]!, stops[index]!));
   const heap = new TermHeap(cursors, plain);
   const texts: string[] = [];
+  const textTerms: number[] = [];
   let piece: string[] = [];
   let count = 0;
   const popped: ChunkCursor[] = [];
@@ -155,6 +159,7 @@ export function uniteRange(task: UnionRangeTask): UnionRangeResult {
     piece.push(term);
     if (piece.length === PIECE_TERMS) {
       texts.push(piece.join(SEPARATOR));
+      textTerms.push(piece.length);
       piece = [];
     }
     popped.length = 0;
@@ -164,8 +169,35 @@ export function uniteRange(task: UnionRangeTask): UnionRangeResult {
       if (c.advance()) heap.push(c);
     }
   }
-  if (piece.length > 0) texts.push(piece.join(SEPARATOR));
-  return { count, texts };
+  if (piece.length > 0) {
+    texts.push(piece.join(SEPARATOR));
+    textTerms.push(piece.length);
+  }
+  return { count, texts, textTerms };
+}
+
+/**
+ * The terms [from, to) of LexiconUnion.texts (`textTerms` terms in each) as texts of the same
+ * form, for textChunks: views of the pieces that hold them, cut at separators.
+ */
+export function textsOfRange(texts: readonly string[], textTerms: readonly number[], from: number, to: number): string[] {
+  const out: string[] = [];
+  /** Where the k-th separator of `text` is. */
+  const separator = (text: string, k: number): number => {
+    let at = -1;
+    for (let i = 0; i <= k; i++) at = text.indexOf(SEPARATOR, at + 1);
+    return at;
+  };
+  for (let i = 0, first = 0; i < texts.length && first < to; first += textTerms[i]!, i++) {
+    const n = textTerms[i]!;
+    if (first + n <= from) continue;
+    const a = Math.max(from, first) - first;
+    const b = Math.min(to, first + n) - first;
+    if (a >= b) continue;
+    const text = texts[i]!;
+    out.push(text.slice(a === 0 ? 0 : separator(text, a - 1) + 1, b === n ? text.length : separator(text, b - 1)));
+  }
+  return out;
 }
 
 /** The terms of LexiconUnion.texts, in order. */
@@ -215,6 +247,7 @@ export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, 
   // Each range's ranks start after the ranges before it.
   let count = 0;
   const texts: string[] = [];
+  const textTerms: number[] = [];
   results.forEach((res, r) => {
     const base = count;
     if (base > 0) {
@@ -224,9 +257,10 @@ export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, 
       });
     }
     for (const t of res.texts) texts.push(t);
+    for (const n of res.textTerms) textTerms.push(n);
     count += res.count;
   });
-  return { count, texts, finals };
+  return { count, texts, textTerms, finals };
 }
 
 /**

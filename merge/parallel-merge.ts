@@ -2,7 +2,8 @@
  * The merge spread over threads by term range (term-ranges.ts): each thread merges its range
  * from every run into a postings part (range-merge.ts); the caller's thread meanwhile does its
  * own work (the document table), then appends the parts in range order and hands each term's
- * lexicon entry to `onList`, so postings.bin and the lexicon come out byte for byte as the
+ * lexicon entry to `onList`, or each range's lexicon.bin blocks to `onPart` where the threads
+ * have the terms' strings, so postings.bin and the lexicon come out byte for byte as the
  * single-threaded merge writes them. With --positions each thread also writes its range's
  * positions part, appended the same way to positions.bin.
  */
@@ -16,6 +17,8 @@ import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
 import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
 import { readTermFigures } from './term-figures-part.js';
+import { LEXICON_BLOCK_TERMS } from './lexicon-file.js';
+import { textsOfRange } from './lexicon-union.js';
 
 export interface ParallelMergeInput {
   runPaths: readonly string[];
@@ -35,8 +38,15 @@ export interface ParallelMergeInput {
   positions?: PositionsFileWriter;
   /** With `positions`: each document's position bound (positions-file.ts positionBounds). */
   positionEnds?: Uint32Array;
-  /** Each term's list, in termID order, with its offset and length in postings.bin. */
+  /** Each term's list, in termID order, with its offset and length in postings.bin (unless `lexiconParts`). */
   onList: (termId: number, df: number, cf: number, offset: number, length: number) => void;
+  /**
+   * Every term's string (LexiconUnion.texts, `textTerms` terms in each, `terms` in all): each
+   * thread writes its range's lexicon.bin blocks, handed to `onPart` in range order with where
+   * the range's lists start in postings.bin, instead of each term's figures to `onList`. Ranges
+   * then start at multiples of LEXICON_BLOCK_TERMS.
+   */
+  lexiconParts?: { texts: readonly string[]; textTerms: readonly number[]; terms: number; onPart: (path: string, postingsBase: number) => void };
   /** Work for this thread while the merge threads run. */
   meanwhile?: () => void;
   onFraction?: (f: number) => void;
@@ -54,6 +64,8 @@ export interface ParallelMergeCounters extends MergeCounters {
   appendMs: number;
   /** With `positions`: the postings and positions positions.bin got. */
   positionsWritten?: { postings: number; positions: number };
+  /** Postings written: the sum of every term's df. */
+  postings: number;
 }
 
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
@@ -64,7 +76,10 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
   const lexicons = input.lexicons && sharedLexicons(input.lexicons);
   const lengths = input.lengths && inSharedMemory(input.lengths);
   const positionEnds = input.positions && inSharedMemory(input.positionEnds!);
-  const starts = splitTermRanges(input.runPaths, input.threads, lexicons);
+  const lex = input.lexiconParts;
+  let starts = splitTermRanges(input.runPaths, input.threads, lexicons);
+  // A range of whole lexicon blocks (but the last) is a part lexicon.bin takes as bytes.
+  if (lex) starts = [...new Set(starts.map((t) => t - (t % LEXICON_BLOCK_TERMS)))];
   // Each run's key at every boundary, in one walk of the term order per run.
   const keys = runKeysAt(input.runPaths, starts, lexicons);
   const tasks: RangeMergeTask[] = starts.map((startTerm, i) => ({
@@ -79,6 +94,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     figuresPartPath: join(input.partDir, `figures.part-${String(i).padStart(3, '0')}`),
     ...(lengths ? { impactsPartPath: join(input.partDir, `impacts.part-${String(i).padStart(3, '0')}`) } : {}),
     ...(input.positions ? { positionsPartPath: join(input.partDir, `positions.part-${String(i).padStart(3, '0')}`), positionEnds } : {}),
+    ...(lex ? { lexiconPartPath: join(input.partDir, `lexicon.part-${String(i).padStart(3, '0')}`), termTexts: textsOfRange(lex.texts, lex.textTerms, startTerm, starts[i + 1] ?? lex.terms) } : {}),
   }));
   const t0 = performance.now();
   let lastDone = t0;
@@ -87,7 +103,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
   const pending = tasks.map((t) => runRange(t).then((r) => ((lastDone = Math.max(lastDone, performance.now())), r)));
   // Settle every thread before leaving, even on failure, so none writes into a deleted folder.
   const settled = Promise.allSettled(pending);
-  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length, threadsMs: 0, appendMs: 0, ...(input.positions ? { positionsWritten: { postings: 0, positions: 0 } } : {}) };
+  const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length, threadsMs: 0, appendMs: 0, postings: 0, ...(input.positions ? { positionsWritten: { postings: 0, positions: 0 } } : {}) };
   try {
     input.meanwhile?.();
     for (let i = 0; i < tasks.length; i++) {
@@ -104,12 +120,18 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
         counters.positionsWritten!.postings += p.postings;
         counters.positionsWritten!.positions += p.positions;
       }
-      const rows = readTermFigures(tasks[i]!.figuresPartPath, (termId, df, cf, length) => {
-        input.onList(termId, df, cf, offset, length);
-        offset += length;
-      });
-      if (rows !== r.terms) throw new Error(`merge: thread ${i} merged ${r.terms} terms, its figures part holds ${rows}`);
-      rmSync(tasks[i]!.figuresPartPath, { force: true });
+      if (lex) {
+        lex.onPart(tasks[i]!.lexiconPartPath!, offset);
+        rmSync(tasks[i]!.lexiconPartPath!, { force: true });
+      } else {
+        const rows = readTermFigures(tasks[i]!.figuresPartPath, (termId, df, cf, length) => {
+          input.onList(termId, df, cf, offset, length);
+          offset += length;
+        });
+        if (rows !== r.terms) throw new Error(`merge: thread ${i} merged ${r.terms} terms, its figures part holds ${rows}`);
+        rmSync(tasks[i]!.figuresPartPath, { force: true });
+      }
+      counters.postings += r.postings;
       counters.pairs += r.counters.pairs;
       counters.terms += r.counters.terms;
       counters.segmentPops += r.counters.segmentPops;
@@ -124,6 +146,7 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
     for (const t of tasks) {
       rmSync(t.partPath, { force: true });
       rmSync(t.figuresPartPath, { force: true });
+      if (t.lexiconPartPath) rmSync(t.lexiconPartPath, { force: true });
       if (t.impactsPartPath && !handedOver) rmSync(t.impactsPartPath, { force: true });
       if (t.positionsPartPath) rmSync(t.positionsPartPath, { force: true });
     }

@@ -1,9 +1,11 @@
 /**
  * One merge thread's work: heap-merges the pairs of termIDs [startTerm, endTerm) from every
  * run into a headerless postings part file, each merged term's (termId, df, cf, encoded length)
- * in termID order into a figures part (term-figures-part.ts), and its impacts into an impacts part. With --positions it then merges the same pairs' positions
- * into a positions part (positions-merge.ts). The main thread concatenates the parts in range
- * order into postings.bin and positions.bin and writes the lexicon (parallel-merge.ts).
+ * in termID order into a figures part (term-figures-part.ts), or, given the range's terms, its
+ * lexicon.bin blocks into a lexicon part (lexicon-file.ts), and its impacts into an impacts
+ * part. With --positions it then merges the same pairs' positions into a positions part
+ * (positions-merge.ts). The main thread concatenates the parts in range order into postings.bin,
+ * positions.bin and lexicon.bin, or writes the lexicon from the figures (parallel-merge.ts).
  */
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
@@ -11,6 +13,8 @@ import { runSharesFor } from './term-ranges.js';
 import { ImpactsBuilder } from './impact-blocks.js';
 import { writeImpactsAt } from './impacts.js';
 import { TermFiguresWriter } from './term-figures-part.js';
+import { LexiconFileWriter } from './lexicon-file.js';
+import { textChunks } from './lexicon-union.js';
 import type { RunLexicons } from './run-lexicons.js';
 import { mergePositions } from './positions-merge.js';
 import { PositionsPartWriter, type PositionsPartTerms } from './positions-file.js';
@@ -35,6 +39,13 @@ export interface RangeMergeTask {
   positionsPartPath?: string;
   /** --positions: each document's position bound (shared; positions-file.ts positionBounds). */
   positionEnds?: Uint32Array;
+  /**
+   * The range's lexicon.bin blocks go here (a LexiconFileWriter part) instead of its terms'
+   * figures to figuresPartPath; its terms, in termID order, are `termTexts` (textsOfRange).
+   * The range starts at a multiple of LEXICON_BLOCK_TERMS.
+   */
+  lexiconPartPath?: string;
+  termTexts?: string[];
 }
 
 /** A range's positions part: its terms and where they start, and what it holds. */
@@ -45,8 +56,10 @@ export interface RangePositions extends PositionsPartTerms {
 
 export interface RangeMergeResult {
   counters: MergeCounters;
-  /** Terms merged: rows of the figures part (task.figuresPartPath). */
+  /** Terms merged: rows of the figures part (task.figuresPartPath), or of the lexicon part. */
   terms: number;
+  /** Postings written: the sum of the terms' df. */
+  postings: number;
   partBytes: number;
   /** The range's impacts, written as a file of impacts.bin's format (task.impactsPartPath). */
   impactsPart?: string;
@@ -56,30 +69,56 @@ export interface RangeMergeResult {
 export function mergeRange(task: RangeMergeTask): RangeMergeResult {
   const { ranges, terms } = runSharesFor(task.runPaths, task.startTerm, task.keys, task.lexicons);
   const part = new PostingsFileWriter(task.partPath, { header: false });
-  const figures = new TermFiguresWriter(task.figuresPartPath);
+  const lexicon = task.lexiconPartPath === undefined ? undefined : new LexiconFileWriter(task.lexiconPartPath, { part: true });
+  const figures = lexicon ? undefined : new TermFiguresWriter(task.figuresPartPath);
+  const names = lexicon && textChunks(task.termTexts ?? []);
+  let chunk: readonly string[] = [];
+  let inChunk = 0;
+  const nextName = (termId: number): string => {
+    while (inChunk === chunk.length) {
+      const r = names!.next();
+      if (r.done) throw new Error(`merge: termID ${termId} has no term in the range's texts`);
+      chunk = r.value;
+      inChunk = 0;
+    }
+    return chunk[inChunk++]!;
+  };
   const impacts = task.lengths && new ImpactsBuilder(task.lengths);
+  let postings = 0;
+  let termCount = 0;
   try {
     const counters = mergeRuns(
       task.runPaths,
       task.chunkPairs,
       (termId, docIds, tfs, df) => {
         // With impacts, one pass encodes the list and measures its blocks.
-        const length = part.append(docIds, tfs, df, impacts).length;
-        figures.add(termId, df, collectionFrequency(tfs, df), length);
+        const { offset, length } = part.append(docIds, tfs, df, impacts);
+        const cf = collectionFrequency(tfs, df);
+        if (lexicon) {
+          if (termId !== task.startTerm + termCount) throw new Error(`merge: termID ${termId} where ${task.startTerm + termCount} comes next`);
+          lexicon.add(nextName(termId), df, cf, offset, length);
+        } else figures!.add(termId, df, cf, length);
+        termCount++;
+        postings += df;
       },
       ranges,
       terms,
     );
     part.close();
-    figures.close();
+    figures?.close();
+    if (lexicon) {
+      if (task.endTerm !== undefined && termCount !== task.endTerm - task.startTerm) throw new Error(`merge: ${termCount} terms merged in termIDs [${task.startTerm}, ${task.endTerm})`);
+      lexicon.finish();
+    }
     const positions = task.positionsPartPath === undefined ? undefined : mergeRangePositions(task, task.positionsPartPath, ranges, terms);
     // The impacts go to a file, not back to the main thread, which would hold every range's until the end.
     if (impacts) writeImpactsAt(task.impactsPartPath!, [impacts.finish()], task.startTerm);
-    return { counters, terms: figures.count, partBytes: part.offset, ...(impacts ? { impactsPart: task.impactsPartPath! } : {}), positions };
+    return { counters, terms: termCount, postings, partBytes: part.offset, ...(impacts ? { impactsPart: task.impactsPartPath! } : {}), positions };
   } catch (err) {
     part.closeQuietly();
+    lexicon?.abort();
     try {
-      figures.close();
+      figures?.close();
     } catch {
       // the merge's own error is the one to report
     }

@@ -2,6 +2,7 @@
  * merge_batches: heap-merges the sorted runs into postings.bin, writes the lexicon (lexicon.bin)
  * and the document table, collection statistics and build settings into index.sqlite.
  */
+import { integerFromEnv } from '../runtime/env-knobs.js';
 import { join } from 'node:path';
 import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge.js';
 import { POSTINGS_FILE, type CollectionStats, type IndexStoreWriter } from './index-store.js';
@@ -46,6 +47,8 @@ export interface IndexContents {
   runLexicons?: RunLexicons;
   /** The terms in termID order as united parse workers' lexicons give them (LexiconUnion.texts), instead of terms and order. */
   termTexts?: readonly string[];
+  /** Terms in each of termTexts (LexiconUnion.textTerms): with them the merge threads write lexicon.bin's blocks. */
+  termTextTerms?: readonly number[];
   /** The documents' lengths, indexed by DocId: with them the merge builds impacts.bin's contents. */
   lengths?: Uint32Array;
   documentCount: number;
@@ -122,6 +125,13 @@ export function writeIndex(dir: string, runPaths: readonly RunSource[], contents
 }
 
 /**
+ * Terms from which the merge threads write lexicon.bin's blocks (GPUINDEX_LEXICON_PARTS_MIN_TERMS
+ * sets it): the main thread writes ~150 ns a term, so below this it costs under 10 ms, and the
+ * threads' ranges keep the boundaries the runs' pairs give them (not rounded to whole blocks).
+ */
+const LEXICON_PARTS_MIN_TERMS = 1 << 16;
+
+/**
  * merge_batches over `threads` merge threads, each taking a range of terms (parallel-merge.ts);
  * this thread writes the document table meanwhile. Same bytes as writeIndex.
  */
@@ -135,6 +145,12 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     positions = p && new PositionsFileWriter(p.path, contents.termCount, p);
     let postingsCount = 0;
     let impacts: string[] | undefined;
+    // With the terms' strings at hand as texts, each merge thread writes its range's lexicon.bin
+    // blocks, once there are enough terms for the main thread's lexicon to cost time.
+    const lexiconParts =
+      contents.termTexts && contents.termTextTerms && store.writesLexiconFile && contents.termCount >= (integerFromEnv('GPUINDEX_LEXICON_PARTS_MIN_TERMS', 0, 2 ** 32) ?? LEXICON_PARTS_MIN_TERMS)
+        ? { texts: contents.termTexts, textTerms: contents.termTextTerms, terms: contents.termCount, onPart: (path: string, postingsBase: number) => store.appendLexiconPart(path, postingsBase) }
+        : undefined;
     const merge = await mergeInParallel({
       runPaths,
       lexicons: runLexiconsOf(contents),
@@ -149,8 +165,9 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       positionEnds: contents.positions?.ends,
       meanwhile: () => {
         contents.rows.writeRest();
-        store.termsFrom(termsInIdOrder(contents));
+        if (!lexiconParts) store.termsFrom(termsInIdOrder(contents));
       },
+      ...(lexiconParts ? { lexiconParts } : {}),
       onList: (termId, df, cf, offset, length) => {
         store.addTermStats(termId, df, cf, offset, length);
         postingsCount += df;
@@ -159,7 +176,8 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     });
     const sha256 = (await postings.closeAsync())!;
     positions?.close();
-    const { positionsWritten, ...counters } = merge;
+    if (lexiconParts) postingsCount = merge.postings;
+    const { positionsWritten, postings: _postings, ...counters } = merge;
     return { ...finish(store, contents, counters, postingsCount, postings.offset, sha256), impacts, ...(positionsWritten ? { positions: positionsWritten } : {}) };
   } catch (err) {
     postings.closeQuietly();

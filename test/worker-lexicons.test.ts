@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
-import { byteLexicon, termsOfTexts, textChunks, uniteLexicons } from '../merge/lexicon-union.js';
+import { byteLexicon, termsOfTexts, textChunks, textsOfRange, uniteLexicons } from '../merge/lexicon-union.js';
 import { writeRunFile } from '../merge/runs.js';
 import { mergeRuns } from '../merge/heap-merge.js';
 import { radixSortPairs } from '../indexer/sort/cpu-sorter.js';
@@ -23,6 +23,13 @@ import { hasGpu } from './helpers/gpu-available.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-wlex-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+// Every build here writes lexicon.bin's blocks on the merge threads, whatever its vocabulary (the default waits for 65,536 terms).
+beforeAll(() => {
+  process.env.GPUINDEX_LEXICON_PARTS_MIN_TERMS = '0';
+});
+afterAll(() => {
+  delete process.env.GPUINDEX_LEXICON_PARTS_MIN_TERMS;
+});
 afterEach(() => {
   delete process.env.GPUINDEX_WORKER_LEXICONS;
   delete process.env.GPUINDEX_WORKER_BLOCK_PAIRS;
@@ -69,7 +76,7 @@ async function build(input: string, opts: Partial<Parameters<typeof buildIndex>[
   try {
     const output = fresh('idx');
     const summary = await buildIndex({ input, output, ...opts });
-    return { summary, content: readIndexContent(output), postings: readFileSync(join(output, 'postings.bin')) };
+    return { summary, content: readIndexContent(output), postings: readFileSync(join(output, 'postings.bin')), lexicon: readFileSync(join(output, 'lexicon.bin')) };
   } finally {
     for (const k of Object.keys(env)) delete process.env[k];
   }
@@ -109,6 +116,8 @@ describe('workers with lexicons of their own', () => {
       expect(own.summary.terms).toBe(shared.summary.terms);
       expect(own.summary.blocks).toBeGreaterThan(workers);
       expect(own.postings.equals(shared.postings)).toBe(true);
+      // With several merge threads each writes its range's lexicon.bin blocks: the same file.
+      expect(own.lexicon.equals(shared.lexicon), `${workers} workers, ${mergeThreads} merge threads: lexicon.bin`).toBe(true);
       expect(own.content).toEqual(shared.content);
     }
   });
@@ -130,6 +139,7 @@ describe('workers with lexicons of their own', () => {
       expect(own.summary.blocks).toBeGreaterThanOrEqual(own.summary.lexiconGenerations! - workers);
       expect(own.summary.terms).toBe(shared.summary.terms);
       expect(own.postings.equals(shared.postings)).toBe(true);
+      expect(own.lexicon.equals(shared.lexicon), `${workers} workers: lexicon.bin`).toBe(true);
       expect(own.content).toEqual(shared.content);
     }
   });
@@ -153,6 +163,7 @@ describe('workers with lexicons of their own', () => {
             { GPUINDEX_WORKER_LEXICONS: '1', GPUINDEX_WORKER_BLOCK_PAIRS: String(blockPairs), ...(generationTerms !== null ? { GPUINDEX_GENERATION_TERMS: String(generationTerms) } : {}) },
           );
           expect(own.content).toEqual(shared.content);
+          expect(own.lexicon.equals(shared.lexicon)).toBe(true);
         },
       ),
       { numRuns: 8 },
@@ -220,6 +231,19 @@ describe('the merge of workers\' runs', () => {
         expect(chunks.flat()).toEqual(lists.flat());
         // A chunk ends at the first separator at or past chunkChars characters.
         for (const c of chunks) expect(c.slice(0, -1).join('\0').length).toBeLessThan(Math.max(1, chunkChars));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('cuts the united terms at any termIDs into texts of the same form (a merge thread\'s range)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(termArb, { minLength: 1, maxLength: 12 }), { maxLength: 5 }), fc.nat(), fc.nat(), (lists, x, y) => {
+        const texts = lists.map((l) => l.join('\0'));
+        const all = lists.flat();
+        const [from, to] = [x % (all.length + 1), y % (all.length + 1)].sort((a, b) => a - b) as [number, number];
+        const range = textsOfRange(texts, lists.map((l) => l.length), from, to);
+        expect([...textChunks(range, 3)].flat()).toEqual(all.slice(from, to));
       }),
       { numRuns: 300 },
     );

@@ -31,6 +31,8 @@ export interface UnitedLexicon {
   termCount: number;
   /** Every term in code point order (termID t is the t-th), as LexiconUnion.texts. */
   termTexts: string[];
+  /** Terms in each of termTexts. */
+  termTextTerms: number[];
   runLexicons: RunLexicons;
   /** Bytes the above hold through the merge (each generation's order and finals, the texts): the merge's share less these. */
   heldBytes: number;
@@ -230,6 +232,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     workerTerms: generations.lastTermCounts(),
     lexiconGenerations,
     workerScanBytes: pool.scanTableBytes,
-    lexicon: { termCount: union.count, termTexts: union.texts, runLexicons: { lexicons, owners }, heldBytes: lexicons.reduce((a, l) => a + 8 * l.order.length, 0) + union.texts.reduce((a, t) => a + t.length, 0) },
+    // The texts are held twice through the merge: here, and each merge thread's range of them.
+    lexicon: { termCount: union.count, termTexts: union.texts, termTextTerms: union.textTerms, runLexicons: { lexicons, owners }, heldBytes: lexicons.reduce((a, l) => a + 8 * l.order.length, 0) + 2 * union.texts.reduce((a, t) => a + t.length, 0) },
   };
 }

@@ -47,7 +47,7 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
     termCount: united ? united.termCount : dictionary.size,
     terms: united ? [] : dictionary.terms,
     order: united ? new Uint32Array(0) : dictionary.order(),
-    ...(united ? { runLexicons: united.runLexicons, termTexts: united.termTexts } : {}),
+    ...(united ? { runLexicons: united.runLexicons, termTexts: united.termTexts, termTextTerms: united.termTextTerms } : {}),
     lengths: documents.lengthsView(),
     documentCount: documents.count,
     totalTokens: documents.totalTokens,

@@ -46,7 +46,13 @@ export interface ParallelMergeInput {
    * the range's lists start in postings.bin, instead of each term's figures to `onList`. Ranges
    * then start at multiples of LEXICON_BLOCK_TERMS.
    */
-  lexiconParts?: { texts: readonly string[]; textTerms: readonly number[]; terms: number; onPart: (path: string, postingsBase: number) => void };
+  lexiconParts?: {
+    /** Taken: emptied once the threads have their ranges of them, so that the texts are held once. */
+    texts: string[];
+    textTerms: readonly number[];
+    terms: number;
+    onPart: (path: string, postingsBase: number) => void;
+  };
   /** Work for this thread while the merge threads run. */
   meanwhile?: () => void;
   onFraction?: (f: number) => void;
@@ -101,6 +107,12 @@ export async function mergeInParallel(input: ParallelMergeInput): Promise<Parall
   /** The impacts parts went to onImpacts: theirs to remove. */
   let handedOver = false;
   const pending = tasks.map((t) => runRange(t).then((r) => ((lastDone = Math.max(lastDone, performance.now())), r)));
+  if (lex) {
+    // Each thread was given a copy of its range's texts as it started: this thread lets go of them
+    // (the ranges are views that would keep every text alive).
+    for (const t of tasks) delete t.termTexts;
+    lex.texts.length = 0;
+  }
   // Settle every thread before leaving, even on failure, so none writes into a deleted folder.
   const settled = Promise.allSettled(pending);
   const counters: ParallelMergeCounters = { runs: input.runPaths.length, pairs: 0, terms: 0, segmentPops: 0, threads: tasks.length, threadsMs: 0, appendMs: 0, postings: 0, ...(input.positions ? { positionsWritten: { postings: 0, positions: 0 } } : {}) };

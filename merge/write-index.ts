@@ -45,7 +45,11 @@ export interface IndexContents {
   order: Uint32Array;
   /** How the runs' keys map to termIDs; default: every run keyed by `order` (run-lexicons.ts). */
   runLexicons?: RunLexicons;
-  /** The terms in termID order as united parse workers' lexicons give them (LexiconUnion.texts), instead of terms and order. */
+  /**
+   * The terms in termID order as united parse workers' lexicons give them (LexiconUnion.texts),
+   * instead of terms and order. Where the merge threads write the lexicon, the merge takes them
+   * (the array is emptied once the threads have their ranges).
+   */
   termTexts?: readonly string[];
   /** Terms in each of termTexts (LexiconUnion.textTerms): with them the merge threads write lexicon.bin's blocks. */
   termTextTerms?: readonly number[];
@@ -149,7 +153,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
     // blocks, once there are enough terms for the main thread's lexicon to cost time.
     const lexiconParts =
       contents.termTexts && contents.termTextTerms && store.writesLexiconFile && contents.termCount >= (integerFromEnv('GPUINDEX_LEXICON_PARTS_MIN_TERMS', 0, 2 ** 32) ?? LEXICON_PARTS_MIN_TERMS)
-        ? { texts: contents.termTexts, textTerms: contents.termTextTerms, terms: contents.termCount, onPart: (path: string, postingsBase: number) => store.appendLexiconPart(path, postingsBase) }
+        ? { texts: contents.termTexts as string[], textTerms: contents.termTextTerms, terms: contents.termCount, onPart: (path: string, postingsBase: number) => store.appendLexiconPart(path, postingsBase) }
         : undefined;
     const merge = await mergeInParallel({
       runPaths,

@@ -232,7 +232,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
     workerTerms: generations.lastTermCounts(),
     lexiconGenerations,
     workerScanBytes: pool.scanTableBytes,
-    // The texts are held twice through the merge: here, and each merge thread's range of them.
+    // The texts are held twice while the merge threads start: here, and each thread's copy of its range.
     lexicon: { termCount: union.count, termTexts: union.texts, termTextTerms: union.textTerms, runLexicons: { lexicons, owners }, heldBytes: lexicons.reduce((a, l) => a + 8 * l.order.length, 0) + 2 * union.texts.reduce((a, t) => a + t.length, 0) },
   };
 }

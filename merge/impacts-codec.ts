@@ -71,6 +71,10 @@ class VarintIn {
   pos = 0;
   wide = false;
   constructor(private readonly bytes: Uint8Array) {}
+  /** Whether reading has gone past the end (or met a value past 32 bits): what follows is not data. */
+  get spent(): boolean {
+    return this.pos > this.bytes.length || this.wide;
+  }
   next(): number {
     const bytes = this.bytes;
     let v = bytes[this.pos++]!;
@@ -180,13 +184,14 @@ function decodeBlocks(input: VarintIn, n: number, a: BlockArrays, b: number, q: 
 function skipRecord(input: VarintIn): { blocks: number; pairs: number } {
   const blocks = input.next();
   let pairs = 0;
-  for (let k = 0; k < blocks && !input.wide; k++) {
+  // Damaged counts end with the bytes: past them every value reads 0.
+  for (let k = 0; k < blocks && !input.spent; k++) {
     input.next();
     if (k > 0) input.next();
     input.next();
     const m = input.next();
     pairs += m;
-    for (let i = 0; i < 2 * m; i++) input.next();
+    for (let i = 0; i < 2 * m && !input.spent; i++) input.next();
   }
   return { blocks, pairs };
 }
@@ -227,7 +232,7 @@ export function decodeImpactsBody(body: Uint8Array, counts: ImpactsCounts, block
 export function decodeTermRecord(body: Uint8Array, offset: number, from: number, termId: number, blockSize: number, bad: (why: string) => Error): TermImpacts {
   const input = new VarintIn(body);
   input.pos = offset;
-  for (let t = from; t < termId && input.pos <= body.length; t++) skipRecord(input);
+  for (let t = from; t < termId && !input.spent; t++) skipRecord(input);
   const start = input.pos;
   // Counted first, so that the arrays are allocated once, at their size.
   const { blocks, pairs } = skipRecord(input);

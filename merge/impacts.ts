@@ -315,6 +315,8 @@ function format2(buf: Buffer, terms: number, bad: (why: string) => Error): { h: 
   if (h.blockSize !== IMPACT_BLOCK) throw bad(`block size ${h.blockSize}, this gpuindex reads ${IMPACT_BLOCK}`);
   if (h.terms !== terms) throw bad(`${h.terms} terms, the segment has ${terms}`);
   if (buf.length !== fileBytes(h)) throw bad(`${buf.length} bytes, its header says ${fileBytes(h)}`);
+  // A term takes a byte of the body at least, a block three, a pair two: counts past that are damage, not arrays to allocate.
+  if (h.terms > h.bodyBytes || 3 * h.blocks > h.bodyBytes || 2 * h.pairs > h.bodyBytes) throw bad(`${h.terms} terms, ${h.blocks} blocks and ${h.pairs} pairs cannot fit its ${h.bodyBytes}-byte body`);
   if (h.firstTerm !== 0 || h.indexEntries !== indexEntries(0, terms)) throw bad(`a term index of ${h.indexEntries} entries from termID ${h.firstTerm}, not ${indexEntries(0, terms)} from 0`);
   const index = parseIndex(buf.subarray(HEADER_BYTES_V2 + h.bodyBytes), h.indexEntries);
   for (let i = 0; i < index.length; i++) if (index[i]! >= Math.max(h.bodyBytes, 1) || (i > 0 && index[i]! <= index[i - 1]!)) throw bad(`term index entry ${i} out of order or range`);

@@ -188,7 +188,10 @@ describe('impacts.bin from term ranges', () => {
     const path = join(d, IMPACTS_FILE);
     const good = readFileSync(path);
     const terms = im.firstBlock.length - 1;
-    for (const bytes of [good.subarray(0, good.length - 1), Buffer.concat([good, Buffer.of(0)])]) {
+    // Counts in the header that the body cannot hold are refused before anything is allocated for them.
+    const huge = Buffer.from(good);
+    huge.writeUInt32LE(0xffffffff, 16);
+    for (const bytes of [good.subarray(0, good.length - 1), Buffer.concat([good, Buffer.of(0)]), huge]) {
       writeFileSync(path, bytes);
       expect(() => readImpacts(d, terms)).toThrow(/impacts\.bin/);
     }
@@ -198,6 +201,19 @@ describe('impacts.bin from term ranges', () => {
         const bytes = Buffer.from(good);
         bytes[at]! ^= xor;
         writeFileSync(path, bytes);
+        // Decoded a term at a time (as search does), every term either decodes or fails in one line, and soon.
+        try {
+          const byTerm = openImpacts(d, terms)!;
+          for (let t = 0; t < terms; t++) {
+            try {
+              byTerm.term(t);
+            } catch (err) {
+              expect(String(err)).toMatch(/impacts\.bin/);
+            }
+          }
+        } catch (err) {
+          expect(String(err)).toMatch(/impacts\.bin/);
+        }
         let read: Impacts | undefined;
         try {
           read = readImpacts(d, terms);

@@ -308,8 +308,15 @@ export function readWords(path: string, chunk = READ_CHUNK_BYTES): { bytes: Buff
 const defaultBad = (dir: string) => (why: string): Error =>
   new SegmentFormatError(`${join(dir, IMPACTS_FILE)}: ${why}; remove the file to search without it (its data is then computed when the index is opened)`);
 
+/** A format 2 file's parts. */
+interface Format2 {
+  h: Header;
+  body: Buffer;
+  index: TermIndex;
+}
+
 /** A format 2 file's parts, checked against the segment's term count. */
-function format2(buf: Buffer, terms: number, bad: (why: string) => Error): { h: Header; body: Buffer; index: TermIndex } {
+function format2(buf: Buffer, terms: number, bad: (why: string) => Error): Format2 {
   if (buf.length < HEADER_BYTES_V2) throw bad('bad magic');
   const h = parseHeader(buf);
   if (h.blockSize !== IMPACT_BLOCK) throw bad(`block size ${h.blockSize}, this gpuindex reads ${IMPACT_BLOCK}`);
@@ -324,18 +331,27 @@ function format2(buf: Buffer, terms: number, bad: (why: string) => Error): { h: 
 }
 
 /**
- * A segment's impacts.bin read whole into arrays (verify, and tools), or undefined where the
- * segment has none (written before it existed). A file that does not fit the segment is an
- * error made by `bad` (by default a SegmentFormatError naming the file, why, and what to do).
+ * A segment's impacts.bin read and checked: format 1's arrays, or format 2's parts; undefined
+ * where the segment has none (written before it existed).
  */
-export function readImpacts(dir: string, terms: number, bad = defaultBad(dir)): Impacts | undefined {
+function loadImpacts(dir: string, terms: number, bad: (why: string) => Error): Impacts | Format2 | undefined {
   const path = join(dir, IMPACTS_FILE);
   if (!existsSync(path)) return undefined;
   const { bytes: buf, words } = readWords(path);
   if (buf.length >= 8 && buf.subarray(0, 8).equals(IMPACTS_MAGIC_V1)) return readFormat1(buf, words, terms, bad);
   if (buf.length < 8 || !buf.subarray(0, 8).equals(IMPACTS_MAGIC)) throw bad('bad magic');
-  const { h, body, index } = format2(buf, terms, bad);
-  return decodeImpactsBody(body, h, h.blockSize, bad, index);
+  return format2(buf, terms, bad);
+}
+
+/**
+ * A segment's impacts.bin read whole into arrays (verify, and tools), or undefined where the
+ * segment has none (written before it existed). A file that does not fit the segment is an
+ * error made by `bad` (by default a SegmentFormatError naming the file, why, and what to do).
+ */
+export function readImpacts(dir: string, terms: number, bad = defaultBad(dir)): Impacts | undefined {
+  const file = loadImpacts(dir, terms, bad);
+  if (!file || !('body' in file)) return file;
+  return decodeImpactsBody(file.body, file.h, file.h.blockSize, bad, file.index);
 }
 
 /**
@@ -344,12 +360,9 @@ export function readImpacts(dir: string, terms: number, bad = defaultBad(dir)): 
  * whole. Undefined where the segment has none.
  */
 export function openImpacts(dir: string, terms: number, bad = defaultBad(dir)): ImpactsByTerm | undefined {
-  const path = join(dir, IMPACTS_FILE);
-  if (!existsSync(path)) return undefined;
-  const { bytes: buf, words } = readWords(path);
-  if (buf.length >= 8 && buf.subarray(0, 8).equals(IMPACTS_MAGIC_V1)) return impactsByTerm(readFormat1(buf, words, terms, bad));
-  if (buf.length < 8 || !buf.subarray(0, 8).equals(IMPACTS_MAGIC)) throw bad('bad magic');
-  const { h, body, index } = format2(buf, terms, bad);
+  const file = loadImpacts(dir, terms, bad);
+  if (!file || !('body' in file)) return file && impactsByTerm(file);
+  const { h, body, index } = file;
   return {
     term: (termId) => {
       if (!(termId >= 0 && termId < terms)) throw new RangeError(`impacts: termID ${termId} of ${terms}`);

@@ -93,7 +93,7 @@ let nextSerial = 0;
 const CACHED_LIST_BYTES = 4096;
 /** A segment's lexicon entries and block bounds kept between queries, at most (past it they are dropped, all at once). */
 const KEPT_ENTRIES = 1 << 16;
-/** Bytes of terms' decoded impacts a segment keeps between queries, at most (past it they are dropped, all at once). */
+/** Bytes of terms' decoded impacts a segment keeps between queries, at most (least recently used first out). */
 const KEPT_IMPACTS_BYTES = 32 << 20;
 /** Longest query text (UTF-16 units) whose analysis the reader keeps: bounds what the kept texts weigh. */
 const KEPT_TEXT_UNITS = 64;
@@ -270,29 +270,19 @@ class Segment {
    * decoded once and kept (a frequent term's take ~0.2 ms to decode).
    */
   impacts(termId: number): TermImpacts {
-    const kept = this.termImpacts.map.get(termId);
+    const kept = this.termImpacts.get(termId);
     if (kept) return kept;
-    let value: TermImpacts;
     try {
       this.impactsCache ??= openImpacts(this.files.dir, this.files.stats.terms) ?? impactsByTerm(computeImpacts(this.files));
-      value = this.impactsCache.term(termId);
+      return this.termImpacts.put(termId, this.impactsCache.term(termId));
     } catch (err) {
       if (err instanceof SegmentFormatError) throw new UserError(err.message);
       throw err;
     }
-    const bytes = 16 * (value.end - value.first) + 8 * value.pairTf.length;
-    const cache = this.termImpacts;
-    if (cache.map.size >= KEPT_ENTRIES || cache.bytes + bytes > KEPT_IMPACTS_BYTES) {
-      cache.map.clear();
-      cache.bytes = 0;
-    }
-    cache.map.set(termId, value);
-    cache.bytes += bytes;
-    return value;
   }
   private impactsCache?: ImpactsByTerm;
-  /** Terms' blocks decoded so far, and their bytes (shared with the same segment in later snapshots). */
-  private termImpacts = { map: new Map<number, TermImpacts>(), bytes: 0 };
+  /** Terms' blocks decoded so far (shared with the same segment in later snapshots). */
+  private termImpacts = new BudgetCache<number, TermImpacts>(KEPT_IMPACTS_BYTES, (t) => 16 * (t.end - t.first) + 8 * (t.firstPair[t.end]! - t.firstPair[t.first]!));
 
   /** The segment's positions.bin (an index built with --positions), opened on first use. */
   positions(): PositionsFile {

@@ -147,7 +147,6 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
   try {
     const p = contents.positions;
     positions = p && new PositionsFileWriter(p.path, contents.termCount, p);
-    let postingsCount = 0;
     let impacts: string[] | undefined;
     // With the terms' strings at hand as texts, each merge thread writes its range's lexicon.bin
     // blocks, once there are enough terms for the main thread's lexicon to cost time.
@@ -172,16 +171,12 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
         if (!lexiconParts) store.termsFrom(termsInIdOrder(contents));
       },
       ...(lexiconParts ? { lexiconParts } : {}),
-      onList: (termId, df, cf, offset, length) => {
-        store.addTermStats(termId, df, cf, offset, length);
-        postingsCount += df;
-      },
+      onList: (termId, df, cf, offset, length) => store.addTermStats(termId, df, cf, offset, length),
       onFraction,
     });
     const sha256 = (await postings.closeAsync())!;
     positions?.close();
-    if (lexiconParts) postingsCount = merge.postings;
-    const { positionsWritten, postings: _postings, ...counters } = merge;
+    const { positionsWritten, postings: postingsCount, ...counters } = merge;
     return { ...finish(store, contents, counters, postingsCount, postings.offset, sha256), impacts, ...(positionsWritten ? { positions: positionsWritten } : {}) };
   } catch (err) {
     postings.closeQuietly();

@@ -195,11 +195,11 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       }
       const idf = p.idf[t]!;
       const contribution = (tf: number, len: number) => bm25(idf, tf, len, p.k1, p.b, p.avg);
+      const im = seg.impacts(list.termId);
       const bounds = (weight: number): BlockBounds => {
         const compute = () => blockBounds(im, contribution, weight);
         return seg.bounds ? seg.bounds(list.termId, idf, weight, p, compute) : compute();
       };
-      const im = seg.impacts(list.termId);
       if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, im, bounds(0)));
       if (weights[t]! > 0) {
         const cursor = new BlockCursor(list.bytes, list.df, im, bounds(weights[t]!));

@@ -101,19 +101,10 @@ export class LexiconFileWriter {
         at += n;
       }
       const keys = tail.subarray(0, indexStart - keysStart);
+      this.reserve(blocks, keys.length);
       const keysBase = this.keysUsed;
-      if (this.keysUsed + keys.length > this.keys.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(2 * this.keys.length, this.keysUsed + keys.length));
-        this.keys.copy(bigger, 0, 0, this.keysUsed);
-        this.keys = bigger;
-      }
       keys.copy(this.keys, this.keysUsed);
       this.keysUsed += keys.length;
-      if (3 * (this.blocks + blocks) > this.index.length) {
-        const bigger = new Float64Array(Math.max(2 * this.index.length, 3 * (this.blocks + blocks)));
-        bigger.set(this.index);
-        this.index = bigger;
-      }
       const index = tail.subarray(keys.length);
       const bases = [fileBase, postingsBase, keysBase];
       for (let b = 0; b < blocks; b++) for (let k = 0; k < 3; k++) this.index[3 * (this.blocks + b) + k] = readU64(index, 8 * (3 * b + k)) + bases[k]!;
@@ -183,18 +174,23 @@ export class LexiconFileWriter {
     this.listEnd = offset + length;
   }
 
-  private startBlock(offset: number, bytes: number): void {
-    const b = this.blocks++;
-    if (3 * this.blocks > this.index.length) {
-      const bigger = new Float64Array(2 * this.index.length);
+  /** Room for `blocks` more index entries and `keyBytes` more bytes of keys. */
+  private reserve(blocks: number, keyBytes: number): void {
+    if (3 * (this.blocks + blocks) > this.index.length) {
+      const bigger = new Float64Array(Math.max(2 * this.index.length, 3 * (this.blocks + blocks)));
       bigger.set(this.index);
       this.index = bigger;
     }
-    if (this.keysUsed + bytes > this.keys.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(2 * this.keys.length, this.keysUsed + bytes));
+    if (this.keysUsed + keyBytes > this.keys.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * this.keys.length, this.keysUsed + keyBytes));
       this.keys.copy(bigger, 0, 0, this.keysUsed);
       this.keys = bigger;
     }
+  }
+
+  private startBlock(offset: number, bytes: number): void {
+    this.reserve(1, bytes);
+    const b = this.blocks++;
     this.index[3 * b] = this.written;
     this.index[3 * b + 1] = offset;
     this.index[3 * b + 2] = this.keysUsed;

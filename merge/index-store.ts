@@ -8,6 +8,7 @@
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LEXICON_FILE, LexiconFileWriter } from './lexicon-file.js';
+import { TermStream } from './lexicon-union.js';
 import { TERM_STATS_SCHEMA, TermStatsWriter } from './term-stats.js';
 
 export const INDEX_DB = 'index.sqlite';
@@ -173,10 +174,8 @@ export class IndexStoreWriter {
   /** The lexicon, opened on its first term (or at commit). */
   private lexicon?: LexiconFileWriter | SqliteLexiconWriter;
   private readonly lexiconPath: string;
-  /** The terms' strings in termID order, for addTermStats (termsFrom): the current chunk and the next term in it. */
-  private termChunks?: Iterator<readonly string[]>;
-  private chunk: readonly string[] = [];
-  private inChunk = 0;
+  /** The terms' strings in termID order, for addTermStats (termsFrom). */
+  private terms?: TermStream;
 
   constructor(path: string, { formatVersion = INDEX_FORMAT_VERSION }: IndexStoreOptions = {}) {
     this.formatVersion = formatVersion;
@@ -200,17 +199,13 @@ export class IndexStoreWriter {
    * figures. (The strings are known before the merge, the figures only as it goes.)
    */
   termsFrom(chunks: Iterable<readonly string[]>): void {
-    this.termChunks = chunks[Symbol.iterator]();
+    this.terms = new TermStream(chunks);
   }
 
   private nextTerm(): string {
-    while (this.inChunk === this.chunk.length) {
-      const r = this.termChunks?.next();
-      if (!r || r.done) throw new Error(`lexicon: figures for termID ${this.termStatsCount}, past the ${this.termStatsCount} terms given`);
-      this.chunk = r.value;
-      this.inChunk = 0;
-    }
-    return this.chunk[this.inChunk++]!;
+    const term = this.terms?.next();
+    if (term === undefined) throw new Error(`lexicon: figures for termID ${this.termStatsCount}, past the ${this.termStatsCount} terms given`);
+    return term;
   }
 
   /** One term and its figures; terms must come in termID order from 0 (code point order), their lists back to back (the merge's order). */
@@ -297,9 +292,7 @@ export class IndexStoreWriter {
 
   /** Whether termsFrom's terms hold some not given figures yet. */
   private termsLeft(): boolean {
-    if (this.inChunk < this.chunk.length) return true;
-    for (let r = this.termChunks?.next(); r && !r.done; r = this.termChunks!.next()) if (r.value.length > 0) return true;
-    return false;
+    return this.terms?.next() !== undefined;
   }
 
   /** Finishes the lexicon (every term given to termsFrom must have its figures by now) and commits the database. */

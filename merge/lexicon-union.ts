@@ -200,6 +200,28 @@ export function textsOfRange(texts: readonly string[], textTerms: readonly numbe
   return out;
 }
 
+/** Strings handed out one at a time from chunks of them (textChunks): a term's figures take the next. */
+export class TermStream {
+  private readonly chunks: Iterator<readonly string[]>;
+  private chunk: readonly string[] = [];
+  private at = 0;
+
+  constructor(chunks: Iterable<readonly string[]>) {
+    this.chunks = chunks[Symbol.iterator]();
+  }
+
+  /** The next string, or undefined past the last. */
+  next(): string | undefined {
+    while (this.at === this.chunk.length) {
+      const r = this.chunks.next();
+      if (r.done) return undefined;
+      this.chunk = r.value;
+      this.at = 0;
+    }
+    return this.chunk[this.at++];
+  }
+}
+
 /** The terms of LexiconUnion.texts, in order. */
 export function* termsOfTexts(texts: readonly string[]): Generator<string> {
   for (const text of texts) yield* text.split(SEPARATOR);

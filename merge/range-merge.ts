@@ -14,7 +14,7 @@ import { ImpactsBuilder } from './impact-blocks.js';
 import { writeImpactsAt } from './impacts.js';
 import { TermFiguresWriter } from './term-figures-part.js';
 import { LexiconFileWriter } from './lexicon-file.js';
-import { textChunks } from './lexicon-union.js';
+import { TermStream, textChunks } from './lexicon-union.js';
 import type { RunLexicons } from './run-lexicons.js';
 import { mergePositions } from './positions-merge.js';
 import { PositionsPartWriter, type PositionsPartTerms } from './positions-file.js';
@@ -71,17 +71,11 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
   const part = new PostingsFileWriter(task.partPath, { header: false });
   const lexicon = task.lexiconPartPath === undefined ? undefined : new LexiconFileWriter(task.lexiconPartPath, { part: true });
   const figures = lexicon ? undefined : new TermFiguresWriter(task.figuresPartPath);
-  const names = lexicon && textChunks(task.termTexts ?? []);
-  let chunk: readonly string[] = [];
-  let inChunk = 0;
+  const names = lexicon && new TermStream(textChunks(task.termTexts ?? []));
   const nextName = (termId: number): string => {
-    while (inChunk === chunk.length) {
-      const r = names!.next();
-      if (r.done) throw new Error(`merge: termID ${termId} has no term in the range's texts`);
-      chunk = r.value;
-      inChunk = 0;
-    }
-    return chunk[inChunk++]!;
+    const name = names!.next();
+    if (name === undefined) throw new Error(`merge: termID ${termId} has no term in the range's texts`);
+    return name;
   };
   const impacts = task.lengths && new ImpactsBuilder(task.lengths);
   let postings = 0;

@@ -21,6 +21,7 @@
  */
 
 import type { Impacts, TermImpacts } from './impact-blocks.js';
+import { writeVarintU32 } from './varint.js';
 
 /** Terms between two entries of the term index: a lookup skips at most this many records less one. */
 export const TERM_INDEX_STRIDE = 64;
@@ -51,14 +52,7 @@ class VarintOut {
       b.set(this.bytes.subarray(0, this.length));
       this.bytes = b;
     }
-    const out = this.bytes;
-    let p = this.length;
-    while (v >= 0x80) {
-      out[p++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    out[p++] = v;
-    this.length = p;
+    this.length = writeVarintU32(this.bytes, this.length, v);
   }
 }
 

@@ -155,9 +155,10 @@ async function modulesOf(dist) {
   return modules.get(dist);
 }
 
-const impactsDigest = (i) => {
+/** The impacts parts' bytes, in range order (impacts.bin format 2: parts join as bytes). */
+const impactsDigest = (paths) => {
   const h = createHash('sha256');
-  for (const a of [i.firstBlock, i.lastDoc, i.gapsAt, i.tfsAt, i.firstPair, i.pairTf, i.pairLength]) h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  for (const p of paths) h.update(readFileSync(p));
   return h.digest('hex').slice(0, 16);
 };
 
@@ -170,14 +171,15 @@ async function mergeOnce(dist, threads, runs, scratch) {
   if (threads === 1) {
     const keys = m.ranges.runKeysAt(runs.runPaths, [0], lexicons);
     const partPath = join(scratch, 'part');
+    const impactsPartPath = join(scratch, 'impacts.part');
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const r = m.range.mergeRange({ runPaths: runs.runPaths, chunkPairs: opts.chunkPairs, startTerm: 0, keys, lexicons, lengths: runs.lengths, partPath });
+    const r = m.range.mergeRange({ runPaths: runs.runPaths, chunkPairs: opts.chunkPairs, startTerm: 0, keys, lexicons, lengths: runs.lengths, partPath, impactsPartPath, figuresPartPath: join(scratch, 'figures.part') });
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const postings = createHash('sha256').update(readFileSync(partPath)).digest('hex').slice(0, 16);
-    return { ms, cpuMs, postings, impacts: impactsDigest(r.impacts), terms: r.counters.terms, segmentPops: r.counters.segmentPops };
+    return { ms, cpuMs, postings, impacts: impactsDigest([r.impactsPart]), terms: r.counters.terms, segmentPops: r.counters.segmentPops };
   }
   const postingsPath = join(scratch, 'postings.bin');
   const writer = new m.file.PostingsFileWriter(postingsPath);

@@ -115,6 +115,8 @@ export interface WorkerPipelineResult extends PipelineResult {
   blockPostings?: BlockPostings;
   /** The workers kept their own lexicons (worker-lexicons-pipeline.ts): the united one, and the runs' maps. */
   lexicon?: UnitedLexicon;
+  /** Bytes of a block kept in shared memory for postings parts, which stays until a collection: out of the merge's share. */
+  sharedBlockBytes?: number;
 }
 
 
@@ -153,7 +155,9 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   /** Until the stream passes it: where the completed runs of a resumed build end. */
   let resumeAt: ResumePoint | undefined = input.restored?.resumeAt;
   const remapper = new BatchRemapper(input.dictionary, input.documents, pool.termIds, createTokenizer(input.tokenizer));
-  const shared = input.sorter.sharedBlocks === true;
+  // A block that may be written in parts by several workers (handOverBlock) is filled in shared
+  // memory from the start: handing it over then copies nothing.
+  const shared = input.sorter.sharedBlocks === true || postingsThreads > 1;
   let current = new PairBlockBuilder(input.blockSize, shared, positions);
   let spare = input.schedule === 'overlapped' ? new PairBlockBuilder(input.blockSize, shared, positions) : undefined;
   let inflight: Promise<void> | undefined;
@@ -252,7 +256,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         }
       }
       input.onBatchFilled?.();
-      sink.prepareFor(current.count, current.capacity);
+      if (!(tally && sink.blocks === 0 && staysOneBlock(counters, current.capacity))) sink.prepareFor(current.count, current.capacity);
       tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
       if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) await flushAfter(batch.pairCount);
       // 'fill': main-thread time to remap and copy batches into blocks (flushes excluded).
@@ -276,7 +280,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     // A block in a worker's hands: the workers close once it is written (BlockPostings.written).
     if (!blockPostings) await pool.close();
     clock.mark('workers closed');
-    // Blocks and sort scratch go now, not at some later collection: the merge comes next.
+    // Blocks and sort scratch go now, not at some later collection: the merge comes next. A
+    // block in shared memory cannot be freed so: the merge's share leaves room for it (heldBytes).
     await releaseBuffers([current.pairs.buffer, spare?.pairs.buffer]);
     await sink.release();
     clock.mark('released');
@@ -294,7 +299,20 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
     workerTerms: remapper.localTermCounts(),
     workerScanBytes: pool.scanTableBytes,
     ...(blockPostings ? { blockPostings } : {}),
+    ...(shared && input.sorter.sharedBlocks !== true ? { sharedBlockBytes: 8 * current.capacity } : {}),
   };
+}
+
+/**
+ * Whether the crawl, at the pairs per file byte so far, ends within 90 % of one block: then the
+ * sort's scratch is not readied (CpuSorter.prepareFor). A one-block crawl is not sorted, and in
+ * parts it is written from the block itself; touching a scratch as large as html-docs' block (183
+ * MB) took its build 0.29 s of the main thread, and releasing it 0.15 s before the parts began.
+ * Misjudged, the first sort touches its scratch itself.
+ */
+function staysOneBlock(counters: ParseCounters, capacity: number): boolean {
+  if (counters.fileBytesDone <= 0 || counters.fileBytesTotal <= 0) return false;
+  return (counters.pairs * counters.fileBytesTotal) / counters.fileBytesDone < 0.9 * capacity;
 }
 
 /**
@@ -330,18 +348,16 @@ function handOverBlock(pool: ParsePool, block: PairBlockBuilder, lexicon: Tallie
   if (parts.length <= 1) pool.releaseKept(1);
   let job: Promise<{ figures: WrittenPostings; writeMs: number }>;
   if (parts.length > 1) {
-    // The block's memory moves here now (the pipeline releases the block's buffer as it returns).
-    const own = structuredClone(block.pairs.buffer as ArrayBuffer, { transfer: [block.pairs.buffer as ArrayBuffer] });
+    const pairs = block.pairs.buffer;
+    if (!(pairs instanceof SharedArrayBuffer)) throw new Error('a block written in parts must be in shared memory');
     job = (async () => {
-      // The workers read the block from shared memory. The copy takes the place the memory plan
-      // gave the sort's scratch (as large as the block), which goes first; then the block's own
-      // buffer goes. The workers' parts go to buffers of their own.
-      if (scratch) await releaseBuffers([scratch]);
-      const pairs = new SharedArrayBuffer(8 * count);
-      new Uint32Array(pairs).set(new Uint32Array(own, 0, 2 * count));
-      await releaseBuffers([own]);
+      // The workers read the block where it was filled. A scratch readied for a sort that did not
+      // come goes meanwhile; the workers' parts go to buffers of their own.
+      const released = scratch ? releaseBuffers([scratch]) : undefined;
       closeSync(openSync(request.path, 'wx'));
-      return Promise.all(parts.map((part, w) => pool.writeBlockPostings({ ...request, pairs, part }, w)));
+      const replies = await Promise.all(parts.map((part, w) => pool.writeBlockPostings({ ...request, pairs, part }, w)));
+      await released;
+      return replies;
     })().then((replies) => {
       const hash = createHash('sha256');
       const figures: WrittenPostings = { sha256: '', bytes: 0, terms: 0, postings: 0, impacts: [] };

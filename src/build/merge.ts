@@ -39,7 +39,9 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   // Workers with lexicons of their own: the united lexicon is in termID order already, and
   // held through the merge, out of its share.
   const united = 'lexicon' in result ? result.lexicon : undefined;
-  const mergeBytes = Math.max(0, plan.memory.mergeBytes - (united?.heldBytes ?? 0));
+  // A block filled in shared memory stays until a collection: out of the share as well.
+  const sharedBlockBytes = 'sharedBlockBytes' in result ? (result.sharedBlockBytes ?? 0) : 0;
+  const mergeBytes = Math.max(0, plan.memory.mergeBytes - (united?.heldBytes ?? 0) - sharedBlockBytes);
   const { threads, cursorBytes } = planMerge(mergeBytes, mergeThreadsFor(options, root ? plan.workers : 1, counters.pairs), options.mergeThreads !== undefined);
   const blockPostings = 'blockPostings' in result ? result.blockPostings : undefined;
   const contents = {

@@ -7,4 +7,5 @@ mkdirSync('dist/gpu/kernels', { recursive: true });
 cpSync('gpu/kernels', 'dist/gpu/kernels', { recursive: true });
 mkdirSync('dist/indexer/scan/wasm', { recursive: true });
 cpSync('indexer/scan/wasm/ascii-scan.wasm', 'dist/indexer/scan/wasm/ascii-scan.wasm');
+cpSync('indexer/scan/wasm/html-tokens.wasm', 'dist/indexer/scan/wasm/html-tokens.wasm');
 chmodSync('dist/src/cli.js', 0o755);

@@ -87,6 +87,8 @@ function tagNamed(name: string): Tag {
  */
 const RECENT_BITS = 10;
 const recent: (Tag | undefined)[] = new Array<Tag | undefined>(1 << RECENT_BITS).fill(undefined);
+/** Tags by the numbers html-tokens.wasm gives their names (this thread's instance, the same for its life). */
+const numbered: Tag[] = [];
 
 export interface HtmlText {
   title: string;
@@ -120,10 +122,14 @@ export class Extraction {
   page: Uint8Array | undefined;
   /** The text's bytes so far, on a UTF-8 page: out[0, outLength). */
   private outLength = 0;
+  /** The page is read from `page` alone (html-tokens-wasm.ts), with no string of it: `html` is empty. */
+  private bytesOnly = false;
 
+  /** Starts a page: its characters `html`, and its UTF-8 bytes `page` where it is read as bytes; `html` '' where only the bytes are read. */
   reset(html: string, page?: Uint8Array): void {
     this.html = html;
     this.page = page;
+    this.bytesOnly = page !== undefined && html.length === 0 && page.length > 0;
     this.outLength = 0;
     this.parts = [];
     this.title = undefined;
@@ -200,6 +206,7 @@ export class Extraction {
 
   /** The tag named by the page's characters [start, end), lowercased (the Parser's readTagName). */
   private tagAt(start: number, end: number): Tag {
+    if (this.bytesOnly) return this.adjusted(this.tagOfBytes(start, end));
     const html = this.html;
     let h = end - start;
     let ascii = true;
@@ -219,6 +226,27 @@ export class Extraction {
       if (tag === undefined || !sameName(tag.name, html, start, end)) recent[slot] = tag = tagNamed(html.slice(start, end).toLowerCase());
     } else if (this.page !== undefined) throw READ_DECODED;
     else tag = tagNamed(html.slice(start, end).toLowerCase());
+    return this.adjusted(tag);
+  }
+
+  /** tagAt's name lookup from the page's bytes (bytesOnly). */
+  private tagOfBytes(start: number, end: number): Tag {
+    const page = this.page!;
+    let h = end - start;
+    for (let i = start; i < end; i++) {
+      let c = page[i]!;
+      if (c >= 0x80) throw READ_DECODED;
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      h = Math.imul(h ^ c, 0x01000193);
+    }
+    const slot = (h ^ (h >>> 15)) & ((1 << RECENT_BITS) - 1);
+    const tag = recent[slot];
+    if (tag !== undefined && sameNameBytes(tag.name, page, start, end)) return tag;
+    return (recent[slot] = tagNamed(latin1(page, start, end).toLowerCase()));
+  }
+
+  /** The tag as the element stack names it: SVG's mixed-case names in foreign content, <image> as <img>. */
+  private adjusted(tag: Tag): Tag {
     const context = this.foreign[this.foreign.length - 1]!;
     if (context === SVG) {
       const adjusted = SVG_NAMES.get(tag.name);
@@ -283,7 +311,7 @@ export class Extraction {
       if (end - start > 64) out.set(page.subarray(start, end), at);
       else for (let i = start; i < end; i++) out[at + i - start] = page[i]!;
       this.outLength = at + end - start;
-    } else if (start < end) this.text(this.html.slice(start, end));
+    } else if (start < end) this.text(this.bytesOnly ? latin1(page!, start, end) : this.html.slice(start, end));
     else this.text('');
   }
   ontextentity(codepoint: number): void {
@@ -291,6 +319,18 @@ export class Extraction {
   }
   onopentagname(start: number, end: number): void {
     this.open(this.tagAt(start, end));
+  }
+  /** onopentagname of a page read as bytes, its name numbered by html-tokens-wasm.ts (-1: not). */
+  onopentagnumbered(number: number, start: number, end: number): void {
+    this.open(this.adjusted(number >= 0 ? this.numberedTag(number, start, end) : this.tagOfBytes(start, end)));
+  }
+  onclosetagnumbered(number: number, start: number, end: number): void {
+    this.closeTag(this.adjusted(number >= 0 ? this.numberedTag(number, start, end) : this.tagOfBytes(start, end)));
+  }
+
+  /** The tag a name number stands for (the page's [start, end) is that name). */
+  private numberedTag(number: number, start: number, end: number): Tag {
+    return (numbered[number] ??= tagNamed(latin1(this.page!, start, end).toLowerCase()));
   }
   onopentagend(): void {
     this.endOpen();
@@ -300,7 +340,9 @@ export class Extraction {
     else this.endOpen();
   }
   onclosetag(start: number, end: number): void {
-    const tag = this.tagAt(start, end);
+    this.closeTag(this.tagAt(start, end));
+  }
+  private closeTag(tag: Tag): void {
     if (!tag.isVoid) {
       const stack = this.stack;
       let at = stack.length - 1;
@@ -323,10 +365,18 @@ export class Extraction {
    * a surrogate pair in the decoded page, which bytes cannot say: that page is read decoded.
    */
   onlastchar(): void {
+    const page = this.page;
+    if (this.bytesOnly) {
+      const n = page!.length;
+      let start = n - 1;
+      while (start > 0 && (page![start]! & 0xc0) === 0x80) start--;
+      if (page![start]! >= 0xf0) throw READ_DECODED;
+      return this.ontext(start, n);
+    }
     const html = this.html;
     const n = html.length;
     let start = n - 1;
-    if (this.page !== undefined) {
+    if (page !== undefined) {
       while (start > 0 && (html.charCodeAt(start) & 0xc0) === 0x80) start--;
       if (html.charCodeAt(start) >= 0xf0) throw READ_DECODED;
     }
@@ -334,7 +384,7 @@ export class Extraction {
   }
   oncdata(start: number, end: number, offset: number): void {
     // CDATA is text in foreign content and a comment elsewhere (HTML, recognizeCDATA off).
-    if (this.isInForeignContext()) this.text(this.html.slice(start, end - offset));
+    if (this.isInForeignContext()) this.text(this.bytesOnly ? latin1(this.page!, start, end - offset) : this.html.slice(start, end - offset));
   }
   onend(): void {
     for (let i = this.stack.length - 1; i >= 0; i--) this.closed(this.stack[i]!);
@@ -361,6 +411,22 @@ let out = new Uint8Array(OUT_FIRST_BYTES);
 function utf8AsLatin1(s: string): string {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.from(s, 'utf8').toString('latin1');
   return s;
+}
+
+/** Bytes [start, end) as one-byte characters. */
+export function latin1(bytes: Uint8Array, start: number, end: number): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
+}
+
+/** Whether `name` is the page's bytes [start, end) lowercased (ASCII). */
+function sameNameBytes(name: string, page: Uint8Array, start: number, end: number): boolean {
+  if (name.length !== end - start) return false;
+  for (let i = 0; i < name.length; i++) {
+    let c = page[start + i]!;
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    if (c !== name.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 /** Whether `name` is the page's characters [start, end) lowercased (ASCII). */

@@ -15,7 +15,8 @@
  */
 import { createRequire } from 'node:module';
 import type { EntityDecoder } from 'entities/decode';
-import { Extraction, READ_DECODED, type HtmlText } from './html-elements.js';
+import { Extraction, READ_DECODED, latin1, type HtmlText } from './html-elements.js';
+import { ASK, BAIL, DONE, EV_CDATA, EV_CLOSE, EV_CUT_NAME, EV_LAST_CHAR, EV_OPEN, EV_OPEN_END, EV_RAW, EV_SELF_CLOSE, EV_TEXT, EV_TEXT_AMP, FULL, htmlTokens, type HtmlTokens } from './html-tokens-wasm.js';
 
 // The entity decoder is required on first use: a crawl without HTML (and every parse worker's
 // start-up) skips loading its tables.
@@ -234,18 +235,94 @@ export function htmlToText(html: string): HtmlText {
  * Unicode rules, which do not act on bytes) sends the page the decoded way, as does a cut page
  * whose last character outside the BMP is half kept (Extraction.onlastchar).
  */
-export function htmlUtf8ToText(page: Buffer): HtmlText {
-  const html = page.toString('latin1');
+export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = htmlTokens()): HtmlText {
   const x = (extraction ??= new Extraction());
-  x.reset(html, page);
   try {
-    scan(html, x);
+    // The markup pass in WebAssembly from the bytes alone where it takes the page; else the JS
+    // scan, of the bytes as a latin1 string.
+    x.reset('', page);
+    if (!tokens || !scanEvents(tokens, page, x)) {
+      const html = page.toString('latin1');
+      x.reset(html, page);
+      scan(html, x);
+    }
   } catch (err) {
     if (err !== READ_DECODED) throw err;
     return htmlToText(page.toString('utf8'));
   }
   x.onend();
   return x.take();
+}
+
+/**
+ * Feeds `x` the page's tokens from the WebAssembly pass over its bytes (html-tokens-wasm.ts): what
+ * scan() gives it, entities decoded here alike. False where the pass left the page to scan().
+ */
+function scanEvents(tokens: HtmlTokens, page: Uint8Array, x: Extraction): boolean {
+  for (let r = tokens.scan(page); ; r = r === ASK ? tokens.answer(x.isInForeignContext()) : tokens.resume()) {
+    if (r === BAIL) return false;
+    const ev = tokens.events;
+    for (let e = 0; e < ev.length; e += 4) {
+      const a = ev[e + 1]!;
+      const b = ev[e + 2]!;
+      switch (ev[e]) {
+        case EV_TEXT:
+        case EV_RAW:
+          x.ontext(a, b);
+          break;
+        case EV_TEXT_AMP:
+          decodedText(page, x, a, b);
+          break;
+        case EV_OPEN:
+          x.onopentagnumbered(ev[e + 3]!, a, b);
+          break;
+        case EV_OPEN_END:
+          x.onopentagend();
+          break;
+        case EV_SELF_CLOSE:
+          x.onselfclosingtag();
+          break;
+        case EV_CLOSE:
+          x.onclosetagnumbered(ev[e + 3]!, a, b);
+          break;
+        case EV_LAST_CHAR:
+          x.onlastchar();
+          break;
+        case EV_CDATA:
+          x.oncdata(a, b + 2, 2);
+          break;
+        case EV_CUT_NAME:
+          if (!x.isInForeignContext()) x.ontext(a, b);
+          break;
+        default:
+          throw new Error(`html-tokens.wasm: event ${ev[e]}`);
+      }
+    }
+    if (r === DONE) return true;
+    if (r !== FULL && r !== ASK) throw new Error(`html-tokens.wasm: answer ${r}`);
+  }
+}
+
+/**
+ * Text [start, end) of the page's bytes to `x`, its entities decoded (as scan() does between
+ * tags). The entities are read from the text as a string up to the character after it ('<', where
+ * every entity has ended) or the page's end: what the decoder sees of the whole page.
+ */
+function decodedText(page: Uint8Array, x: Extraction, start: number, end: number): void {
+  const s = latin1(page, start, Math.min(page.length, end + 1));
+  const stop = end - start;
+  let text = 0;
+  let amp = s.indexOf('&');
+  while (amp >= 0 && amp < stop) {
+    const taken = decodeEntity(s, amp);
+    if (taken > 0) {
+      if (text < amp) x.ontext(start + text, start + amp);
+      x.entity(entityText);
+      text = amp + taken;
+    }
+    amp = s.indexOf('&', taken > 0 ? amp + taken : amp + 1);
+  }
+  if (text < stop) x.ontext(start + text, end);
 }
 
 /** Feeds `x` the page's tokens, up to and not including the end (`onend`). */

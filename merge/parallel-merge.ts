@@ -74,8 +74,11 @@ export interface ParallelMergeCounters extends MergeCounters {
   postings: number;
 }
 
+/** The merge thread's script (runtime/worker-script.ts startThreads may start its threads ahead). */
+export const MERGE_THREAD_SCRIPT = 'merge/merge-worker.js';
+
 function runRange(task: RangeMergeTask): Promise<RangeMergeResult> {
-  return runOnThread<RangeMergeResult>('merge/merge-worker.js', task, 'merge thread');
+  return runOnThread<RangeMergeResult>(MERGE_THREAD_SCRIPT, task, 'merge thread');
 }
 
 export async function mergeInParallel(input: ParallelMergeInput): Promise<ParallelMergeCounters> {

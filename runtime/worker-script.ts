@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type MessagePort } from 'node:worker_threads';
 import { moduleRoot } from './assets.js';
 
 /** `modulePath`: the worker's compiled path from the package root, e.g. 'merge/merge-worker.js'. */
@@ -24,12 +24,60 @@ export function workerScript(modulePath: string): URL {
  */
 export function runOnThread<T>(modulePath: string, task: unknown, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(workerScript(modulePath), { workerData: task });
+    const early = started.get(modulePath)?.shift();
+    const worker = early?.worker ?? new Worker(workerScript(modulePath), { workerData: task });
     let result: T | undefined;
     worker.once('message', (m: T) => (result = m));
-    worker.once('error', reject);
     worker.once('exit', (code) => (result !== undefined ? resolve(result) : reject(new Error(`${what} exited with code ${code} before finishing`))));
+    if (early) {
+      worker.ref();
+      if (early.failure !== undefined) return reject(early.failure);
+      worker.off('error', early.onError);
+      worker.once('error', reject);
+      worker.postMessage(task);
+    } else worker.once('error', reject);
   });
+}
+
+/** A thread started ahead of its task (startThreads), and what it failed with meanwhile. */
+interface EarlyThread {
+  worker: Worker;
+  onError: (err: unknown) => void;
+  failure?: unknown;
+}
+const started = new Map<string, EarlyThread[]>();
+
+/**
+ * Starts threads of `modulePath` now, up to `count` waiting, for runOnThread to hand tasks to
+ * later: a thread's start (an isolate, Node, its modules: 30-80 ms) then overlaps what the
+ * build does meanwhile. Its script takes the task from workerData or, started so, from its first
+ * message (taskOfThread). Those not used hold the process open no longer than stopStartedThreads.
+ */
+export function startThreads(modulePath: string, count: number): void {
+  const list = started.get(modulePath) ?? [];
+  started.set(modulePath, list);
+  while (list.length < count) {
+    const early: EarlyThread = { worker: new Worker(workerScript(modulePath)), onError: (err) => (early.failure ??= err) };
+    early.worker.on('error', early.onError);
+    early.worker.unref();
+    list.push(early);
+  }
+}
+
+/** Threads of `modulePath` started ahead and waiting for a task. */
+export function threadsWaiting(modulePath: string): number {
+  return started.get(modulePath)?.length ?? 0;
+}
+
+/** Ends the threads startThreads started that no task took. */
+export function stopStartedThreads(): void {
+  for (const list of started.values()) for (const t of list.splice(0)) void t.worker.terminate();
+}
+
+/** A thread script's task: its workerData, or (a thread started ahead) its first message. */
+export function taskOfThread<T>(workerData: unknown, port: MessagePort | null, run: (task: T) => void): void {
+  if (workerData !== undefined && workerData !== null) run(workerData as T);
+  else port!.once('message', (task: T) => run(task));
 }
 
 /** `a` in a SharedArrayBuffer (itself if it is already): threads then read it without a copy each. */

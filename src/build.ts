@@ -16,6 +16,7 @@ import { checkOptions, type BuildState } from './build/context.js';
 import { planBuild } from './build/plan.js';
 import { parseAndSort } from './build/parse-sort.js';
 import { finishIndex, mergeRuns } from './build/merge.js';
+import { stopStartedThreads } from '../runtime/worker-script.js';
 import { summarize, type BuildSummary } from './build/summary.js';
 
 export type { BuildSummary, StageReport } from './build/summary.js';
@@ -59,7 +60,9 @@ export async function buildKeeping(options: BuildOptions, kept: KeptBetweenBuild
     // The GPU thread's kernels may still compile (a build faster than them): settled before the
     // build returns, so that the caller may exit the process.
     await state.sorter?.closed?.();
-    // Parse workers the CLI started ahead and the build did not take (src/cli-prestart.ts).
+    // Parse workers the CLI started ahead and the build did not take (src/cli-prestart.ts), and
+    // merge threads started during a parse that failed.
     void endSpareWorkers();
+    stopStartedThreads();
   }
 }

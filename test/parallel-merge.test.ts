@@ -13,6 +13,8 @@ import { sha256OfFile } from '../merge/manifest.js';
 import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
+import { MERGE_THREAD_SCRIPT } from '../merge/parallel-merge.js';
+import { startThreads, stopStartedThreads, threadsWaiting } from '../runtime/worker-script.js';
 import { contentsIn, documentTable } from './helpers/index-contents.js';
 import { readIndexContent } from './helpers/index-files.js';
 
@@ -198,6 +200,27 @@ describe('merge threads in a build', () => {
     const lines = Array.from({ length: 400 }, (_, i) => JSON.stringify({ id: `${f}-${i}`, text: Array.from({ length: 30 }, (_, k) => `${words[(i * k + f) % 10]}${(i + k) % 37}`).join(' ') }));
     writeFileSync(join(crawl, `part-${f}.jsonl`), lines.join('\n') + '\n');
   }
+
+  it('takes merge threads started ahead of it (and the same bytes); those it leaves are stopped', async () => {
+    const { blocks, terms } = denseTerms([
+      [[1, 0], [2, 1], [3, 2], [1, 5]],
+      [[2, 0], [3, 4], [4, 6]],
+      [[1, 3], [4, 1], [5, 9]],
+    ]);
+    const paths = writeRuns(blocks.map((pairs, r) => pairs.map(([t, d]) => [t, 10 * r + d] as [number, number])));
+    const cold = freshDir();
+    const warm = freshDir();
+    const a = await writeIndexParallel(cold, paths, contents(cold, terms, 30), 1 << 20, 3);
+    startThreads(MERGE_THREAD_SCRIPT, 5);
+    expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(5);
+    const b = await writeIndexParallel(warm, paths, contents(warm, terms, 30), 1 << 20, 3);
+    expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(5 - b.merge.threads);
+    expect(b.merge.threads).toBeGreaterThan(1);
+    for (const f of ['postings.bin', 'lexicon.bin', 'index.sqlite']) expect(readFileSync(join(warm, f))).toEqual(readFileSync(join(cold, f)));
+    expect(b.postingsSha256).toBe(a.postingsSha256);
+    stopStartedThreads();
+    expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(0);
+  });
 
   it('gives the same index with 1 and 3 merge threads', async () => {
     const one = join(dir, 'b1');

@@ -181,6 +181,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
+    input.onBatchesDone?.(counters);
     // The workers seal their last blocks, then send their lexicons.
     const t0 = performance.now();
     await settleMeanwhile(pool.lexiconsSent, input.whileWaiting);

@@ -86,6 +86,8 @@ export interface WorkerPipelineInput {
   whileWaiting?: () => boolean;
   /** Called each time the fill has consumed a whole batch (its documents and first-used terms are final). */
   onBatchFilled?: () => void;
+  /** Called once the last batch is in, while the last blocks are sorted: what comes next may start (its threads). */
+  onBatchesDone?: (counters: ParseCounters) => void;
   /**
    * Where postings.bin goes if the whole crawl fits in one block (sequential schedule, CPU
    * sorter, no --resume): the parse worker then writes the postings from the unsorted block while
@@ -265,6 +267,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
+    if (!(tally && sink.blocks === 0)) input.onBatchesDone?.(counters);
     if (tally && sink.blocks === 0 && current.count > 0) {
       const order = dictionary.order();
       blockPostings = handOverBlock(pool, current, tally.finish(order), order, input, counters, postingsThreads);

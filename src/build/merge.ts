@@ -10,6 +10,7 @@ import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from 
 import { writeManifest } from '../../merge/manifest.js';
 import { writeImpactsFile, writeImpactsParallel } from '../../merge/impacts.js';
 import { AbortError } from '../shared/errors.js';
+import { stopStartedThreads } from '../../runtime/worker-script.js';
 import type { BuildOptions } from '../shared/options.js';
 import { commitOutput, resumeDirFor, type OutputPlan } from '../output.js';
 import { VERSION } from '../version.js';
@@ -73,13 +74,19 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   const onFraction = (f: number) => c.progress('merge', counters, f);
   // A block kept in memory is merged on this thread (merge threads read run files).
   const blockRun = 'blockRun' in result ? result.blockRun : undefined;
-  const written = blockPostings
-    ? await writeIndexFromTally(out.temp, contents, blockPostings, counters.pairs, onFraction)
-    : blockRun
-      ? writeIndex(out.temp, [blockRun], contents, cursorBytes, onFraction)
-      : threads > 1
-        ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
-        : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
+  let written: Awaited<ReturnType<typeof writeIndex>>;
+  try {
+    written = blockPostings
+      ? await writeIndexFromTally(out.temp, contents, blockPostings, counters.pairs, onFraction)
+      : blockRun
+        ? writeIndex(out.temp, [blockRun], contents, cursorBytes, onFraction)
+        : threads > 1
+          ? await writeIndexParallel(out.temp, runPaths, contents, cursorBytes, threads, onFraction)
+          : await writeIndex(out.temp, runPaths, contents, cursorBytes, onFraction);
+  } finally {
+    // Merge threads started during the parse that the merge did not take (fewer, or none).
+    stopStartedThreads();
+  }
   await blockRun?.release();
   if (options.positions && written.positions?.postings !== written.stats.postings) throw new Error(`positions.bin holds ${written.positions?.postings ?? 0} postings, postings.bin ${written.stats.postings}`);
   const mergeMs = performance.now() - mergeStart;

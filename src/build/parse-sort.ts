@@ -16,6 +16,8 @@ import { runWorkerPipeline, type WorkerPipelineResult } from '../../indexer/pipe
 import { runWorkerLexiconsPipeline, useWorkerLexicons } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
 import type { ParseTask } from '../../indexer/parse/jsonl-ranges.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
+import { MERGE_THREAD_SCRIPT } from '../../merge/parallel-merge.js';
+import { startThreads } from '../../runtime/worker-script.js';
 import { INDEX_DB, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { describeUnsupported, unsupportedFiles, UNSUPPORTED_TYPE, type CorpusItem, type CorpusListing, type SkippedItem, type UnsupportedFiles } from '../../indexer/corpus/index.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
@@ -26,6 +28,7 @@ import { VERSION } from '../version.js';
 import { roundCpu } from './summary.js';
 import { formatSkip, statOrZero, type BuildContext, type BuildState } from './context.js';
 import { planParseTasks, type BuildPlan } from './plan.js';
+import { mergeThreadsFor } from './merge.js';
 
 
 /** The parse and sort stage's outcome: runs on disk (or one block's postings), and what was counted. */
@@ -81,6 +84,11 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
       // Idle time of this thread: document rows, then the dictionary's term order.
       whileWaiting: writeRowsAhead(plan.pipeline.schedule, plan.workers) ? () => rowsAhead.writeSome() || dictionary.sortAhead() : undefined,
       onBatchFilled: rowsAhead.batchFilled,
+      // The merge's threads start while the last blocks are sorted (merge.ts stops any it leaves).
+      onBatchesDone: (counters) => {
+        const threads = mergeThreadsFor(options, plan.workers, counters.pairs);
+        if (threads > 1) startThreads(MERGE_THREAD_SCRIPT, threads);
+      },
       checkpoints: resumed?.log,
       restored,
       firstLines: c.shard && tasks[0]?.range && tasks[0].range.start > 0 ? linesBefore(listing.base, tasks[0].path, tasks[0].range.start) : undefined,

@@ -6,16 +6,16 @@
  */
 import { asTermId, type TermId } from '../../src/shared/types.js';
 import { compareTerms, sortTerms } from '../../merge/term-order.js';
-import { BigMap } from '../../runtime/big-map.js';
+import { StringIds } from '../../runtime/string-ids.js';
 
 /** Fewest new terms sortAhead sorts, and the most terms it sorts ahead. */
 const SORT_AHEAD_MIN = 4096;
 const SORT_AHEAD_MAX = 1 << 20;
 
 export class TermDictionary {
-  private readonly ids = new BigMap<string, TermId>();
   /** terms[id] is the term string of TermId id. */
   readonly terms: string[] = [];
+  private readonly ids = new StringIds(this.terms);
   /** The ids below `sortedCount`, in code point order of their terms. */
   private sorted = new Uint32Array(0);
   private sortedCount = 0;
@@ -24,13 +24,9 @@ export class TermDictionary {
 
   idOf(term: string): TermId {
     if (this.unmapped) throw new Error('term dictionary: idOf after addNew');
-    let id = this.ids.get(term);
-    if (id === undefined) {
-      id = asTermId(this.terms.length);
-      this.ids.set(term, id);
-      this.terms.push(term);
-    }
-    return id;
+    const id = this.ids.idOf(term);
+    if (id === this.terms.length) this.terms.push(term);
+    return asTermId(id);
   }
 
   /**
@@ -135,7 +131,7 @@ export class TermDictionary {
       merged.set(old.subarray(o, lo), m);
       m += lo - o;
       o = lo;
-      merged[m++] = this.ids.get(term)!;
+      merged[m++] = this.ids.find(term);
     }
     merged.set(old.subarray(o, from), m);
     this.sorted = merged;

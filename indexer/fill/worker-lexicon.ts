@@ -12,7 +12,6 @@
  */
 import { TermDictionary } from './dictionary.js';
 import { RawTokenTerms, type TermAnalysis } from './raw-token-terms.js';
-import { RawTokenList } from '../scan/raw-token-list.js';
 import type { LocalTerms } from '../scan/document-inverter.js';
 import { grown } from '../../runtime/grown.js';
 import { byteLexicon, type ByteLexicon } from '../../merge/lexicon-union.js';
@@ -47,18 +46,18 @@ export class WorkerLexicon {
   termIds(): Uint32Array {
     const count = this.localTerms.count;
     if (count > this.known) {
-      // Only the new raw tokens' bytes are kept, and only until they are analysed.
-      const fresh = new RawTokenList();
-      fresh.append(this.localTerms.takeUnsent());
       if (count > this.termOfRaw.length) this.termOfRaw = grown(this.termOfRaw, count);
-      const dictionary = this.dictionary;
-      for (let i = this.known; i < count; i++) {
-        const term = this.analysis.termOf(fresh, i - this.known);
-        const before = dictionary.size;
-        const id = dictionary.idOf(term);
-        if (id === before) this.termUnits += term.length;
-        this.termOfRaw[i] = id;
-      }
+      // Only the new raw tokens' bytes are kept, and only until they are analysed (read in place).
+      this.localTerms.useUnsent((fresh) => {
+        const dictionary = this.dictionary;
+        for (let i = this.known; i < count; i++) {
+          const term = this.analysis.termOf(fresh, i - this.known);
+          const before = dictionary.size;
+          const id = dictionary.idOf(term);
+          if (id === before) this.termUnits += term.length;
+          this.termOfRaw[i] = id;
+        }
+      });
       this.known = count;
     }
     return this.termOfRaw;

@@ -80,6 +80,12 @@ export class LocalTerms {
     return this.unsent.take();
   }
 
+  /** takeUnsent in place, for this thread: `use` reads the tokens (no copy), then the list empties. */
+  useUnsent(use: (tokens: RawTokenList) => void): void {
+    use(this.unsent);
+    this.unsent.clear();
+  }
+
   /**
    * Numbers from 0 again, once every raw token given is analysed (takeUnsent) and the scanner
    * has forgotten them (DocumentInverter.forgetRawTokens): a worker's next lexicon generation.

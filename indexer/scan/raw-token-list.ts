@@ -67,6 +67,12 @@ export class RawTokenList {
     this.used += b.bytes.length;
   }
 
+  /** Empties the list, keeping its buffers. */
+  clear(): void {
+    this.used = 0;
+    this.count = 0;
+  }
+
   /** The tokens added since the last call, as a batch sends them (copies), and empties the list. */
   take(): RawTokenBytes {
     const taken = { bytes: new Uint8Array(this.buf.subarray(0, this.used)), ends: this.ends.slice(0, this.count) };

@@ -19,7 +19,6 @@ import { registerGpuCommands } from './cli-gpu.js';
 import { registerBenchCommands } from './cli-bench.js';
 import { registerCorpusCommands } from './cli-corpus.js';
 import { formatCount } from './format-count.js';
-import { endEarlyGpu } from '../indexer/sort/sorters.js';
 
 
 const program = new Command();
@@ -373,10 +372,7 @@ function userMessage(err: unknown): string | undefined {
   return undefined;
 }
 
-program.parseAsync(process.argv).catch(async (err: unknown) => {
-  // A GPU thread the CLI began opening (cli-prestart.ts) for a build that failed before it took
-  // it: Dawn aborts the process if it exits while the thread opens.
-  await endEarlyGpu().catch(() => {});
+program.parseAsync(process.argv).catch((err: unknown) => {
   const msg = userMessage(err);
   if (msg && !process.env.GPUINDEX_DEBUG) {
     process.stderr.write(`gpuindex: ${msg}\n`);

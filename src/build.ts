@@ -17,7 +17,6 @@ import { planBuild } from './build/plan.js';
 import { parseAndSort } from './build/parse-sort.js';
 import { finishIndex, mergeRuns } from './build/merge.js';
 import { stopStartedThreads } from '../runtime/worker-script.js';
-import { endEarlyGpu } from '../indexer/sort/sorters.js';
 import { summarize, type BuildSummary } from './build/summary.js';
 
 export type { BuildSummary, StageReport } from './build/summary.js';
@@ -65,7 +64,5 @@ export async function buildKeeping(options: BuildOptions, kept: KeptBetweenBuild
     // merge threads started during a parse that failed.
     void endSpareWorkers();
     stopStartedThreads();
-    // A GPU thread the CLI opened ahead that this build did not take.
-    await endEarlyGpu();
   }
 }

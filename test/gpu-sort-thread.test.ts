@@ -12,7 +12,6 @@ import { RunSink } from '../indexer/sort/run-sink.js';
 import { StageClock } from '../indexer/pipeline/stage-clock.js';
 import { makePairs } from '../gpu/distributions.js';
 import { openGpuSortThread, type GpuSortThread } from '../gpu/sort-thread.js';
-import { chooseSorter, gpuOpenedEarly, openGpuEarly } from '../indexer/sort/sorters.js';
 import { RunWriteError } from '../src/shared/types.js';
 import { hasGpu } from './helpers/gpu-available.js';
 import { cpuSorted, pairsDiffer, readRunPairs } from './helpers/gpu.js';
@@ -94,37 +93,6 @@ describe.runIf(hasGpu())('GpuSort on the GPU thread', () => {
       expect(pairsDiffer(block, cpuSorted(pairs, 2000))).toBeUndefined();
     } finally {
       sorter.dispose();
-    }
-  });
-
-  it('a GPU thread opened ahead (the CLI) is what the build\'s sorter choice takes; another choice ends it', async () => {
-    openGpuEarly('gpu');
-    expect(gpuOpenedEarly()).toBe(true);
-    const chosen = await chooseSorter('gpu');
-    expect(gpuOpenedEarly()).toBe(false);
-    expect(chosen.sorter.kind).toBe('gpu');
-    try {
-      const pairs = makePairs('zipf', 2000, 9);
-      const block = sharedCopy(pairs);
-      await chosen.sorter.sortBlock(block, 2000, () => {});
-      expect(pairsDiffer(block, cpuSorted(pairs, 2000))).toBeUndefined();
-    } finally {
-      chosen.sorter.dispose?.();
-      await chosen.sorter.closed?.();
-    }
-    // Opened for 'gpu', asked 'cpu': a CPU sorter, and the early thread ends.
-    openGpuEarly('gpu');
-    expect((await chooseSorter('cpu')).sorter.kind).toBe('cpu');
-    expect(gpuOpenedEarly()).toBe(false);
-    // Opened for 'auto' (lavapipe declined), asked 'auto': the same answer as an open at the time.
-    openGpuEarly('auto');
-    const auto = await chooseSorter('auto');
-    const direct = await chooseSorter('auto');
-    expect(auto.sorter.kind).toBe(direct.sorter.kind);
-    expect(auto.notice).toBe(direct.notice);
-    for (const s of [auto, direct]) {
-      s.sorter.dispose?.();
-      await s.sorter.closed?.();
     }
   });
 

@@ -6,6 +6,8 @@
  * database here: a parse worker computes them beside the postings it writes.
  */
 import { varintBytes, writeVarintU32 } from './varint.js';
+import { encodeImpactsBody } from './impacts-codec.js';
+import { integerFromEnv } from '../runtime/env-knobs.js';
 
 /** Postings a block: small enough that a skipped block saves work, large enough that the file stays a few % of postings.bin. */
 export const IMPACT_BLOCK = 128;
@@ -156,6 +158,27 @@ export function impactsOfLists(lists: ImpactLists, lengths: Uint32Array): Impact
  * over postings.bin afterwards): the same arrays computeImpacts reads back from the file. A merge
  * thread builds those of its term range (writeImpactsFile writes the ranges as one).
  */
+/**
+ * A builder's impacts already encoded as impacts.bin's body (format 2: a varint record a term,
+ * merge/impacts-codec.ts) from `firstTerm` on, and the term index of that body: what a builder
+ * given `encodeFrom` hands over once it has encoded as it went.
+ */
+export interface EncodedImpacts {
+  encoded: true;
+  firstTerm: number;
+  terms: number;
+  blocks: number;
+  pairs: number;
+  /** The body, in pieces that join as bytes. */
+  body: Uint8Array[];
+  bodyBytes: number;
+  /** Where the record of each termID that is a multiple of TERM_INDEX_STRIDE starts in the body. */
+  index: Float64Array;
+}
+
+/** Blocks an encoding builder gathers before it encodes them (a few MiB of arrays); GPUINDEX_IMPACTS_ENCODE_BLOCKS sets it (tests). */
+const ENCODE_EVERY_BLOCKS = 1 << 16;
+
 export class ImpactsBuilder {
   private firstBlock: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
   private terms = 0;
@@ -167,8 +190,20 @@ export class ImpactsBuilder {
   private readonly pairs = new PairList(1024);
   private readonly frontier = new Frontier();
 
-  /** `lengths`: every document's length, indexed by docID. */
-  constructor(private readonly lengths: Uint32Array) {}
+  /** What encodeFrom's builder has encoded so far. */
+  private encoded?: { terms: number; blocks: number; pairs: number; body: Uint8Array[]; bytes: number; index: number[] };
+
+  /**
+   * `lengths`: every document's length, indexed by docID. `encodeFrom`: the first term's termID,
+   * where the builder is to encode its blocks into impacts.bin's records every `every` blocks
+   * and keep those bytes instead of the arrays (a merge thread's range of 3 M terms held 100 MB
+   * of arrays against 30 MB of records); finish() then gives EncodedImpacts, once it has
+   * encoded any.
+   */
+  constructor(
+    private readonly lengths: Uint32Array,
+    private readonly encodeFrom?: { firstTerm: number; every?: number },
+  ) {}
 
   /** The next term's list (docIDs ascending, their tfs). */
   add(docIds: Uint32Array, tfs: Uint32Array, df: number): void {
@@ -208,6 +243,7 @@ export class ImpactsBuilder {
       frontier.emit(this.pairs);
     }
     this.blocks += blockCount;
+    this.encodeIfDue();
   }
 
   /**
@@ -257,10 +293,49 @@ export class ImpactsBuilder {
       frontier.emit(pairs);
     }
     this.blocks += blockCount;
+    this.encodeIfDue();
     return pos;
   }
 
-  finish(): Impacts {
+  /** After a term's list: its blocks encoded with the others gathered, where that is asked and due. */
+  private encodeIfDue(): void {
+    if (this.encodeFrom && this.blocks >= (this.encodeFrom.every ??= integerFromEnv('GPUINDEX_IMPACTS_ENCODE_BLOCKS', 1, 2 ** 30) ?? ENCODE_EVERY_BLOCKS)) this.encodeGathered();
+  }
+
+  private encodeGathered(): void {
+    const e = (this.encoded ??= { terms: 0, blocks: 0, pairs: 0, body: [], bytes: 0, index: [] });
+    const { terms, blocks } = this;
+    this.firstBlock[terms] = blocks;
+    this.firstPair[blocks] = this.pairs.count;
+    const gathered: Impacts = {
+      blockSize: IMPACT_BLOCK,
+      firstBlock: this.firstBlock.subarray(0, terms + 1),
+      lastDoc: this.lastDoc.subarray(0, blocks),
+      gapsAt: this.gapsAt.subarray(0, blocks),
+      tfsAt: this.tfsAt.subarray(0, blocks),
+      firstPair: this.firstPair.subarray(0, blocks + 1),
+      pairTf: this.pairs.tf.subarray(0, this.pairs.count),
+      pairLength: this.pairs.length.subarray(0, this.pairs.count),
+    };
+    const { body, index } = encodeImpactsBody(gathered, this.encodeFrom!.firstTerm + e.terms);
+    for (const at of index) e.index.push(e.bytes + at);
+    e.body.push(body);
+    e.bytes += body.length;
+    e.terms += terms;
+    e.blocks += blocks;
+    e.pairs += this.pairs.count;
+    this.terms = 0;
+    this.blocks = 0;
+    this.pairs.count = 0;
+  }
+
+  /** The impacts of every list added: as arrays, or (encodeFrom, once any were encoded) as records. */
+  finish(): Impacts | EncodedImpacts {
+    if (this.encoded) {
+      if (this.terms > 0) this.encodeGathered();
+      const e = this.encoded;
+      return { encoded: true, firstTerm: this.encodeFrom!.firstTerm, terms: e.terms, blocks: e.blocks, pairs: e.pairs, body: e.body, bodyBytes: e.bytes, index: Float64Array.from(e.index) };
+    }
     const firstBlock = this.firstBlock.slice(0, this.terms + 1);
     firstBlock[this.terms] = this.blocks;
     const firstPair = this.firstPair.slice(0, this.blocks + 1);

@@ -29,7 +29,7 @@ import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { SegmentFormatError, SegmentReader } from './segment-reader.js';
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
-import { IMPACT_BLOCK, impactsByTerm, impactsOfLists, type Impacts, type ImpactsByTerm } from './impact-blocks.js';
+import { IMPACT_BLOCK, impactsByTerm, impactsOfLists, type EncodedImpacts, type Impacts, type ImpactsByTerm } from './impact-blocks.js';
 import { decodeImpactsBody, decodeTermRecord, encodeImpactsBody, indexEntries, TERM_INDEX_STRIDE, type ImpactsCounts, type TermIndex } from './impacts-codec.js';
 import { readFullAt } from '../runtime/read-at.js';
 
@@ -159,7 +159,24 @@ function writeAll(fd: number, bytes: Uint8Array): void {
   while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
 }
 
-function memorySource(impacts: Impacts, firstTerm: number): ImpactsSource {
+function memorySource(impacts: Impacts | EncodedImpacts, firstTerm: number): ImpactsSource {
+  if ('encoded' in impacts) {
+    if (impacts.firstTerm !== firstTerm) throw new Error(`impacts: records from termID ${impacts.firstTerm} where termID ${firstTerm} comes next`);
+    return {
+      firstTerm,
+      blockSize: IMPACT_BLOCK,
+      terms: impacts.terms,
+      blocks: impacts.blocks,
+      pairs: impacts.pairs,
+      bodyBytes: impacts.bodyBytes,
+      indexEntries: impacts.index.length,
+      index: impacts.index,
+      copyTo: (fd) => {
+        for (const piece of impacts.body) writeAll(fd, piece);
+      },
+      close: () => {},
+    };
+  }
   const { body, index } = encodeImpactsBody(impacts, firstTerm);
   return {
     firstTerm,
@@ -231,8 +248,8 @@ function fileSource(path: string): ImpactsSource {
  * ranges' bodies are written one after the other, never joined in memory, then their term
  * indexes, rebased on the terms and bytes before them.
  */
-export function writeImpactsFile(dir: string, impacts: Impacts | readonly (Impacts | string)[]): void {
-  writeImpactsAt(join(dir, IMPACTS_FILE), Array.isArray(impacts) ? (impacts as readonly (Impacts | string)[]) : [impacts as Impacts]);
+export function writeImpactsFile(dir: string, impacts: Impacts | readonly (Impacts | EncodedImpacts | string)[]): void {
+  writeImpactsAt(join(dir, IMPACTS_FILE), Array.isArray(impacts) ? (impacts as readonly (Impacts | EncodedImpacts | string)[]) : [impacts as Impacts]);
   if (Array.isArray(impacts)) for (const p of impacts) if (typeof p === 'string') rmSync(p, { force: true });
 }
 
@@ -240,7 +257,7 @@ export function writeImpactsFile(dir: string, impacts: Impacts | readonly (Impac
  * writeImpactsFile to `path`, the first part's first term being termID `firstTerm` (a merge
  * thread writes its range's part so, with the range's first termID).
  */
-export function writeImpactsAt(path: string, parts: readonly (Impacts | string)[], firstTerm = 0): void {
+export function writeImpactsAt(path: string, parts: readonly (Impacts | EncodedImpacts | string)[], firstTerm = 0): void {
   const sources: ImpactsSource[] = [];
   const fd = openSync(path, 'wx');
   try {

@@ -77,7 +77,8 @@ export function mergeRange(task: RangeMergeTask): RangeMergeResult {
     if (name === undefined) throw new Error(`merge: termID ${termId} has no term in the range's texts`);
     return name;
   };
-  const impacts = task.lengths && new ImpactsBuilder(task.lengths);
+  // Encoded into impacts.bin's records as they come: the range's arrays would be held to its end.
+  const impacts = task.lengths && new ImpactsBuilder(task.lengths, { firstTerm: task.startTerm });
   let postings = 0;
   let termCount = 0;
   try {

@@ -8,7 +8,7 @@ import { collectionFrequency, mergeRuns, type MergeCounters } from './heap-merge
 import { POSTINGS_FILE, type CollectionStats, type IndexStoreWriter } from './index-store.js';
 import { mergeInParallel } from './parallel-merge.js';
 import { PostingsFileWriter } from './postings-file.js';
-import { ImpactsBuilder, type Impacts } from './impact-blocks.js';
+import { ImpactsBuilder, type EncodedImpacts, type Impacts } from './impact-blocks.js';
 import type { IndexRowsAhead } from './rows-ahead.js';
 import type { BlockPostings } from './doc-order-postings.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
@@ -79,7 +79,7 @@ export interface WriteIndexResult {
   /** postings.bin's SHA-256 (hex), computed while writing it (for MANIFEST.json). */
   postingsSha256: string;
   /** impacts.bin's contents, built by the merge (with IndexContents.lengths): in memory, or a term range's file each, in order (writeImpactsFile). */
-  impacts?: (Impacts | string)[];
+  impacts?: (Impacts | EncodedImpacts | string)[];
   /** With IndexContents.positions: the postings and positions positions.bin holds. */
   positions?: { postings: number; positions: number };
 }
@@ -105,7 +105,7 @@ export function writeIndex(dir: string, runPaths: readonly RunSource[], contents
     const { termCount } = contents;
     const lexicons = runLexiconsOf(contents);
     const terms = runPaths.map((_, i) => ({ lexicon: lexiconOfRun(lexicons, i) }));
-    const impacts = contents.lengths && new ImpactsBuilder(contents.lengths);
+    const impacts = contents.lengths && new ImpactsBuilder(contents.lengths, { firstTerm: 0 });
     const merge = mergeRuns(
       runPaths,
       cursorChunkPairs(runPaths.length, memoryBytes),

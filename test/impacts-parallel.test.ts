@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import fc from 'fast-check';
 import { IMPACTS_FILE, openImpacts, readImpacts, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
-import { impactsByTerm, type Impacts, type TermImpacts } from '../merge/impact-blocks.js';
+import { ImpactsBuilder, impactsByTerm, type Impacts, type TermImpacts } from '../merge/impact-blocks.js';
+import { withEnv } from './helpers/env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-impacts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,7 +45,48 @@ describe('impacts on threads', () => {
       expect(readFileSync(join(merged, 'postings.bin'))).toEqual(readFileSync(join(index, 'postings.bin')));
       expect(readFileSync(join(merged, IMPACTS_FILE)), `${mergeThreads} merge threads`).toEqual(reference);
       expect(readdirSync(merged).filter((f) => f.includes('.part-'))).toEqual([]);
+      // The merge encodes its impacts into records as it goes (every few blocks here): the same file.
+      for (const every of ['1', '7']) {
+        const encoded = join(dir, `merged-${mergeThreads}-every-${every}`);
+        await withEnv('GPUINDEX_IMPACTS_ENCODE_BLOCKS', async (set) => {
+          set(every);
+          await buildIndex({ input: crawl, output: encoded, workers: 1, sorter: 'cpu', blockSize: 5000, mergeThreads });
+        });
+        expect(readFileSync(join(encoded, IMPACTS_FILE)), `${mergeThreads} merge threads, encoded every ${every} blocks`).toEqual(reference);
+      }
     }
+  });
+
+  it('a builder that encodes its records as it goes writes the file of one that keeps its arrays, from any first termID (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 9 })), { minLength: 1, maxLength: 300 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: 1, max: 6 }),
+        (lists, firstTerm, every) => {
+          const lengths = Uint32Array.from({ length: 20000 }, (_, d) => 1 + ((d * 7919) % 500));
+          const kept = new ImpactsBuilder(lengths);
+          const encoding = new ImpactsBuilder(lengths, { firstTerm, every });
+          for (const list of lists) {
+            let doc = 0;
+            const docIds = Uint32Array.from(list, ([gap]) => (doc += gap));
+            const tfs = Uint32Array.from(list, ([, tf]) => tf);
+            kept.add(docIds, tfs, list.length);
+            encoding.add(docIds, tfs, list.length);
+          }
+          const a = join(dir, `kept-${firstTerm}-${every}`);
+          const b = join(dir, `encoded-${firstTerm}-${every}`);
+          rmSync(a, { force: true });
+          rmSync(b, { force: true });
+          writeImpactsAt(a, [kept.finish()], firstTerm);
+          const finished = encoding.finish();
+          expect('encoded' in finished).toBe(lists.reduce((n, l) => n + Math.ceil(l.length / 128), 0) >= every);
+          writeImpactsAt(b, [finished], firstTerm);
+          expect(readFileSync(b)).toEqual(readFileSync(a));
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
 

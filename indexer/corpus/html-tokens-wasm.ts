@@ -3,8 +3,7 @@
  * page's bytes to the events html-scan.ts hands to the element stack. One instance a thread,
  * made on first use. GPUINDEX_HTML_SCAN=js turns it off (the JS scan then reads every page).
  */
-import { readFileSync } from 'node:fs';
-import { assetUrl } from '../../runtime/assets.js';
+import { wasmInstance } from '../../runtime/wasm-instance.js';
 
 /** Event kinds; must equal EV_* in indexer/scan/wasm/html-tokens.ts. */
 export const EV_TEXT = 1;
@@ -33,13 +32,6 @@ interface TokenExports {
   answer(foreign: number): number;
 }
 
-/** The parts of the WebAssembly API used here (TypeScript declares it only in its DOM libs). */
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: unknown };
-}
-const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
-
 /** A thread's scanner: the page goes in with `load`, the events come out `scan`/`resume` at a time. */
 export class HtmlTokens {
   private readonly x: TokenExports;
@@ -48,14 +40,7 @@ export class HtmlTokens {
   events = new Int32Array(0);
 
   constructor() {
-    const url = assetUrl('indexer/scan/wasm/html-tokens.wasm');
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(url);
-    } catch {
-      throw new Error(`gpuindex: ${url.pathname} is missing (run \`npm run build\`)`);
-    }
-    this.x = new wasm.Instance(new wasm.Module(bytes), { env: { abort: () => { throw new Error('gpuindex: html-tokens.wasm aborted'); } } }).exports as TokenExports;
+    this.x = wasmInstance<TokenExports>('indexer/scan/wasm/html-tokens.wasm');
   }
 
   /** Scans `page`: DONE, FULL (take `events`, then resume()), ASK (take them, then answer()) or BAIL. */

@@ -12,9 +12,8 @@
  *
  * GPUINDEX_ASCII_SCAN=js selects the JS scan instead (for A/B benchmarks).
  */
-import { readFileSync } from 'node:fs';
 import { APOSTROPHE, isWordChar } from './ascii-terms.js';
-import { assetUrl } from '../../runtime/assets.js';
+import { wasmInstance } from '../../runtime/wasm-instance.js';
 
 /** Must equal CHUNK in indexer/wasm/ascii-scan.ts. */
 export const CHUNK = 256 * 1024;
@@ -24,13 +23,6 @@ const KEY_BYTES = 1024;
 const MAX_KEYS = 32;
 const PENDING = 0x80000000;
 const STOPWORD = -1;
-
-/** The parts of the WebAssembly API used here (TypeScript declares it only in its DOM libs). */
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: unknown };
-}
-const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 interface ScanExports {
   memory: { buffer: ArrayBuffer };
@@ -56,21 +48,7 @@ interface ScanExports {
   tableBytes(): number;
 }
 
-let compiled: object | undefined;
-
-function scanModule(): object {
-  if (compiled === undefined) {
-    const url = assetUrl('indexer/scan/wasm/ascii-scan.wasm');
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(url);
-    } catch {
-      throw new Error(`gpuindex: ${url.pathname} is missing (run \`npm run build\`)`);
-    }
-    compiled = new wasm.Module(bytes);
-  }
-  return compiled;
-}
+const SCAN_WASM = 'indexer/scan/wasm/ascii-scan.wasm';
 
 /** Whether parsers use the WebAssembly scanner (the default) or the JS one (GPUINDEX_ASCII_SCAN=js). */
 export function wasmScanEnabled(): boolean {
@@ -123,7 +101,7 @@ export class WasmAsciiTable {
     private readonly initialSlots: number,
     private readonly numbering?: ScanNumbering,
   ) {
-    this.x = new wasm.Instance(scanModule(), { env: { abort: () => { throw new Error('gpuindex: ascii-scan.wasm aborted'); } } }).exports as unknown as ScanExports;
+    this.x = wasmInstance<ScanExports>(SCAN_WASM);
     this.x.init(initialSlots);
     this.views();
     this.putStopwords();
@@ -349,7 +327,7 @@ export class WasmStemmer {
   private bytes!: Buffer;
 
   constructor() {
-    this.x = new wasm.Instance(scanModule(), { env: { abort: () => { throw new Error('gpuindex: ascii-scan.wasm aborted'); } } }).exports as unknown as ScanExports;
+    this.x = wasmInstance<ScanExports>(SCAN_WASM);
     this.x.init(16);
   }
 

@@ -77,6 +77,15 @@ describe('the WebAssembly markup pass (indexer/corpus/html-tokens-wasm.ts)', () 
     expect(htmlUtf8ToText(Buffer.from(h))).toEqual(htmlUtf8ToText(Buffer.from(h), undefined));
   });
 
+  it('leaves a page over 8 MiB to the JS scan, with the same title and text', () => {
+    const h = '<title>Big &amp; page</title>' + '<p>caf\u00e9 &lt;x&gt; word</p><script>no</script>'.repeat(200_000);
+    const page = Buffer.from(h);
+    expect(page.length).toBeGreaterThan(8 << 20);
+    const text = htmlUtf8ToText(page);
+    expect(text).toEqual(htmlToText(h));
+    expect(text.title).toBe('Big & page');
+  });
+
   it('numbers tag names case-insensitively, and gives no number once its table is full', () => {
     const tokens = new HtmlTokens();
     const [p, div] = runOf(tokens, Buffer.from('<p><div>')).numbers;

@@ -241,7 +241,7 @@ export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = ht
     // The markup pass in WebAssembly from the bytes alone where it takes the page; else the JS
     // scan, of the bytes as a latin1 string.
     x.reset('', page);
-    if (!tokens || !scanEvents(tokens, page, x)) {
+    if (!tokens || page.length > WASM_PAGE_MAX_BYTES || !scanEvents(tokens, page, x)) {
       const html = page.toString('latin1');
       x.reset(html, page);
       scan(html, x);
@@ -253,6 +253,12 @@ export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = ht
   x.onend();
   return x.take();
 }
+
+/**
+ * Pages larger than this go the JS way: the instance's memory, which holds the page, grows to
+ * the largest page it reads and never shrinks (most pages are under 1 MiB).
+ */
+const WASM_PAGE_MAX_BYTES = 8 << 20;
 
 /**
  * Feeds `x` the page's tokens from the WebAssembly pass over its bytes (html-tokens-wasm.ts): what

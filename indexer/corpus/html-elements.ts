@@ -365,20 +365,14 @@ export class Extraction {
    * a surrogate pair in the decoded page, which bytes cannot say: that page is read decoded.
    */
   onlastchar(): void {
-    const page = this.page;
-    if (this.bytesOnly) {
-      const n = page!.length;
-      let start = n - 1;
-      while (start > 0 && (page![start]! & 0xc0) === 0x80) start--;
-      if (page![start]! >= 0xf0) throw READ_DECODED;
-      return this.ontext(start, n);
-    }
-    const html = this.html;
-    const n = html.length;
+    const { html, page, bytesOnly } = this;
+    const n = bytesOnly ? page!.length : html.length;
     let start = n - 1;
     if (page !== undefined) {
-      while (start > 0 && (html.charCodeAt(start) & 0xc0) === 0x80) start--;
-      if (html.charCodeAt(start) >= 0xf0) throw READ_DECODED;
+      // Once a page: its bytes, or (the JS scan) its bytes read as latin1.
+      const at = (i: number): number => (bytesOnly ? page[i]! : html.charCodeAt(i));
+      while (start > 0 && (at(start) & 0xc0) === 0x80) start--;
+      if (at(start) >= 0xf0) throw READ_DECODED;
     }
     this.ontext(start, n);
   }

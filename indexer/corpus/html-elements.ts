@@ -322,15 +322,16 @@ export class Extraction {
   }
   /** onopentagname of a page read as bytes, its name numbered by html-tokens-wasm.ts (-1: not). */
   onopentagnumbered(number: number, start: number, end: number): void {
-    this.open(this.adjusted(number >= 0 ? this.numberedTag(number, start, end) : this.tagOfBytes(start, end)));
+    this.open(this.numberedTag(number, start, end));
   }
   onclosetagnumbered(number: number, start: number, end: number): void {
-    this.closeTag(this.adjusted(number >= 0 ? this.numberedTag(number, start, end) : this.tagOfBytes(start, end)));
+    this.closeTag(this.numberedTag(number, start, end));
   }
 
-  /** The tag a name number stands for (the page's [start, end) is that name). */
+  /** tagAt for a name html-tokens.wasm numbered (the page's [start, end) is that name), or did not (-1). */
   private numberedTag(number: number, start: number, end: number): Tag {
-    return (numbered[number] ??= tagNamed(latin1(this.page!, start, end).toLowerCase()));
+    if (number < 0) return this.adjusted(this.tagOfBytes(start, end));
+    return this.adjusted((numbered[number] ??= tagNamed(latin1(this.page!, start, end).toLowerCase())));
   }
   onopentagend(): void {
     this.endOpen();

@@ -302,12 +302,12 @@ export class ImpactsBuilder {
     if (this.encodeFrom && this.blocks >= (this.encodeFrom.every ??= integerFromEnv('GPUINDEX_IMPACTS_ENCODE_BLOCKS', 1, 2 ** 30) ?? ENCODE_EVERY_BLOCKS)) this.encodeGathered();
   }
 
-  private encodeGathered(): void {
-    const e = (this.encoded ??= { terms: 0, blocks: 0, pairs: 0, body: [], bytes: 0, index: [] });
+  /** The lists added since the last encoding, as Impacts: views of the builder's arrays. */
+  private gathered(): Impacts {
     const { terms, blocks } = this;
     this.firstBlock[terms] = blocks;
     this.firstPair[blocks] = this.pairs.count;
-    const gathered: Impacts = {
+    return {
       blockSize: IMPACT_BLOCK,
       firstBlock: this.firstBlock.subarray(0, terms + 1),
       lastDoc: this.lastDoc.subarray(0, blocks),
@@ -317,7 +317,12 @@ export class ImpactsBuilder {
       pairTf: this.pairs.tf.subarray(0, this.pairs.count),
       pairLength: this.pairs.length.subarray(0, this.pairs.count),
     };
-    const { body, index } = encodeImpactsBody(gathered, this.encodeFrom!.firstTerm + e.terms);
+  }
+
+  private encodeGathered(): void {
+    const e = (this.encoded ??= { terms: 0, blocks: 0, pairs: 0, body: [], bytes: 0, index: [] });
+    const { terms, blocks } = this;
+    const { body, index } = encodeImpactsBody(this.gathered(), this.encodeFrom!.firstTerm + e.terms);
     for (const at of index) e.index.push(e.bytes + at);
     e.body.push(body);
     e.bytes += body.length;
@@ -336,19 +341,17 @@ export class ImpactsBuilder {
       const e = this.encoded;
       return { encoded: true, firstTerm: this.encodeFrom!.firstTerm, terms: e.terms, blocks: e.blocks, pairs: e.pairs, body: e.body, bodyBytes: e.bytes, index: Float64Array.from(e.index) };
     }
-    const firstBlock = this.firstBlock.slice(0, this.terms + 1);
-    firstBlock[this.terms] = this.blocks;
-    const firstPair = this.firstPair.slice(0, this.blocks + 1);
-    firstPair[this.blocks] = this.pairs.count;
+    // Copies of the views: the builder's arrays are larger than what they hold.
+    const g = this.gathered();
     return {
       blockSize: IMPACT_BLOCK,
-      firstBlock,
-      lastDoc: this.lastDoc.slice(0, this.blocks),
-      gapsAt: this.gapsAt.slice(0, this.blocks),
-      tfsAt: this.tfsAt.slice(0, this.blocks),
-      firstPair,
-      pairTf: this.pairs.tf.slice(0, this.pairs.count),
-      pairLength: this.pairs.length.slice(0, this.pairs.count),
+      firstBlock: g.firstBlock.slice(),
+      lastDoc: g.lastDoc.slice(),
+      gapsAt: g.gapsAt.slice(),
+      tfsAt: g.tfsAt.slice(),
+      firstPair: g.firstPair.slice(),
+      pairTf: g.pairTf.slice(),
+      pairLength: g.pairLength.slice(),
     };
   }
 }

@@ -161,9 +161,9 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 
 function memorySource(impacts: Impacts | EncodedImpacts, firstTerm: number): ImpactsSource {
   if ('encoded' in impacts) {
-    if (impacts.firstTerm !== firstTerm) throw new Error(`impacts: records from termID ${impacts.firstTerm} where termID ${firstTerm} comes next`);
+    // Encoded from its own first termID, which writeImpactsAt checks as it does a part file's.
     return {
-      firstTerm,
+      firstTerm: impacts.firstTerm,
       blockSize: IMPACT_BLOCK,
       terms: impacts.terms,
       blocks: impacts.blocks,

@@ -69,9 +69,10 @@ export function threadsWaiting(modulePath: string): number {
   return started.get(modulePath)?.length ?? 0;
 }
 
-/** Ends the threads startThreads started that no task took. */
-export function stopStartedThreads(): void {
-  for (const list of started.values()) for (const t of list.splice(0)) void t.worker.terminate();
+/** Ends the threads startThreads started that no task took: of every script, or of `modulePath` all but `keep`. */
+export function stopStartedThreads(modulePath?: string, keep = 0): void {
+  const lists = modulePath === undefined ? [...started.values()] : [started.get(modulePath) ?? []];
+  for (const list of lists) for (const t of list.splice(keep)) void t.worker.terminate();
 }
 
 /** A thread script's task: its workerData, or (a thread started ahead) its first message. */

@@ -220,6 +220,12 @@ describe('merge threads in a build', () => {
     expect(b.postingsSha256).toBe(a.postingsSha256);
     stopStartedThreads();
     expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(0);
+    // Those beyond what a merge will take go at once; the rest wait.
+    startThreads(MERGE_THREAD_SCRIPT, 4);
+    stopStartedThreads(MERGE_THREAD_SCRIPT, 2);
+    expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(2);
+    stopStartedThreads(MERGE_THREAD_SCRIPT);
+    expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(0);
   });
 
   it('gives the same index with 1 and 3 merge threads', async () => {

@@ -11,6 +11,7 @@ import { writeManifest } from '../../merge/manifest.js';
 import { writeImpactsFile, writeImpactsParallel } from '../../merge/impacts.js';
 import { AbortError } from '../shared/errors.js';
 import { stopStartedThreads } from '../../runtime/worker-script.js';
+import { MERGE_THREAD_SCRIPT } from '../../merge/parallel-merge.js';
 import type { BuildOptions } from '../shared/options.js';
 import { commitOutput, resumeDirFor, type OutputPlan } from '../output.js';
 import { VERSION } from '../version.js';
@@ -74,6 +75,9 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
   const onFraction = (f: number) => c.progress('merge', counters, f);
   // A block kept in memory is merged on this thread (merge threads read run files).
   const blockRun = 'blockRun' in result ? result.blockRun : undefined;
+  // Merge threads started during the parse beyond those this merge takes (the plan may give
+  // fewer within --memory) go now, not after it.
+  stopStartedThreads(MERGE_THREAD_SCRIPT, !blockPostings && !blockRun && threads > 1 ? threads : 0);
   let written: Awaited<ReturnType<typeof writeIndex>>;
   try {
     written = blockPostings

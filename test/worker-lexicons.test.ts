@@ -201,6 +201,29 @@ describe('the merge of workers\' runs', () => {
     );
   });
 
+  it('unites terms that share their first 8 bytes or end within them, as a naive sort does', async () => {
+    // The union compares terms by their first 8 bytes first: long terms over a 2-letter alphabet
+    // share those bytes often, and prefixes of each other end inside them or right after.
+    // Every 'a'/'b' word of 7 to 10 letters, dealt to three lists: neighbours differ in their last byte only.
+    const words = [7, 8, 9, 10].flatMap((n) => Array.from({ length: 2 ** n }, (_, i) => i.toString(2).padStart(n, '0').replace(/0/g, 'a').replace(/1/g, 'b')));
+    const dealt = [0, 1, 2].map((r) => words.filter((_, i) => i % 3 === r).sort(byUtf8));
+    const all = await uniteLexicons(dealt.map((l) => byteLexicon(l)), 1, 0);
+    const allTerms = [...termsOfTexts(all.texts)];
+    expect(allTerms).toEqual([...words].sort(byUtf8));
+    dealt.forEach((l, w) => l.forEach((t, p) => expect(allTerms[all.finals[w]![p]!]).toBe(t)));
+    const longArb = fc.oneof(fc.string({ unit: fc.constantFrom('a', 'b'), minLength: 7, maxLength: 10 }), fc.string({ unit: fc.constantFrom('a', 'b', 'é', '😀'), minLength: 0, maxLength: 14 }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uniqueArray(longArb, { maxLength: 30 }), { maxLength: 5 }), fc.integer({ min: 1, max: 3 }), async (lists, threads) => {
+        const sorted = lists.map((l) => [...l].sort(byUtf8));
+        const union = await uniteLexicons(sorted.map((l) => byteLexicon(l)), threads, 0);
+        const terms = [...termsOfTexts(union.texts)].slice(0, union.count);
+        expect(terms).toEqual([...new Set(lists.flat())].sort(byUtf8));
+        sorted.forEach((l, w) => l.forEach((t, p) => expect(terms[union.finals[w]![p]!]).toBe(t)));
+      }),
+      { numRuns: 80 },
+    );
+  });
+
   it('unites lists longer than the chunks a range reads and the pieces it returns, as a naive sort does', async () => {
     // Ranges read 1,024 terms of a list at a time and return 65,536 terms a piece: these lists
     // cross both many times, and high code units (which change the order) sit past the first chunks.

@@ -1,10 +1,10 @@
 /**
  * The union of parse workers' own lexicons, by term: the index's terms in code point order
  * (termIDs are their ranks), and for each worker where each of its terms landed (finals, in the
- * order of the worker's sorted terms). A k-way merge of the sorted lists through the term heap
- * segment merges use. Large unions are cut into ranges of terms merged on threads of their own
- * (lexicon-union-worker.ts): a crawl of 2.5 M terms from 15 workers took 1.7 s on one thread,
- * in the parse's critical path.
+ * order of the worker's sorted terms). A k-way merge of the sorted lists, comparing their UTF-8
+ * bytes (uniteRange). Large unions are cut into ranges of terms merged on threads of their own
+ * (lexicon-union-worker.ts): the union sits in the build's critical path, between the parse
+ * workers' last runs and the merge.
  */
 import { inSharedMemory, runOnThread } from '../runtime/worker-script.js';
 import { compareTerms } from './term-order.js';

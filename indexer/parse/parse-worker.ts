@@ -313,6 +313,9 @@ async function post(open?: OpenBatch): Promise<void> {
   const busyMs = performance.now() - busySince;
   const b = bundle;
   const idleMs = await takeCredit();
+  // What this post does from here (copies, the message, the lexicon's sort ahead) is parse work:
+  // it counts in the next bundle's busy time.
+  const workSince = performance.now();
   const newTerms = localTerms.takeUnsent();
   const pairCount = b.closedPairs;
   const unresolvedCount = open ? open.unresolvedStart : b.unresolvedCount;
@@ -374,7 +377,7 @@ async function post(open?: OpenBatch): Promise<void> {
     open.unresolvedStart = 0;
     open.docStart = 0;
   }
-  busySince = performance.now();
+  busySince = workSince;
 }
 
 /** Adds an item to the batch; true when the bundle is full, or the own block. */

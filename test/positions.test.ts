@@ -75,6 +75,31 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
     );
   });
 
+  it('a folder of titled .html pages and untitled ASCII .txt files, interleaved: the naive positions (a .txt after a titled page has no title)', async () => {
+    const ascii = fc.array(fc.constantFrom('white', 'whale', 'the', 'ship', 'sea', 'ahab', 'x1'), { minLength: 1, maxLength: 12 }).map((w) => w.join(' '));
+    const page = fc.record({ html: fc.constant(true), title: ascii, text: ascii });
+    const note = fc.record({ html: fc.constant(false), title: fc.constant(''), text: ascii });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(page, note), { minLength: 2, maxLength: 12 }), async (docs) => {
+        const dir = join(work, `mixed-${serial++}`);
+        mkdirSync(dir);
+        docs.forEach((d, i) => {
+          const name = `f${String(i).padStart(3, '0')}`;
+          if (d.html) writeFileSync(join(dir, `${name}.html`), `<html><head><title>${d.title}</title></head><body><p>${d.text}</p></body></html>`);
+          else writeFileSync(join(dir, `${name}.txt`), `${d.text}\n`);
+        });
+        const out = join(work, `mixed-idx-${serial++}`);
+        await buildIndex({ input: dir, output: out, workers: 1, sorter: 'cpu', positions: true });
+        const built = readPositions(out);
+        const naive = naivePositions(tokenStreams(docs, {}));
+        expect(sortedEntries(built.positions)).toEqual(sortedEntries(naive.positions));
+        expect(built.titleLengths).toEqual(naive.titleLengths);
+        verifyIndex(out);
+      }),
+      { numRuns: 15 },
+    );
+  });
+
   it('long lists (thousands of postings a term, past every growth of the merge\'s columns) and postings of more than 64 positions: the naive positions, and verify\'s checks', async () => {
     const docs = Array.from({ length: 4500 }, (_, i) => ({ title: i % 5 ? '' : 'whale', text: `${i % 7 ? 'white' : 'sea'} whale ${'ship '.repeat(i % 3)}sea${i % 1000 === 0 ? ' whale'.repeat(100 + i / 100) : ''}` }));
     const out = join(work, `long-${serial++}`);

@@ -403,6 +403,8 @@ export class DocumentInverter {
   invertAsciiBytes(bytes: Uint8Array): Uint32Array | undefined {
     if (this.wasmTable === undefined) return undefined;
     this.length = 0;
+    // No title: the document before may have had one (--positions reads titleLength after each).
+    this.titleLength = 0;
     // As add() does before a text.
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
     if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();

@@ -131,6 +131,37 @@ describe('the ASCII fast path of the parser', () => {
     );
   });
 
+  it('inverts a text given as UTF-8 bytes (invertUtf8) as invert() does the decoded text, or declines: never for ASCII or ASCII with separators', () => {
+    // The same mix as above (separators, look-alikes, letters, marks, emoji), titled or not.
+    const other = fc.constantFrom(
+      '\u00a0', '\u2003', '\u3000', '\u2014', '\u2013', '\u2019', '\u2018', '\u201c', '\u201d', '\u00b6', '\u00a7', '\u00bb', '\u2192', '\u00a9', '\u200b', '\u00ad', '\u2500',
+      '\u2122', '\u2026', '\u00b4', '\u2024', '\uff02', '\u24b6', '\u200d', '\u0301', '\u00e9', '\u00df', '\u03a3', '\ud83d\ude00', '\u00bd', '\u2160',
+    );
+    // Characters that only separate (an HTML page's usual non-ASCII): such a text is never declined.
+    const separator = fc.constantFrom('\u00a0', '\u2014', '\u2013', '\u00b6', '\u201c', '\u201d', '\u2019', '\u2192');
+    const mixed = fc.array(fc.oneof(piece, other), { minLength: 0, maxLength: 30 }).map((p) => p.join(''));
+    const plain = fc.array(fc.oneof(piece, piece, separator), { minLength: 0, maxLength: 30 }).map((p) => p.join(''));
+    const doc = fc.record({ title: fc.oneof(fc.constant(''), asciiText, mixed), text: fc.oneof(mixed, plain), plain: fc.boolean() });
+    fc.assert(
+      fc.property(fc.array(doc, { minLength: 1, maxLength: 6 }), (docs) => {
+        const tokenizer = createTokenizer();
+        const viaString = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
+        const viaBytes = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
+        for (const d of docs) {
+          const expected = Array.from(viaString.invert(d));
+          const expectedTitle = viaString.titleLength;
+          const bytes = Buffer.from(d.text, 'utf8');
+          const inverted = viaBytes.invertUtf8(d.title, bytes);
+          if (/^[\x00-\x7f\u00a0\u2014\u2013\u00b6\u201c\u201d\u2019\u2192]*$/.test(d.text)) expect(inverted).toBeDefined();
+          const actual = inverted ? Array.from(inverted) : Array.from(viaBytes.invert(d));
+          expect(actual).toEqual(expected);
+          expect(viaBytes.titleLength).toBe(expectedTitle);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
   it('keeps working as its table grows (20,000 distinct tokens)', () => {
     const text = Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' ');
     expect(fastTokens(text)).toEqual(rawTokens(text));

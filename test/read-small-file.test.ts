@@ -60,7 +60,7 @@ describe('readSmallFileSync', () => {
     );
   });
 
-  it('inverts an ASCII .txt file from its bytes as the decoded document is inverted (same TermIds, same raw tokens numbered)', async () => {
+  it('inverts an ASCII .txt file, and a UTF-8 .html page\'s extracted text, from their bytes as the decoded documents are inverted (same TermIds, same raw tokens numbered)', async () => {
     // Two inverters numbering raw tokens alike: one fed bytes, one the decoded documents, file after file.
     const viaBytes = new LocalTerms();
     const viaText = new LocalTerms();
@@ -68,37 +68,50 @@ describe('readSmallFileSync', () => {
     const bytesInverter = new DocumentInverter(tokenizer, viaBytes);
     const textInverter = new DocumentInverter(tokenizer, viaText);
     expect(bytesInverter.wasmScan).toBe(true);
-    let fromBytes = 0;
+    const fromBytes = { txt: 0, html: 0 };
     const ascii = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', '9', ' ', '\n', '.', "'", '-', '_', '\t', 'the', 'and', '\u0000'), maxLength: 200 });
+    // Page text: ASCII, separators (taken as bytes), other characters (declined: decoded), an entity, markup.
+    const words = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', '9', ' ', 'the', 'and', "'", '\u00b6', '\u2019', '\u00a0', '\u2014', '\u00e9', '\ud83d\ude00', '&amp;', '&nbsp;', '<b>', '</b>', '<p>', '<br>'), maxLength: 60 });
+    const page = fc.tuple(words, words).map(([title, body]) => Buffer.from(`<html><head><title>${title}</title></head><body><p>${body}</p></body></html>`, 'utf8'));
+    const file = fc.oneof(
+      fc.tuple(fc.oneof(ascii.map((t) => Buffer.from(t, 'latin1')), fc.uint8Array({ maxLength: 100 }).map((b) => Buffer.from(b))), fc.constantFrom('r.txt', 'r.md', 'r.html')),
+      fc.tuple(page, fc.constant('r.html')),
+    );
     await fc.assert(
-      fc.asyncProperty(fc.oneof(ascii.map((t) => Buffer.from(t, 'latin1')), fc.uint8Array({ maxLength: 100 }).map((b) => Buffer.from(b))), fc.constantFrom('r.txt', 'r.md', 'r.html'), async (bytes, name) => {
+      fc.asyncProperty(file, async ([bytes, name]) => {
         writeFileSync(join(root, name), bytes);
-        let called = false;
-        const item = readSmallFileSync(root, name, (b) => {
-          called = true;
-          return bytesInverter.invertAsciiBytes(b);
+        let called: 'txt' | 'html' | undefined;
+        const item = readSmallFileSync(root, name, {
+          asciiText: (b) => ((called = 'txt'), bytesInverter.invertAsciiBytes(b)),
+          utf8Html: (title, text) => {
+            const termIds = bytesInverter.invertUtf8(title, text);
+            if (termIds) called = 'html';
+            return termIds;
+          },
         });
         const [reference] = await viaReader(name);
         if (!called) {
-          // Not ASCII, a NUL, empty, or not a .txt: decoded as before.
+          // Not ASCII, a NUL, empty, or not a .txt; a page whose text the inverter declined: decoded as before.
           expect(item === undefined || JSON.stringify(item) === JSON.stringify(reference)).toBe(true);
           if (item?.kind === 'doc') bytesInverter.invert(item.doc);
           if (reference?.kind === 'doc') textInverter.invert(reference.doc);
           return;
         }
-        fromBytes++;
-        expect(name).toBe('r.txt');
+        fromBytes[called]++;
+        expect(name).toBe(called === 'txt' ? 'r.txt' : 'r.html');
         expect(item?.kind).toBe('doc');
         expect(reference?.kind).toBe('doc');
         if (item?.kind !== 'doc' || reference?.kind !== 'doc') return;
         expect(item.doc.externalId).toBe(reference.doc.externalId);
         expect(item.doc.bytes).toBe(reference.doc.bytes);
         expect([...item.doc.termIds!]).toEqual([...textInverter.invert(reference.doc)]);
+        expect(bytesInverter.titleLength).toBe(textInverter.titleLength);
         expect(viaBytes.count).toBe(viaText.count);
       }),
-      { numRuns: 600 },
+      { numRuns: 800 },
     );
-    expect(fromBytes).toBeGreaterThan(30);
+    expect(fromBytes.txt).toBeGreaterThan(30);
+    expect(fromBytes.html).toBeGreaterThan(30);
     expect(viaBytes.takeUnsent()).toEqual(viaText.takeUnsent());
   });
 });

@@ -95,6 +95,9 @@ export interface HtmlText {
   text: string;
 }
 
+/** A title's white space collapsed and trimmed. */
+const tidyTitle = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
 /**
  * The Tokenizer's callbacks: the Parser's element stack (top at the end here), and the text
  * events it would give the extraction (open, close, text) handled at once.
@@ -144,15 +147,27 @@ export class Extraction {
 
   /** The page's title and text, once `onend` has run; forgets the page. */
   take(): HtmlText {
+    if (this.page !== undefined) {
+      const { title, text } = this.takeUtf8();
+      return { title, text: Buffer.from(text.buffer, text.byteOffset, text.length).toString('utf8') };
+    }
     const { title, parts } = this;
-    const utf8 = this.page !== undefined;
-    const text = utf8 ? Buffer.from(out.buffer, out.byteOffset, this.outLength).toString('utf8') : parts.join('');
-    // A rare huge page's buffer is not kept for the pages after it.
+    this.reset('');
+    return { title: title ? tidyTitle(title.join('')) : '', text: parts.join('') };
+  }
+
+  /**
+   * take() of a page read as UTF-8 bytes (`page` given to reset), its text left as those bytes:
+   * a view valid until the next page is extracted.
+   */
+  takeUtf8(): { title: string; text: Uint8Array } {
+    const title = this.title;
+    const text = out.subarray(0, this.outLength);
+    // A rare huge page's buffer is not kept for the pages after it (the view keeps it meanwhile).
     if (out.length > OUT_KEPT_BYTES) out = new Uint8Array(OUT_FIRST_BYTES);
     this.reset('');
-    const decoded = (s: string): string => (utf8 ? Buffer.from(s, 'latin1').toString('utf8') : s);
     // The title is decoded before its white space is collapsed: \s takes Unicode spaces too.
-    return { title: title ? decoded(title.join('')).replace(/\s+/g, ' ').trim() : '', text };
+    return { title: title ? tidyTitle(Buffer.from(title.join(''), 'latin1').toString('utf8')) : '', text };
   }
 
   // What the extraction does with the Parser's events.

@@ -236,6 +236,23 @@ export function htmlToText(html: string): HtmlText {
  * whose last character outside the BMP is half kept (Extraction.onlastchar).
  */
 export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = htmlTokens()): HtmlText {
+  const x = extractUtf8(page, tokens);
+  return x instanceof Extraction ? x.take() : x;
+}
+
+/**
+ * htmlUtf8ToText with the text left as its UTF-8 bytes (`textUtf8`, a view valid until the next
+ * page is extracted) where the page was read as bytes: no string of it is made.
+ */
+export function htmlUtf8ToTextBytes(page: Buffer, tokens: HtmlTokens | undefined = htmlTokens()): HtmlText | { title: string; textUtf8: Uint8Array } {
+  const x = extractUtf8(page, tokens);
+  if (!(x instanceof Extraction)) return x;
+  const { title, text } = x.takeUtf8();
+  return { title, textUtf8: text };
+}
+
+/** The extraction of a UTF-8 page read as bytes, ended; or the page's text where it had to be read decoded. */
+function extractUtf8(page: Buffer, tokens: HtmlTokens | undefined): Extraction | HtmlText {
   const x = (extraction ??= new Extraction());
   try {
     // The markup pass in WebAssembly from the bytes alone where it takes the page; else the JS
@@ -251,7 +268,7 @@ export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = ht
     return htmlToText(page.toString('utf8'));
   }
   x.onend();
-  return x.take();
+  return x;
 }
 
 /**

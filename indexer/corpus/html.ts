@@ -7,13 +7,19 @@
  */
 import { decodeHtmlPage } from './decode.js';
 import type { HtmlText } from './html-elements.js';
-import { htmlToText, htmlUtf8ToText } from './html-scan.js';
+import { htmlToText, htmlUtf8ToText, htmlUtf8ToTextBytes } from './html-scan.js';
 
 export { htmlToText, htmlUtf8ToText };
 export type { HtmlText };
 
 /** A document's text read from its bytes (decodeFile's, or readHtmlPage's with the title), or why not. */
 export type PageRead = { reason: string } | { title?: string; text: string; warning?: string };
+
+/**
+ * A document's TermIds (title, then text) from its title and its text's UTF-8 bytes (a view the
+ * call may not keep), or undefined where the text must be analysed as a string.
+ */
+export type Utf8TextInverter = (title: string, text: Uint8Array) => Uint32Array | undefined;
 
 /**
  * An HTML page's title and text from its bytes, decoded as a browser decides (decode.ts, with the
@@ -24,6 +30,27 @@ export function readHtmlPage(buf: Buffer, httpContentType?: string): PageRead {
   const decoded = decodeHtmlPage(buf, httpContentType);
   if ('reason' in decoded) return decoded;
   if ('utf8' in decoded) return htmlUtf8ToText(decoded.utf8);
+  return decodedPage(decoded);
+}
+
+/**
+ * readHtmlPage, where a UTF-8 page's title and text bytes go to `invert` without the text
+ * becoming a string: the document's TermIds, or the page as readHtmlPage reads it where `invert`
+ * declines (or the page is in another charset).
+ */
+export function readHtmlPageInverted(buf: Buffer, invert: Utf8TextInverter): PageRead | { termIds: Uint32Array } {
+  const decoded = decodeHtmlPage(buf);
+  if ('reason' in decoded) return decoded;
+  if (!('utf8' in decoded)) return decodedPage(decoded);
+  const page = htmlUtf8ToTextBytes(decoded.utf8);
+  if (!('textUtf8' in page)) return page;
+  const termIds = invert(page.title, page.textUtf8);
+  if (termIds !== undefined) return { termIds };
+  const t = page.textUtf8;
+  return { title: page.title, text: Buffer.from(t.buffer, t.byteOffset, t.length).toString('utf8') };
+}
+
+function decodedPage(decoded: { text: string; warning?: string }): PageRead {
   const page = htmlToText(decoded.text);
   return decoded.warning ? { ...page, warning: decoded.warning } : page;
 }

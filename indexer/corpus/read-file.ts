@@ -27,7 +27,7 @@ import { createGunzip } from 'node:zlib';
 import { decodeFile, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
-import { readHtmlPage, type PageRead } from './html.js';
+import { readHtmlPage, readHtmlPageInverted, type PageRead, type Utf8TextInverter } from './html.js';
 import { UNSUPPORTED_TYPE } from './unsupported.js';
 import { readWarc } from './warc.js';
 import type { CorpusItem, CorpusOptions, JsonlLineHandler, SourceDocument } from './types.js';
@@ -608,9 +608,14 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
   yield wholeDocument(buf, path, format);
 }
 
-/** The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). */
-export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>): CorpusItem {
-  const read: PageRead = format === 'html' ? readHtmlPage(buf) : decodeFile(buf);
+/**
+ * The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). With
+ * `utf8Html`, a UTF-8 page comes inverted (SourceDocument.termIds) from its text's bytes where
+ * that inverter takes them.
+ */
+export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, utf8Html?: Utf8TextInverter): CorpusItem {
+  const read: PageRead | { termIds: Uint32Array } = format !== 'html' ? decodeFile(buf) : utf8Html ? readHtmlPageInverted(buf, utf8Html) : readHtmlPage(buf);
+  if ('termIds' in read) return { kind: 'doc', doc: { externalId: path, path, title: '', text: '', bytes: buf.length, termIds: read.termIds } };
   if ('reason' in read) return { kind: 'skip', skip: { path, reason: read.reason } };
   const { title = '', text } = format === 'markdown' ? markdownTitle(read.text) : read;
   const d: SourceDocument = { externalId: path, path, title, text, bytes: buf.length };

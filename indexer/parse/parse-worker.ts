@@ -14,7 +14,7 @@ import { DocumentInverter, LocalTerms } from '../scan/document-inverter.js';
 import { jsonlFastPath } from '../scan/jsonl-fast-path.js';
 import { grown } from '../../runtime/grown.js';
 import { niceThisThread } from '../../runtime/thread-priority.js';
-import { readSmallFileSync } from '../corpus/read-small-file.js';
+import { readSmallFileSync, type BytesInverters } from '../corpus/read-small-file.js';
 import { KnownTermIds, UNRESOLVED_BIT } from '../fill/shared-term-ids.js';
 import { WorkerLexicon } from '../fill/worker-lexicon.js';
 import { WorkerBlocks } from '../fill/worker-blocks.js';
@@ -49,7 +49,10 @@ let lexiconFull = false;
 /** The own lexicon's size when last weighed (it is weighed again only when it has grown). */
 let lexiconWeighedAt = 0;
 /** ASCII .txt files straight into the scanner (read-small-file.ts). */
-const asciiText = (bytes: Uint8Array): Uint32Array | undefined => inverter.invertAsciiBytes(bytes);
+const bytesInverters: BytesInverters = {
+  asciiText: (bytes) => inverter.invertAsciiBytes(bytes),
+  utf8Html: (title, text) => inverter.invertUtf8(title, text),
+};
 /** ParseWorkerInit.smallFilesTogether. */
 let smallFilesTogether = false;
 /** The open batch of consecutive small files (smallFilesTogether), until its group ends or it fills. */
@@ -407,7 +410,7 @@ function takeItem(batch: OpenBatch, item: CorpusItem, renumbered: boolean): bool
  */
 async function parseTask(task: Task): Promise<void> {
   if (!smallFilesTogether || task.range) return parseFile(task, true);
-  const small = readSmallFileSync(init.root, task.path, asciiText);
+  const small = readSmallFileSync(init.root, task.path, bytesInverters);
   if (small === undefined) {
     filesBatch?.close(true);
     filesBatch = undefined;
@@ -452,7 +455,7 @@ async function parseFile(task: Task, trySmall: boolean): Promise<void> {
   };
   // Small whole-document files and plain JSONL are read with synchronous calls (no promise a
   // file or a line); other files as a stream.
-  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path, asciiText);
+  const small = range || !trySmall ? undefined : readSmallFileSync(init.root, path, bytesInverters);
   const plainJsonl = small ? undefined : readPlainJsonlSync(init.root, path, init.corpus, range, jsonlLines);
   if (small) {
     if (take(small)) await full();

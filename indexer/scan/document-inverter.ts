@@ -412,6 +412,71 @@ export class DocumentInverter {
     return this.termIds.subarray(0, this.length);
   }
 
+  /**
+   * invert() of a document whose text is given as UTF-8 bytes (an HTML page's extraction, valid
+   * UTF-8), with no string made of the text: where it is ASCII, or where its other characters
+   * are all separators (addWithAsciiSeparators' rule, each character read from its bytes and
+   * written as its one-byte stand-in), the same TermIds as invert() of the decoded text. A view
+   * of them, or undefined where the text must be decoded and take invert() (which starts afresh).
+   */
+  invertUtf8(title: string, text: Uint8Array): Uint32Array | undefined {
+    const table = this.wasmTable;
+    if (table === undefined || text.length > CHUNK) return undefined;
+    this.length = 0;
+    this.titleLength = 0;
+    if (title) {
+      this.add(title);
+      this.weightTitle(0);
+    }
+    // After the title, whose analysis may use the stand-ins' buffer too.
+    const bytes = this.asciiStandIns(text);
+    if (bytes === undefined) return undefined;
+    // As add() does before a text.
+    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
+    if (table.size >= RAW_CACHE_LIMIT) table.clear();
+    table.scanAsciiBytes(bytes, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+    return this.termIds.subarray(0, this.length);
+  }
+
+  /**
+   * UTF-8 `text` itself where it is all ASCII; else its characters as one byte each (ASCII as
+   * they are, the others as their separator stand-ins) where every other character is a
+   * separator of the BMP; else undefined.
+   */
+  private asciiStandIns(text: Uint8Array): Uint8Array | undefined {
+    const n = text.length;
+    let i = 0;
+    while (i < n && text[i]! < 0x80) i++;
+    if (i === n) return text;
+    if (this.standIns.length < n) this.standIns = new Uint8Array(Math.max(n, this.standIns.length * 2));
+    const out = this.standIns;
+    out.set(text.subarray(0, i));
+    let o = i;
+    const table = this.separators;
+    while (i < n) {
+      const b = text[i]!;
+      if (b < 0x80) {
+        out[o++] = b;
+        i++;
+        continue;
+      }
+      let c: number;
+      if (b >= 0xc2 && b < 0xe0 && i + 1 < n && (text[i + 1]! & 0xc0) === 0x80) {
+        c = ((b & 0x1f) << 6) | (text[i + 1]! & 0x3f);
+        i += 2;
+      } else if (b >= 0xe0 && b < 0xf0 && i + 2 < n && (text[i + 1]! & 0xc0) === 0x80 && (text[i + 2]! & 0xc0) === 0x80) {
+        c = ((b & 0x0f) << 12) | ((text[i + 1]! & 0x3f) << 6) | (text[i + 2]! & 0x3f);
+        if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff)) return undefined;
+        i += 3;
+      } else return undefined; // beyond the BMP (a surrogate pair in the string: never a separator), or not UTF-8
+      let standIn = table[c]!;
+      if (standIn === UNKNOWN) standIn = table[c] = asciiSeparator(this.tokenizer, c);
+      if (standIn === NOT_SEPARATOR) return undefined;
+      out[o++] = standIn;
+    }
+    return out.subarray(0, o);
+  }
+
   /** Returns a view of the document's TermIds, valid until the next call. */
   invert(doc: Pick<SourceDocument, 'title' | 'text'>): Uint32Array {
     this.length = 0;

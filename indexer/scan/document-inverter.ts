@@ -260,19 +260,22 @@ export class DocumentInverter {
     if (n > CHUNK) return false;
     if (this.standIns.length < n) this.standIns = new Uint8Array(Math.max(n, this.standIns.length * 2));
     const bytes = this.standIns;
-    const table = this.separators;
     for (let i = 0; i < n; i++) {
       const c = text.charCodeAt(i);
       if (c < 0x80) {
         bytes[i] = c;
         continue;
       }
-      let standIn = table[c]!;
-      if (standIn === UNKNOWN) standIn = table[c] = asciiSeparator(this.tokenizer, c);
+      const standIn = this.standInOf(c);
       if (standIn === NOT_SEPARATOR) return false;
       bytes[i] = standIn;
     }
     return this.wasmTable!.scanAsciiBytes(bytes.subarray(0, n), this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
+  }
+  /** BMP character `c`'s ASCII stand-in as a separator, or NOT_SEPARATOR (asciiSeparator, remembered). */
+  private standInOf(c: number): number {
+    const standIn = this.separators[c]!;
+    return standIn !== UNKNOWN ? standIn : (this.separators[c] = asciiSeparator(this.tokenizer, c));
   }
   /** Each BMP character's ASCII stand-in as a separator, NOT_SEPARATOR, or UNKNOWN until first seen. */
   private readonly separators = new Uint8Array(0x10000);
@@ -452,7 +455,6 @@ export class DocumentInverter {
     const out = this.standIns;
     out.set(text.subarray(0, i));
     let o = i;
-    const table = this.separators;
     while (i < n) {
       const b = text[i]!;
       if (b < 0x80) {
@@ -469,8 +471,7 @@ export class DocumentInverter {
         if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff)) return undefined;
         i += 3;
       } else return undefined; // beyond the BMP (a surrogate pair in the string: never a separator), or not UTF-8
-      let standIn = table[c]!;
-      if (standIn === UNKNOWN) standIn = table[c] = asciiSeparator(this.tokenizer, c);
+      const standIn = this.standInOf(c);
       if (standIn === NOT_SEPARATOR) return undefined;
       out[o++] = standIn;
     }

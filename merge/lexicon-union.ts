@@ -12,8 +12,8 @@ import { compareTerms } from './term-order.js';
 /**
  * A worker's terms in code point order, as UTF-8 in one buffer, each followed by a NUL (no term
  * holds one: the tokenizer splits on every non-word character), and where each term ends (its
- * NUL's offset). A thread decodes a whole range of a list with one call and splits it, rather
- * than making a string a term (~1 us each, a call across to C++ apiece).
+ * NUL's offset). The union compares the terms where they lie (uniteRange): a string a term cost
+ * ~1 us each, a call across to C++ apiece.
  */
 export interface ByteLexicon {
   bytes: Uint8Array;

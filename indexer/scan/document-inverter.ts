@@ -404,15 +404,11 @@ export class DocumentInverter {
    * invert() (no WebAssembly scanner, or longer than one chunk).
    */
   invertAsciiBytes(bytes: Uint8Array): Uint32Array | undefined {
-    if (this.wasmTable === undefined) return undefined;
+    if (this.wasmTable === undefined || bytes.length > CHUNK) return undefined;
     this.length = 0;
     // No title: the document before may have had one (--positions reads titleLength after each).
     this.titleLength = 0;
-    // As add() does before a text.
-    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
-    if (this.wasmTable.size >= RAW_CACHE_LIMIT) this.wasmTable.clear();
-    if (!this.wasmTable.scanAsciiBytes(bytes, this.tokenizer.maxTokenLength, this.analyse, this.pushAll)) return undefined;
-    return this.termIds.subarray(0, this.length);
+    return this.scanTextBytes(this.wasmTable, bytes);
   }
 
   /**
@@ -434,6 +430,11 @@ export class DocumentInverter {
     // After the title, whose analysis may use the stand-ins' buffer too.
     const bytes = this.asciiStandIns(text);
     if (bytes === undefined) return undefined;
+    return this.scanTextBytes(table, bytes);
+  }
+
+  /** A document's text as ASCII bytes (at most a chunk) into the scanner, after its title: the document's TermIds. */
+  private scanTextBytes(table: WasmAsciiTable, bytes: Uint8Array): Uint32Array {
     // As add() does before a text.
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
     if (table.size >= RAW_CACHE_LIMIT) table.clear();

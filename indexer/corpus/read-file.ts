@@ -17,7 +17,7 @@
  *  - .gz of each: decompressed on the fly; a corrupt or truncated stream is a skip item, the
  *    documents read before the damage stay.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -609,13 +609,31 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
 }
 
 /**
- * The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). With
- * `utf8Html`, a UTF-8 page comes inverted (SourceDocument.termIds) from its text's bytes where
- * that inverter takes them.
+ * A parse worker's inverter (DocumentInverter) taking documents as bytes: each gives the TermIds,
+ * a view valid until the next call, or undefined where the text must be decoded.
  */
-export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, utf8Html?: Utf8TextInverter): CorpusItem {
-  const read: PageRead | { termIds: Uint32Array } = format !== 'html' ? decodeFile(buf) : utf8Html ? readHtmlPageInverted(buf, utf8Html) : readHtmlPage(buf);
-  if ('termIds' in read) return { kind: 'doc', doc: { externalId: path, path, title: '', text: '', bytes: buf.length, termIds: read.termIds } };
+export interface BytesInverters {
+  /** A document without title whose text is ASCII bytes (invertAsciiBytes). */
+  asciiText: (bytes: Uint8Array) => Uint32Array | undefined;
+  /** A page's title and its text's UTF-8 bytes (invertUtf8). */
+  utf8Html: Utf8TextInverter;
+}
+
+/**
+ * The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). With
+ * `inverters` it comes inverted (SourceDocument.termIds, title and text '') where it can be from
+ * its bytes: a .txt file of ASCII bytes without NUL, which decode to themselves (no BOM can be
+ * there, and a text file's encoding is UTF-8 without one), and a UTF-8 page's extracted text
+ * where utf8Html takes it (readHtmlPageInverted).
+ */
+export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, inverters?: BytesInverters): CorpusItem {
+  const inverted = (termIds: Uint32Array): CorpusItem => ({ kind: 'doc', doc: { externalId: path, path, title: '', text: '', bytes: buf.length, termIds } });
+  if (inverters && format === 'text' && isAscii(buf) && buf.indexOf(0) < 0) {
+    const termIds = inverters.asciiText(buf);
+    if (termIds) return inverted(termIds);
+  }
+  const read: PageRead | { termIds: Uint32Array } = format !== 'html' ? decodeFile(buf) : inverters ? readHtmlPageInverted(buf, inverters.utf8Html) : readHtmlPage(buf);
+  if ('termIds' in read) return inverted(read.termIds);
   if ('reason' in read) return { kind: 'skip', skip: { path, reason: read.reason } };
   const { title = '', text } = format === 'markdown' ? markdownTitle(read.text) : read;
   const d: SourceDocument = { externalId: path, path, title, text, bytes: buf.length };

@@ -6,13 +6,11 @@
  * that cannot be opened or read, an empty one) is left to readCorpusFile, which words the
  * reason: the items are the same either way (test/corpus-readers.test.ts).
  */
-import { isAscii } from 'node:buffer';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { formatOf } from './formats.js';
-import { wholeDocument } from './read-file.js';
+import { wholeDocument, type BytesInverters } from './read-file.js';
 import type { CorpusItem } from './types.js';
-import type { Utf8TextInverter } from './html.js';
 
 /** Files up to this size are read here (most pages of a documentation crawl are; a larger one costs one open more). */
 const SCRATCH_BYTES = 1 << 20;
@@ -32,22 +30,8 @@ function fullPath(root: string, relPath: string): string {
 }
 
 /**
- * A parse worker's inverter (DocumentInverter) taking documents as bytes: each gives the TermIds,
- * a view valid until the next call, or undefined where the text must be decoded.
- */
-export interface BytesInverters {
-  /** A document without title whose text is ASCII bytes (invertAsciiBytes). */
-  asciiText: (bytes: Uint8Array) => Uint32Array | undefined;
-  /** A page's title and its text's UTF-8 bytes (invertUtf8). */
-  utf8Html: Utf8TextInverter;
-}
-
-/**
- * The file's one item, or undefined: read it with readCorpusFile. With `inverters`, a .txt file
- * of ASCII bytes without NUL is not decoded: its document comes inverted (SourceDocument.termIds,
- * text ''). Such bytes decode to themselves (no BOM can be there, and a text file's encoding is
- * UTF-8 without one), so the TermIds are the decoded text's. A UTF-8 .html page comes inverted
- * from its extracted text's bytes where utf8Html takes them (readHtmlPageInverted).
+ * The file's one item, or undefined: read it with readCorpusFile. With `inverters`, a document
+ * that can be inverted from its bytes comes so (wholeDocument).
  */
 export function readSmallFileSync(root: string, relPath: string, inverters?: BytesInverters): CorpusItem | undefined {
   const fmt = formatOf(relPath);
@@ -65,12 +49,7 @@ export function readSmallFileSync(root: string, relPath: string, inverters?: Byt
     const n = readSync(fd, buf, 0, buf.length, 0);
     // A read short of the buffer ends a regular file; 0 may be an empty file or something else.
     if (n === 0 || n === buf.length) return undefined;
-    const bytes = buf.subarray(0, n);
-    if (inverters && fmt.format === 'text' && isAscii(bytes) && bytes.indexOf(0) < 0) {
-      const termIds = inverters.asciiText(bytes);
-      if (termIds) return { kind: 'doc', doc: { externalId: relPath, path: relPath, title: '', text: '', bytes: n, termIds } };
-    }
-    return wholeDocument(bytes, relPath, fmt.format, inverters?.utf8Html);
+    return wholeDocument(buf.subarray(0, n), relPath, fmt.format, inverters);
   } catch {
     return undefined;
   } finally {

@@ -24,25 +24,14 @@ export class StringIds {
 
   /** The id of `key`, or -1. */
   find(key: string): number {
-    const keys = this.keys;
-    const h = hashOf(key);
-    for (let p = h & this.mask; ; p = (p + 1) & this.mask) {
-      const v = this.slots[p]!;
-      if (v === 0) return -1;
-      if (this.hashes[v - 1] === h && keys[v - 1] === key) return v - 1;
-    }
+    return this.slots[this.slotOf(key, hashOf(key))]! - 1;
   }
 
   /** The id of `key`, numbering it (the next id) if new; the caller then sets keys[id] = key. */
   idOf(key: string): number {
-    const keys = this.keys;
     const h = hashOf(key);
-    let p = h & this.mask;
-    for (; ; p = (p + 1) & this.mask) {
-      const v = this.slots[p]!;
-      if (v === 0) break;
-      if (this.hashes[v - 1] === h && keys[v - 1] === key) return v - 1;
-    }
+    const p = this.slotOf(key, h);
+    if (this.slots[p] !== 0) return this.slots[p]! - 1;
     const id = this.count++;
     if (id >= this.hashes.length) {
       const grown = new Int32Array(2 * this.hashes.length);
@@ -54,6 +43,15 @@ export class StringIds {
     // At most half full: doubled, every id placed again by its kept hash.
     if (2 * this.count > this.slots.length) this.rehash(2 * this.slots.length);
     return id;
+  }
+
+  /** The slot that holds `key` (hash `h`), or the empty one where it would go. */
+  private slotOf(key: string, h: number): number {
+    const keys = this.keys;
+    for (let p = h & this.mask; ; p = (p + 1) & this.mask) {
+      const v = this.slots[p]!;
+      if (v === 0 || (this.hashes[v - 1] === h && keys[v - 1] === key)) return p;
+    }
   }
 
   private rehash(size: number): void {

@@ -132,6 +132,8 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
   // With positions the block's pairs go through runs (the one-block path writes no run positions).
   const blockMode = !positions && input.blockPostingsPath !== undefined && input.schedule === 'sequential' && input.sorter.kind === 'cpu' && !input.sorter.sortToRun && !input.checkpoints && !input.restored;
   let tally = blockMode ? new PostingsTally() : undefined;
+  /** The tally while the crawl is still one block (none sealed yet): its postings may then come from it. */
+  const oneBlockTally = (): PostingsTally | undefined => (sink.blocks === 0 ? tally : undefined);
   // A one-block crawl's postings.bin is written in parts by up to this many of the workers,
   // kept for it after their last batch (the merge threads' part of such a build).
   const postingsThreads = blockMode ? Math.max(1, Math.min(input.workers, availableParallelism())) : 0;
@@ -258,7 +260,7 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
         }
       }
       input.onBatchFilled?.();
-      if (!(tally && sink.blocks === 0 && staysOneBlock(counters, current.capacity))) sink.prepareFor(current.count, current.capacity);
+      if (!(oneBlockTally() && staysOneBlock(counters, current.capacity))) sink.prepareFor(current.count, current.capacity);
       tail?.note(batch.last, counters.pairs, counters.fileBytesDone);
       if (tail && current.count > 0 && tail.handOverEarly(current.count, current.capacity, counters.pairs)) await flushAfter(batch.pairCount);
       // 'fill': main-thread time to remap and copy batches into blocks (flushes excluded).
@@ -267,10 +269,11 @@ export async function runWorkerPipeline(input: WorkerPipelineInput): Promise<Wor
       if (signal?.aborted) throw new AbortError();
       input.onProgress?.(counters);
     }
-    if (!(tally && sink.blocks === 0)) input.onBatchesDone?.(counters);
-    if (tally && sink.blocks === 0 && current.count > 0) {
+    const oneBlock = oneBlockTally();
+    if (!oneBlock) input.onBatchesDone?.(counters);
+    if (oneBlock && current.count > 0) {
       const order = dictionary.order();
-      blockPostings = handOverBlock(pool, current, tally.finish(order), order, input, counters, postingsThreads);
+      blockPostings = handOverBlock(pool, current, oneBlock.finish(order), order, input, counters, postingsThreads);
     }
     else await flush({ seq: input.tasks.length, part: 0, taken: 0, inBatch: false });
     if (inflight) {

@@ -152,12 +152,6 @@ export function impactsOfLists(lists: ImpactLists, lengths: Uint32Array): Impact
   return impacts;
 }
 
-
-/**
- * Impacts built as lists are merged, in termID order, from the docIDs and tfs in hand (no pass
- * over postings.bin afterwards): the same arrays computeImpacts reads back from the file. A merge
- * thread builds those of its term range (writeImpactsFile writes the ranges as one).
- */
 /**
  * A builder's impacts already encoded as impacts.bin's body (format 2: a varint record a term,
  * merge/impacts-codec.ts) from `firstTerm` on, and the term index of that body: what a builder
@@ -179,6 +173,11 @@ export interface EncodedImpacts {
 /** Blocks an encoding builder gathers before it encodes them (a few MiB of arrays); GPUINDEX_IMPACTS_ENCODE_BLOCKS sets it (tests). */
 const ENCODE_EVERY_BLOCKS = 1 << 16;
 
+/**
+ * Impacts built as lists are merged, in termID order, from the docIDs and tfs in hand (no pass
+ * over postings.bin afterwards): the same arrays computeImpacts reads back from the file. A merge
+ * thread builds those of its term range (writeImpactsFile writes the ranges as one).
+ */
 export class ImpactsBuilder {
   private firstBlock: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
   private terms = 0;

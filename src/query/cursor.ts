@@ -357,13 +357,19 @@ export class BlockCursor {
     return this.shallowBlock < this.end ? this.bounds[this.shallowBlock - this.first]! : 0;
   }
 
+  /** boundThrough()'s answer: a field, since a double returned from a call V8 does not inline is a new heap object. */
+  through = 0;
+
   /**
-   * The largest bound of the blocks from the one shallowTo() found through the one that would
-   * hold `end` (0 past the list's end), without moving: a bound over docIDs up to `end`.
+   * Sets `through` to the largest bound of the blocks from the one shallowTo() found through the
+   * one that would hold `end` (0 past the list's end), without moving: a bound over docIDs up to `end`.
    */
-  boundThrough(end: number): number {
+  boundThrough(end: number): void {
     let b = this.shallowBlock;
-    if (b >= this.end) return 0;
+    if (b >= this.end) {
+      this.through = 0;
+      return;
+    }
     const lastDoc = this.im.lastDoc;
     const bounds = this.bounds;
     let max = bounds[b - this.first]!;
@@ -371,7 +377,7 @@ export class BlockCursor {
       b++;
       if (bounds[b - this.first]! > max) max = bounds[b - this.first]!;
     }
-    return max;
+    this.through = max;
   }
 
   /** The last docID of the block shallowTo() found (END past the list's end). */

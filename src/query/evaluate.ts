@@ -165,6 +165,9 @@ class SpanScratch {
  * rounding of either side, so the test never drops a document the exact score would keep.
  */
 const SKIP_SLACK = 1e-9;
+
+/** The contribution a posting of the one essential term needs to lift its document past theta (see SKIP_SLACK). */
+const needFor = (theta: number, nonEssential: number, weight: number): number => (theta - nonEssential - SKIP_SLACK * (Math.abs(theta) + Math.abs(nonEssential))) / weight;
 let spanScratch: SpanScratch | undefined;
 
 export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p: Bm25Params, k: number): [number, number][] {
@@ -268,7 +271,9 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             for (let i = 0; i < ds.length; i++) {
               const d = ds[i]!;
               if (deleted?.[d]) continue;
-              best.push(docBase + d, bm25Normed(idf, tfs[i]!, normOf(d), k1));
+              // normOf(d) written out: a double returned from a closure V8 does not inline here is a heap object.
+              const len = lengths[d]!;
+              best.push(docBase + d, bm25Normed(idf, tfs[i]!, len < norms.length ? norms[len]! : lengthNorm(len, k1, b, avg), k1));
             }
           }
           if (best.threshold > seeds.threshold) seeds = best;
@@ -327,8 +332,37 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       const m = scored.length;
       const order = scored.slice();
       let next = 0;
+      // Window state complete() reads: theta (cut[0], the score a document must beat; it raises
+      // it), the document's bound (cut[1]), and the terms before firstEssential. In a typed
+      // array, not closure variables or arguments: a double V8 keeps in a closure's context, or
+      // passes to a call it did not inline, is a new heap object at every write (about 200 KB a
+      // query before, all of it garbage).
+      const cut = new Float64Array(2);
+      let firstEssential = 0;
+      /**
+       * Document d, bounded by cut[1] (its essential terms' contributions and the other terms'
+       * window bounds): the non-essential terms' exact contributions replace their bounds while
+       * it can still beat theta, and it is kept if its canonical score does.
+       */
+      const complete = (d: number): void => {
+        const theta = cut[0]!;
+        let bound = cut[1]!;
+        for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
+          const e = order[i]!;
+          bound -= e.wb;
+          e.cursor.nextGEQ(d);
+          if (e.cursor.doc === d) bound += exact(e, d);
+        }
+        if (bound > theta) {
+          const score = canonical(d);
+          if (score > theta) {
+            heap.push(docBase + d, score);
+            cut[0] = Math.max(heap.threshold, floor);
+          }
+        }
+      };
       while (next < END) {
-        let theta = Math.max(heap.threshold, floor);
+        let theta = (cut[0] = Math.max(heap.threshold, floor));
         let start = END;
         for (const e of scored) {
           const d = e.cursor.doc < next ? next : e.cursor.doc;
@@ -345,42 +379,24 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
         }
         next = end + 1;
         let all = 0;
-        for (const e of scored) all += e.wb = e.cursor.boundThrough(end);
+        for (const e of scored) {
+          e.cursor.boundThrough(end);
+          all += e.wb = e.cursor.through;
+        }
         if (all <= theta) continue;
         // Window bounds ascending (a few terms: insertion sort).
         for (let i = 0; i < m; i++) order[i] = scored[i]!;
-        const wb = (e: Scored) => e.wb;
         for (let i = 1; i < m; i++) {
           const e = order[i]!;
-          const v = wb(e);
+          const v = e.wb;
           let j = i - 1;
-          for (; j >= 0 && wb(order[j]!) > v; j--) order[j + 1] = order[j]!;
+          for (; j >= 0 && order[j]!.wb > v; j--) order[j + 1] = order[j]!;
           order[j + 1] = e;
         }
-        let firstEssential = 0;
+        firstEssential = 0;
         let nonEssential = 0;
-        while (firstEssential < m && nonEssential + wb(order[firstEssential]!) <= theta) nonEssential += wb(order[firstEssential++]!);
+        while (firstEssential < m && nonEssential + order[firstEssential]!.wb <= theta) nonEssential += order[firstEssential++]!.wb;
         for (let i = firstEssential; i < m; i++) order[i]!.cursor.nextGEQ(start);
-        /**
-         * Document d, bounded by `bound` (its essential terms' contributions and the other terms'
-         * window bounds): the non-essential terms' exact contributions replace their bounds while
-         * it can still beat theta, and it is kept if its canonical score does.
-         */
-        const complete = (d: number, bound: number): void => {
-          for (let i = firstEssential - 1; i >= 0 && bound > theta; i--) {
-            const e = order[i]!;
-            bound -= e.wb;
-            e.cursor.nextGEQ(d);
-            if (e.cursor.doc === d) bound += exact(e, d);
-          }
-          if (bound > theta) {
-            const score = canonical(d);
-            if (score > theta) {
-              heap.push(docBase + d, score);
-              theta = Math.max(heap.threshold, floor);
-            }
-          }
-        };
         if (firstEssential === m - 1) {
           // One essential term (a query of one term, or one whose other terms' bounds together
           // are below the threshold: most windows once it has risen): its postings read
@@ -393,8 +409,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           const c = e.cursor;
           const idf = p.idf[e.t]!;
           const weight = e.weight;
-          const needFor = (theta: number) => (theta - nonEssential - SKIP_SLACK * (Math.abs(theta) + Math.abs(nonEssential))) / weight;
-          let need = needFor(theta);
+          let need = needFor(theta, nonEssential, weight);
           let needTheta = theta;
           // With one other term, once this term's window bound alone cannot pass theta (theta
           // only rises), a document needs the other term too: one lacking it is passed over
@@ -432,9 +447,11 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
               stamp++;
               contrib[e.t] = ce;
               seen[e.t] = stamp;
-              complete(d, bound);
+              cut[1] = bound;
+              complete(d);
+              theta = cut[0]!;
               if (theta !== needTheta) {
-                need = needFor((needTheta = theta));
+                need = needFor((needTheta = theta), nonEssential, weight);
                 needsOther = other !== undefined && ew <= theta;
                 if (reach <= theta) {
                   // Nothing left in the window can pass theta: the cursor stays after this posting.
@@ -532,7 +549,9 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
                     seen[s.t[k]!] = stamp;
                   }
                 }
-                complete(d, bound);
+                cut[1] = bound;
+                complete(d);
+                theta = cut[0]!;
               } while (word !== 0);
             }
           }
@@ -545,7 +564,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           let pass = !deleted?.[d];
           if (pass) {
             let bound = nonEssential;
-            for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += wb(order[i]!);
+            for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += order[i]!.wb;
             pass = bound > theta;
           }
           if (pass && screened) pass = !rejects(d);
@@ -553,7 +572,9 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
             stamp++;
             let bound = nonEssential;
             for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) bound += exact(order[i]!, d);
-            complete(d, bound);
+            cut[1] = bound;
+            complete(d);
+            theta = cut[0]!;
           }
           for (let i = firstEssential; i < m; i++) if (order[i]!.cursor.doc === d) order[i]!.cursor.next();
         }

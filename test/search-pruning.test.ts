@@ -145,6 +145,28 @@ describe('pruned search', () => {
     }
   });
 
+  it('seeds a query from a document longer than the normalization table as the scorer does', async () => {
+    // The seeds' floor normalizes such a document's length with BM25's b as it comes. The first
+    // term's list starts at block 0 of the impacts: normalized with a block number for b there,
+    // the long document's contribution read as if it were of average length, a floor above every
+    // real score, and a top 1 left empty.
+    const dir = join(work, 'long-seed');
+    const long = [...Array.from({ length: 70_000 }, (_, j) => WORDS[j % 7]!), ...Array.from({ length: 200 }, () => 'aaa')];
+    const streams = [long, ...Array.from({ length: 20 }, (_, i) => ['aaa', WORDS[i % WORDS.length]!, 'ship'])];
+    await buildIndex({ input: streams.map((s, i) => ({ id: `d${i}`, text: s.join(' ') })), output: dir, ...analysis });
+    const reader = openIndex(dir);
+    try {
+      for (const k of [1, 2, 5]) {
+        const pruned = reader.search('aaa', { k });
+        expect(pruned.length).toBe(k);
+        expect(pruned.map((h) => [h.externalId, h.score])).toEqual(reader.search('aaa', { k, exhaustive: true }).map((h) => [h.externalId, h.score]));
+        expect(pruned.map((h) => [h.externalId, h.score])).toEqual(naive(streams, streams.map(() => true), 'aaa', reader, k).map((h) => [`d${h.docId}`, h.score]));
+      }
+    } finally {
+      reader.close();
+    }
+  });
+
   it('computes the bounds when a segment has no impacts.bin (an index written before it existed)', async () => {
     const dir = join(work, 'no-impacts');
     const docs = Array.from({ length: 700 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 1 + (i % 7) }, (_, j) => WORDS[(i * 7 + j * 3) % (j % 2 ? 5 : WORDS.length)]).join(' ') }));

@@ -265,8 +265,8 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
           const probe = e.cursor.fork();
           const idf = p.idf[e.t]!;
           const best = new TopK(k);
-          for (const b of probe.topBlocks(SEED_BLOCKS)) {
-            const ds = probe.blockDocs(b);
+          for (const block of probe.topBlocks(SEED_BLOCKS)) {
+            const ds = probe.blockDocs(block);
             const tfs = probe.blockTfs();
             for (let i = 0; i < ds.length; i++) {
               const d = ds[i]!;

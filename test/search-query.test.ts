@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseQuery, QueryError, type QueryClause } from '../src/query/parse.js';
+import { isSpace, parseQuery, QueryError, type QueryClause } from '../src/query/parse.js';
 import { planQuery } from '../src/query/plan.js';
 import { buildIndex } from '../src/build.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
@@ -75,7 +75,7 @@ describe('parseQuery', () => {
       words: fc.array(word, { minLength: 1, maxLength: 3 }),
     });
     fc.assert(
-      fc.property(fc.array(clauseArb, { minLength: 1, maxLength: 6 }), fc.array(fc.constantFrom(' ', '  ', '\t'), { minLength: 6, maxLength: 6 }), (clauses, gaps) => {
+      fc.property(fc.array(clauseArb, { minLength: 1, maxLength: 6 }), fc.array(fc.constantFrom(' ', '  ', '\t', '\n', '\u00a0', '\u3000 '), { minLength: 6, maxLength: 6 }), (clauses, gaps) => {
         if (clauses.every((c) => c.occur === 'mustNot')) clauses[0]!.occur = 'should';
         let query = '';
         const expected: QueryClause[] = [];
@@ -90,6 +90,10 @@ describe('parseQuery', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('tells white space as \\s does, for every UTF-16 unit', () => {
+    for (let c = 0; c <= 0xffff; c++) expect(isSpace(c), c.toString(16)).toBe(/\s/.test(String.fromCharCode(c)));
   });
 
   it('on any text either parses or throws a QueryError of one line', () => {

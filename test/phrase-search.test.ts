@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { openIndex, type IndexReader } from '../src/reader.js';
+import { openWriter } from '../src/writer.js';
 import { bm25 } from '../src/query/cursor.js';
 import { QueryError } from '../src/query/parse.js';
 import { tokenStreams } from './helpers/positions.js';
@@ -134,6 +135,32 @@ describe('phrase and title: queries on a --positions index equal a scan of the t
       expect(reader.search('"whale is passed"').map((h) => h.externalId)).toEqual(['a']);
       expect(reader.search('title:swims').length).toBe(0);
       expect(reader.search('title:passed').length).toBe(0);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('a term of negative idf (deletes: df above the live count) in a phrase and outside it: pruning keeps the hit its absent phrase leaves', async () => {
+    // N = 1 live, df(whale) = 2: idf < 0, every contribution of whale negative. In "b" the
+    // phrase "whale ship" is absent, so whale counts once (outside the phrase), not twice: the
+    // score is higher than twice the contribution, which pruning took as its bound.
+    const out = join(work, `negative-${serial++}`);
+    const writer = await openWriter(out, { stem: 'none', stopwords: 'none', sorter: 'cpu', refreshMs: 0, mergePolicy: false, positions: true });
+    await writer.add([
+      { id: 'a', text: 'whale ship' },
+      { id: 'b', text: 'whale sea' },
+    ]);
+    await writer.delete(['a']);
+    await writer.close();
+    const reader = openIndex(out);
+    try {
+      for (const query of ['whale "whale ship"', '+whale "whale ship"', '"whale ship" whale sea', '"whale ship" whale']) {
+        for (const k of [1, 2, 10]) {
+          const exhaustive = reader.search(query, { k, exhaustive: true });
+          expect(exhaustive.map((h) => h.externalId)).toContain('b');
+          expect(reader.search(query, { k }).map((h) => [h.externalId, h.score])).toEqual(exhaustive.map((h) => [h.externalId, h.score]));
+        }
+      }
     } finally {
       reader.close();
     }

@@ -66,7 +66,12 @@ interface Scored {
   /** Index into plan.terms. */
   t: number;
   cursor: BlockCursor;
-  /** Its count among the scored occurrences. */
+  /**
+   * What its contribution c in a document is multiplied by to bound its share of the score: its
+   * count among the scored occurrences, or, where idf < 0 (every c negative), its count among
+   * those outside phrases (a phrase's occurrences count only where the phrase occurs, so the
+   * share lies between the two counts times c).
+   */
   weight: number;
   bound: number;
   df: number;
@@ -182,6 +187,11 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
   let floor = -Infinity;
   const weights = new Uint32Array(plan.terms.length);
   for (const t of plan.slots) weights[t]!++;
+  /** Each term's scored occurrences outside phrases: counted in every document holding the term. */
+  const plainWeights = new Uint32Array(plan.terms.length);
+  plan.slots.forEach((t, i) => {
+    if (plan.slotPhrases[i] === -1) plainWeights[t]!++;
+  });
   const contrib = new Float64Array(plan.terms.length);
   const seen = new Uint32Array(plan.terms.length);
   let stamp = 0;
@@ -206,7 +216,7 @@ export function prunedTopK(segments: readonly SegmentInput[], plan: QueryPlan, p
       if (term.excluded) excluded.push(new BlockCursor(list.bytes, list.df, im, bounds(0)));
       if (weights[t]! > 0) {
         const cursor = new BlockCursor(list.bytes, list.df, im, bounds(weights[t]!));
-        scored.push({ t, cursor, weight: weights[t]!, bound: cursor.maxBound, df: list.df, wb: 0 });
+        scored.push({ t, cursor, weight: idf < 0 ? plainWeights[t]! : weights[t]!, bound: cursor.maxBound, df: list.df, wb: 0 });
       }
     }
     if (missingRequired || scored.length === 0) continue;

@@ -39,7 +39,7 @@ describe('parseQuery', () => {
     const cases: [string, string][] = [
       ['"white whale', 'query: unterminated quote (column 1): "white whale'],
       ['whale AND', 'query: AND or OR needs a term after it (column 7): whale AND'],
-      ['whale OR', 'query: AND or OR needs a term after it (column 8): whale OR'],
+      ['whale OR', 'query: AND or OR needs a term after it (column 7): whale OR'],
       ['AND whale', 'query: AND needs a term before it (column 1): AND whale'],
       ['whale AND AND ship', 'query: AND needs a term before it (column 11): whale AND AND ship'],
       ['whale OR AND ship', 'query: AND needs a term before it (column 10): whale OR AND ship'],
@@ -47,6 +47,8 @@ describe('parseQuery', () => {
       ['whale -', "query: '-' must be followed by a term (column 7): whale -"],
       ['+-whale', "query: '+-': one operator before a term (column 1): +-whale"],
       ['title: whale', "query: field 'title:' has no term after it (column 1): title: whale"],
+      ['ship title:-whale', "query: '-' goes before the field name, as in -title:term (column 6): ship title:-whale"],
+      ['title:+"white whale"', `query: '+' goes before the field name, as in +title:term (column 1): title:+"white whale"`],
       ['(whale ship)', 'query: parentheses (grouping) are not supported (column 1): (whale ship)'],
       ['whale AND (ship)', 'query: parentheses (grouping) are not supported (column 11): whale AND (ship)'],
       ['whale"s', 'query: a quote inside a term (column 6): whale"s'],

@@ -71,10 +71,8 @@ export function parseQuery(query: string): QueryClause[] {
     const word = query.slice(i, wordEndsAt);
     if (word === 'AND' || word === 'OR') {
       if (clauses.length === 0 || andLeft !== -1) fail(start + 1, `${word} needs a term before it`);
-      if (word === 'AND') {
-        andLeft = clauses.length - 1;
-        andColumn = start + 1;
-      } else andLeft = -2; // an OR awaits its right side too
+      andLeft = word === 'AND' ? clauses.length - 1 : -2; // an OR awaits its right side too
+      andColumn = start + 1;
       i += word.length;
       continue;
     }
@@ -97,6 +95,9 @@ export function parseQuery(query: string): QueryClause[] {
       } else {
         const bare = /^([A-Za-z_][A-Za-z0-9_]*):(\s|$)/.exec(query.slice(i));
         if (bare) fail(i + 1, `field '${bare[1]}:' has no term after it`);
+        // title:-whale would otherwise be read as the text "title:-whale", whale optional.
+        const inner = /^([A-Za-z_][A-Za-z0-9_]*):([+-])/.exec(query.slice(i));
+        if (inner) fail(i + 1, `'${inner[2]}' goes before the field name, as in ${inner[2]}${inner[1]}:term`);
       }
     }
     let kind: QueryClause['kind'] = 'term';
@@ -127,7 +128,7 @@ export function parseQuery(query: string): QueryClause[] {
     andLeft = -1;
     clauses.push(clause);
   }
-  if (andLeft !== -1) fail(andLeft >= 0 ? andColumn : n, 'AND or OR needs a term after it');
+  if (andLeft !== -1) fail(andColumn, 'AND or OR needs a term after it');
   if (clauses.length > 0 && clauses.every((c) => c.occur === 'mustNot')) fail(1, 'every term is excluded (-): nothing to match');
   return clauses;
 }

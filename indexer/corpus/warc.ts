@@ -43,7 +43,11 @@ export async function* readWarc(full: string, path: string, gzip: boolean, size:
   let items = 0;
   const toItem = (r: WarcRecord): CorpusItem => {
     const o = recordOutcome(r, path);
-    if ('doc' in o) return doc({ kind: 'doc', doc: o.doc });
+    if ('doc' in o) {
+      // Damaged text (a warning) names its record, as every other fault does: the file alone does not say which of its records.
+      const d = o.doc.warning ? { ...o.doc, warning: `${describe(r.offset)}: ${o.doc.warning}` } : o.doc;
+      return doc({ kind: 'doc', doc: d });
+    }
     if ('ignored' in o) return { kind: 'ignored', path, what: o.ignored };
     return { kind: 'skip', skip: { path, reason: `${describe(r.offset)}: ${o.damaged}` } };
   };

@@ -266,6 +266,30 @@ describe('bad input becomes skip items, never exceptions', () => {
     expect((await readOne('bad/not-gzip.txt.gz')).skips).toEqual([{ path: 'bad/not-gzip.txt.gz', reason: 'corrupt gzip (incorrect header check)' }]);
   });
 
+  it('bytes after a small gzip file\'s last member, or a corrupt member after intact ones, keep the documents of the intact members', async () => {
+    const dir = join(work, 'gzip-damage');
+    mkdirSync(dir);
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `g${i}`, text: `line ${i} ` + 'x'.repeat(i % 40) }) + '\n');
+    const first = gzipSync(lines.slice(0, 200).join(''));
+    const second = gzipSync(lines.slice(200).join(''));
+    const corrupt = Buffer.from(gzipSync('{"id":"lost","text":"a member whose bytes are damaged"}\n' + lines.slice(200).join('')));
+    corrupt.fill(0x55, 20, 40);
+    writeFileSync(join(dir, 'junk.jsonl.gz'), Buffer.concat([first, second, Buffer.from('trailing junk, no gzip member')]));
+    writeFileSync(join(dir, 'corrupt.jsonl.gz'), Buffer.concat([first, corrupt]));
+    writeFileSync(join(dir, 'junk.json.gz'), Buffer.concat([gzipSync(`[${lines.map((l) => l.trim()).join(',')}]`), Buffer.from('junk')]));
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `g${i}`);
+    const junk = await collect(readCorpusFile(dir, 'junk.jsonl.gz'));
+    expect(junk.docs.map((d) => d.externalId)).toEqual(ids(300));
+    expect(junk.skips).toEqual([{ path: 'junk.jsonl.gz', line: 301, reason: 'corrupt gzip (incorrect header check); the rest of the file is skipped' }]);
+    const bad = await collect(readCorpusFile(dir, 'corrupt.jsonl.gz'));
+    expect(bad.docs.map((d) => d.externalId)).toEqual(ids(200));
+    expect(bad.skips).toHaveLength(1);
+    expect(bad.skips[0]).toMatchObject({ path: 'corrupt.jsonl.gz', line: 201, reason: expect.stringMatching(/^corrupt gzip .*; the rest of the file is skipped$/) });
+    const array = await collect(readCorpusFile(dir, 'junk.json.gz'));
+    expect(array.docs.map((d) => d.externalId)).toEqual(ids(300));
+    expect(array.skips).toHaveLength(1);
+  });
+
   it('unsupported extensions are listed apart from bad input by the walk, and skipped by readCorpusFile', async () => {
     const { skipped, unsupported } = await listCorpusFiles(join(fixtures, 'bad'));
     expect(skipped).toEqual([]);

@@ -23,7 +23,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pipeline, Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { crc32, createGunzip, inflateRawSync } from 'node:zlib';
 import { decodeFile, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
@@ -103,17 +103,85 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
 
 // ---------------------------------------------------------------------------------------------
 
+/** A file's bytes as chunks, read in order; destroy() stops the read. */
+interface Chunks extends AsyncIterable<Buffer> {
+  destroy(): void;
+}
+
 /** The file's (decompressed) bytes as a stream of chunks. Throws at once if a small file cannot be read. */
-function openStream(full: string, gzip: boolean, size: number, from = 0): Readable {
+function openStream(full: string, gzip: boolean, size: number, from = 0): Chunks {
   if (from > 0) return createReadStream(full, { start: from, highWaterMark: READ_CHUNK_BYTES }); // a range: never gzip
   if (size <= SMALL_FILE_BYTES) {
     const buf = readFileSync(full);
     if (!gzip) return Readable.from([buf]);
-    return pipeline(Readable.from([buf]), createGunzip({ chunkSize: READ_CHUNK_BYTES }), () => {});
+    const chunks = gunzipKeepingDamagedTail(buf);
+    return { [Symbol.asyncIterator]: () => chunks, destroy: () => void chunks.return(undefined) };
   }
   const raw = createReadStream(full, { highWaterMark: READ_CHUNK_BYTES });
   if (!gzip) return raw;
   return pipeline(raw, createGunzip({ chunkSize: READ_CHUNK_BYTES }), () => {});
+}
+
+/**
+ * A small gzip file's bytes, inflated as a stream; where it is damaged (bytes after its last
+ * member that are no member, a later member corrupt), the intact members before the damage too,
+ * then the error. The stream alone would lose them: zlib drops the output of the step that fails
+ * (with a small file, often the whole file), and a stream's async iterator the chunks it had
+ * buffered.
+ */
+async function* gunzipKeepingDamagedTail(buf: Buffer): AsyncGenerator<Buffer, void, undefined> {
+  const gunzip = createGunzip({ chunkSize: READ_CHUNK_BYTES });
+  gunzip.end(buf);
+  let delivered = 0;
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      delivered += chunk.length;
+      yield chunk;
+    }
+  } catch (err) {
+    const kept = inflatedBeforeDamage(buf);
+    for (let at = delivered; at < kept.length; at += READ_CHUNK_BYTES) yield kept.subarray(at, Math.min(kept.length, at + READ_CHUNK_BYTES));
+    throw err;
+  } finally {
+    gunzip.destroy();
+  }
+}
+
+/**
+ * The members of a damaged gzip file that inflate whole and match their trailers, from its first
+ * up to the damage, inflated: the bytes known good. (Bytes inflated from a damaged member are not
+ * kept: where zlib noticed the damage says nothing of where it began.)
+ */
+function inflatedBeforeDamage(buf: Buffer): Buffer {
+  const members: Buffer[] = [];
+  let at = 0;
+  while (at + 18 <= buf.length && buf[at] === 0x1f && buf[at + 1] === 0x8b && buf[at + 2] === 8) {
+    const flags = buf[at + 3]!;
+    let p = at + 10;
+    if (flags & 4) p += 2 + buf.readUInt16LE(p);
+    for (const bit of [8, 16]) {
+      if (!(flags & bit)) continue;
+      const z = buf.indexOf(0, p);
+      if (z < 0) return Buffer.concat(members);
+      p = z + 1;
+    }
+    if (flags & 2) p += 2;
+    if (p > buf.length) break;
+    let out: Buffer;
+    let consumed: number;
+    try {
+      const r = inflateRawSync(buf.subarray(p), { info: true, maxOutputLength: MAX_WHOLE_FILE_BYTES }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+      out = r.buffer;
+      consumed = r.engine.bytesWritten;
+    } catch {
+      break;
+    }
+    const trailer = p + consumed;
+    if (trailer + 8 > buf.length || buf.readUInt32LE(trailer) !== crc32(out) >>> 0 || buf.readUInt32LE(trailer + 4) !== out.length % 2 ** 32) break;
+    members.push(out);
+    at = trailer + 8;
+  }
+  return Buffer.concat(members);
 }
 
 const codeOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException)?.code;

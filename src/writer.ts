@@ -256,6 +256,12 @@ export class IndexWriter {
   private seq: number;
   /** Each live document's ordinal, by external id (buffered ones included): a live index passes 2^24 documents. */
   private readonly live = new BigMap<string, number>();
+  /**
+   * The other ordinals of an id that committed segments hold more than once (a build of a crawl
+   * that repeats ids; the writer itself refuses a repeat): a delete or a replace of the id takes
+   * every one of its documents, not only the one `live` names.
+   */
+  private readonly repeated = new Map<string, number[]>();
   private nextOrdinal = 0;
   private nextSegment = 0;
   private deletesWritten = 0;
@@ -372,7 +378,15 @@ export class IndexWriter {
       for (const [local, id] of r.db.prepare('SELECT doc_id, external_id FROM docs ORDER BY doc_id').raw().iterate() as Iterable<[number, string]>) {
         ordinals[local] = this.nextOrdinal++;
         if (gone?.[local]) deleted.add(local);
-        else this.live.set(id, ordinals[local]!);
+        else {
+          const before = this.live.get(id);
+          if (before !== undefined) {
+            const others = this.repeated.get(id);
+            if (others) others.push(before);
+            else this.repeated.set(id, [before]);
+          }
+          this.live.set(id, ordinals[local]!);
+        }
       }
       return { entry: { ...segmentEntry(s.name, r.stats), ...(s.deletes ? { deletes: s.deletes, deleted: deleted.size } : {}) }, ordinals, deleted, unrefreshed: new Map(), durable: true, merging: false };
     } finally {
@@ -439,12 +453,16 @@ export class IndexWriter {
       const ordinal = this.live.get(id);
       if (ordinal === undefined) continue;
       this.live.delete(id);
-      n++;
-      const at = this.find(ordinal);
-      if (at) {
-        at.segment.deleted.add(at.local);
-        at.segment.unrefreshed.set(at.local, seq);
-      } else this.bufferDeleted.set(ordinal, seq);
+      const others = this.repeated.get(id);
+      if (others) this.repeated.delete(id);
+      for (const o of others ? [...others, ordinal] : [ordinal]) {
+        n++;
+        const at = this.find(o);
+        if (at) {
+          at.segment.deleted.add(at.local);
+          at.segment.unrefreshed.set(at.local, seq);
+        } else this.bufferDeleted.set(o, seq);
+      }
     }
     return n;
   }

@@ -276,6 +276,29 @@ describe('deletes and replaces', () => {
   });
 });
 
+describe('an id a built index holds more than once', () => {
+  it('is deleted and replaced in every one of its documents', async () => {
+    const dir = fresh('repeats');
+    // A crawl may repeat an id (build keeps each document); the writer refuses repeats itself.
+    const input = ['a', 'b', 'a', 'c', 'a', 'b'].map((id, i) => ({ id, text: `${WORDS[i % WORDS.length]} whale` }));
+    await buildIndex({ input, output: dir, ...analysis });
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false });
+    expect(await writer.delete(['a'])).toEqual({ deleted: 3 });
+    expect(await writer.replace([{ id: 'b', text: 'sea storm' }])).toEqual({ added: 1 });
+    await writer.refresh();
+    const r = writer.reader();
+    try {
+      expect([...r.documents()].map((d) => d.externalId)).toEqual(['c', 'b']);
+      expect(r.search('whale', { k: 10 }).map((h) => h.externalId)).toEqual(['c']);
+      expect(r.search('sea', { k: 10 }).map((h) => h.externalId)).toEqual(['b']);
+    } finally {
+      r.close();
+    }
+    await writer.close();
+    verifyIndex(dir);
+  });
+});
+
 describe('snapshot readers', () => {
   it('keep their generation while the writer commits, and reopen() gives the new one, sharing the segments both have', async () => {
     const dir = fresh('snap');

@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -294,6 +294,35 @@ describe('WARC in builds', () => {
     expect(b.summary.notIndexed).toEqual({ 'metadata records': 6, 'request records': 6, 'image/png payloads': 1, 'warcinfo records': 1 });
     expect(b.summary.skipped.count).toBe(0);
     expect(a.summary.unsupported.count).toBe(1);
+  });
+
+  it('with --positions, UTF-8 pages of titles of every length give the same postings and positions as files and as WARC (records read together, as .warc and .warc.gz)', async () => {
+    // A plain .warc's records, and a member's, are read (and a UTF-8 page inverted from its
+    // bytes) before the worker takes the first: each keeps its own title's length.
+    const files = join(dir, `titled-${n++}`);
+    mkdirSync(files);
+    const titles = ['', 'One', 'Two words', 'A title of five words', '', 'Caf\u00e9 na\u00efve', 'x'];
+    titles.forEach((t, i) => writeFileSync(join(files, `p${i}.html`), `<html><head>${t ? `<title>${t}</title>` : ''}</head><body><p>page ${i} body words here and there</p><p>two words</p></body></html>`));
+    writeFileSync(join(files, 'q.txt'), 'a plain text file after titled pages');
+    const warc = join(dir, `titled-warc-${n++}`);
+    mkdirSync(warc);
+    writeWarcOfFolder(files, join(warc, 'pages.warc.gz'), { baseUri: 'http://site.example/' });
+    const plain = join(dir, `titled-plain-${n++}`);
+    mkdirSync(plain);
+    writeFileSync(join(plain, 'pages.warc'), gunzipSync(readFileSync(join(warc, 'pages.warc.gz'))));
+    const withPositions = async (input: string, workers: number) => {
+      const output = join(dir, `idx-${n++}`);
+      await buildIndex({ input, output, workers, sorter: 'cpu', positions: true });
+      return { postings: readFileSync(join(output, 'postings.bin')), positions: readFileSync(join(output, 'positions.bin')) };
+    };
+    const reference = await withPositions(files, 1);
+    for (const input of [warc, plain]) {
+      for (const workers of [1, 4]) {
+        const got = await withPositions(input, workers);
+        expect(got.postings.equals(reference.postings)).toBe(true);
+        expect(got.positions.equals(reference.positions)).toBe(true);
+      }
+    }
   });
 
   it('a .warc.gz cut into member ranges gives the same index and the same fault lines, whatever the cut and the workers', async () => {

@@ -38,8 +38,8 @@ export function readHtmlPage(buf: Buffer, httpContentType?: string): PageRead {
  * becoming a string: the document's TermIds, or the page as readHtmlPage reads it where `invert`
  * declines (or the page is in another charset).
  */
-export function readHtmlPageInverted(buf: Buffer, invert: Utf8TextInverter): PageRead | { termIds: Uint32Array } {
-  const decoded = decodeHtmlPage(buf);
+export function readHtmlPageInverted(buf: Buffer, invert: Utf8TextInverter, httpContentType?: string): PageRead | { termIds: Uint32Array } {
+  const decoded = decodeHtmlPage(buf, httpContentType);
   if ('reason' in decoded) return decoded;
   if (!('utf8' in decoded)) return decodedPage(decoded);
   const page = htmlUtf8ToTextBytes(decoded.utf8);

@@ -48,8 +48,8 @@ const SMALL_FILE_BYTES = 4 << 20;
  * Reads the file `relPath` ('/'-separated, relative to `root`). `lineHandler` may take JSONL
  * lines instead of JSON.parse (see JsonlLineHandler).
  */
-export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
-  yield* readFileWith(root, relPath, resolveFields(options), range, lineHandler);
+export async function* readCorpusFile(root: string, relPath: string, options: CorpusOptions = {}, range?: LineRange, lineHandler?: JsonlLineHandler, inverters?: BytesInverters): AsyncGenerator<CorpusItem> {
+  yield* readFileWith(root, relPath, resolveFields(options), range, lineHandler, inverters);
 }
 
 /** Byte offsets [start, end) of a file (end may be Infinity: to the end). */
@@ -69,7 +69,7 @@ export interface LineRange extends ByteRange {
 }
 
 /** readCorpusFile with the field lists already resolved. */
-export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields, range?: LineRange, lineHandler?: JsonlLineHandler): AsyncGenerator<CorpusItem> {
+export async function* readFileWith(root: string, relPath: string, fields: ResolvedFields, range?: LineRange, lineHandler?: JsonlLineHandler, inverters?: BytesInverters): AsyncGenerator<CorpusItem> {
   const path = relPath;
   const skip = (reason: string): CorpusItem => ({ kind: 'skip', skip: { path, reason } });
   const fmt = formatOf(relPath);
@@ -94,7 +94,7 @@ export async function* readFileWith(root: string, relPath: string, fields: Resol
   try {
     if (fmt.format === 'jsonl') yield* readJsonl(full, path, fmt.gzip, fields, st.size, range, lineHandler);
     else if (fmt.format === 'json') yield* readJson(full, path, fmt.gzip, fields, st.size);
-    else if (fmt.format === 'warc') yield* readWarc(full, path, fmt.gzip, st.size, (d) => doc(d.doc), range);
+    else if (fmt.format === 'warc') yield* readWarc(full, path, fmt.gzip, st.size, (d) => doc(d.doc), range, inverters);
     else yield* readWholeDocument(full, path, fmt.gzip, fmt.format, st.size);
   } catch (err) {
     yield skip(describeError(err));
@@ -685,6 +685,8 @@ export interface BytesInverters {
   asciiText: (bytes: Uint8Array) => Uint32Array | undefined;
   /** A page's title and its text's UTF-8 bytes (invertUtf8). */
   utf8Html: Utf8TextInverter;
+  /** The title's terms in the TermIds the last call gave (for positions). */
+  titleLength: () => number;
 }
 
 /**

@@ -26,6 +26,11 @@ export interface SourceDocument {
    * already inverted, a view valid until the reader's next item; title and text are then ''.
    */
   termIds?: Uint32Array;
+  /**
+   * With termIds inverted before the document's turn (a copy: a WARC member's records are read
+   * together), the title's terms among them (DocumentInverter.titleLength then), for positions.
+   */
+  titleTerms?: number;
   /** A WARC record's WARC-Date and WARC-Record-ID (the externalId is its WARC-Target-URI). */
   warc?: WarcFields;
 }

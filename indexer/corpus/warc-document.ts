@@ -8,7 +8,7 @@
  */
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { decodeFile } from './decode.js';
-import { readHtmlPage, type PageRead } from './html.js';
+import { readHtmlPage, readHtmlPageInverted, type PageRead, type Utf8TextInverter } from './html.js';
 import type { SourceDocument } from './types.js';
 import type { WarcRecord } from './warc-records.js';
 
@@ -21,8 +21,11 @@ const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 /** 'text/html' of 'Text/HTML; charset=utf-8'. */
 export const mediaTypeOf = (contentType: string | undefined): string => (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 
-/** `path` is the WARC file's, for the document's path. */
-export function recordOutcome(rec: WarcRecord, path: string): RecordOutcome {
+/**
+ * `path` is the WARC file's, for the document's path. With `invert`, a UTF-8 HTML page comes
+ * inverted from its text's bytes (SourceDocument.termIds, a view until invert's next call).
+ */
+export function recordOutcome(rec: WarcRecord, path: string, invert?: Utf8TextInverter): RecordOutcome {
   const type = (rec.headers.get('warc-type') ?? '').toLowerCase();
   if (type === '') return { damaged: 'no WARC-Type' };
   if (!INDEXED_TYPES.has(type)) return { ignored: `${type} records` };
@@ -65,7 +68,8 @@ export function recordOutcome(rec: WarcRecord, path: string): RecordOutcome {
   if (media === '' || media === 'application/octet-stream') media = sniffHtml(payload) ? 'text/html' : media;
   const html = HTML_TYPES.has(media);
   if (!html && media !== 'text/plain') return { ignored: `${media || 'untyped'} payloads` };
-  const read: PageRead = html ? readHtmlPage(payload, contentType) : decodeFile(payload, false, contentType);
+  const read: PageRead | { termIds: Uint32Array } = !html ? decodeFile(payload, false, contentType) : invert ? readHtmlPageInverted(payload, invert, contentType) : readHtmlPage(payload, contentType);
+  if ('termIds' in read) return { doc: { externalId: uri, path, title: '', text: '', bytes: rec.block.length, warc: warcFields(rec), termIds: read.termIds } };
   if ('reason' in read) return { ignored: `${read.reason === 'binary file' ? 'binary' : 'empty'} ${media} payloads` };
   const { title = '', text } = read;
   const doc: SourceDocument = { externalId: uri, path, title, text, bytes: rec.block.length, warc: warcFields(rec) };

@@ -14,6 +14,7 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { constants, crc32, createInflateRaw, inflateRawSync } from 'node:zlib';
 import { recordOutcome } from './warc-document.js';
+import type { BytesInverters } from './read-file.js';
 import { MAX_BLOCK_BYTES, WarcRecordParser, type WarcRecord } from './warc-records.js';
 import type { LineRange } from './read-file.js';
 import type { CorpusItem } from './types.js';
@@ -39,10 +40,16 @@ const RECORD_START = Buffer.from('WARC/1.');
  * The items of a WARC file. `doc` applies the readers' policy for documents with a warning;
  * `range` (gzip only) limits the read to the members starting in [start, end).
  */
-export async function* readWarc(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange): AsyncGenerator<CorpusItem> {
+export async function* readWarc(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange, inverters?: BytesInverters): AsyncGenerator<CorpusItem> {
   let items = 0;
   const toItem = (r: WarcRecord): CorpusItem => {
-    const o = recordOutcome(r, path);
+    const o = recordOutcome(r, path, inverters?.utf8Html);
+    if ('doc' in o && o.doc.termIds) {
+      // A member's records are read before the worker takes the first: the TermIds are copied
+      // out of the inverter's view, with the title's length the inverter holds until its next call.
+      o.doc.termIds = o.doc.termIds.slice();
+      o.doc.titleTerms = inverters!.titleLength();
+    }
     if ('doc' in o) {
       // Damaged text (a warning) names its record, as every other fault does: the file alone does not say which of its records.
       const d = o.doc.warning ? { ...o.doc, warning: `${describe(r.offset)}: ${o.doc.warning}` } : o.doc;

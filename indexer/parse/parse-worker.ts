@@ -53,6 +53,7 @@ let lexiconWeighedAt = 0;
 const bytesInverters: BytesInverters = {
   asciiText: (bytes) => inverter.invertAsciiBytes(bytes),
   utf8Html: (title, text) => inverter.invertUtf8(title, text),
+  titleLength: () => inverter.titleLength,
 };
 /** ParseWorkerInit.smallFilesTogether. */
 let smallFilesTogether = false;
@@ -207,10 +208,11 @@ class OpenBatch {
     return bundle.externalIds.length - this.docStart;
   }
 
-  addDocument(termIds: Uint32Array, externalId: string, bytes: number): void {
+  /** `titleLength`: the title's terms among termIds (positions). */
+  addDocument(termIds: Uint32Array, externalId: string, bytes: number, titleLength: number): void {
     const b = bundle;
     if (blocks) {
-      if (blocks.add(termIds, termIds.length, lexicon!.termIds(), inverter.titleLength)) blockFull = true;
+      if (blocks.add(termIds, termIds.length, lexicon!.termIds(), titleLength)) blockFull = true;
       if (lexiconOutgrown()) lexiconFull = blockFull = true;
     } else this.addPairs(termIds);
     b.pairEnd += termIds.length;
@@ -219,7 +221,7 @@ class OpenBatch {
     b.lengths[d] = termIds.length;
     if (b.titleLengths) {
       if (d === b.titleLengths.length) b.titleLengths = grown(b.titleLengths, d + 1);
-      b.titleLengths[d] = inverter.titleLength;
+      b.titleLengths[d] = titleLength;
     }
     b.externalIds.push(externalId);
     this.bytes += bytes;
@@ -400,7 +402,8 @@ function takeItem(batch: OpenBatch, item: CorpusItem, renumbered: boolean): bool
   if (d.warc) (batch.warc ??= []).push(d.warc.date ?? '', d.warc.recordId ?? '');
   if (d.warning) batch.warnings.push({ path: d.path, line: d.line, reason: d.warning });
   if (renumbered && d.idFromLine) batch.lineIds.push(batch.docs, d.line!);
-  batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes);
+  // The title's length after invert(d), or the one inverted ahead with the document.
+  batch.addDocument(d.termIds ?? inverter.invert(d), d.externalId, d.bytes, d.titleTerms ?? inverter.titleLength);
   return bundle.pairEnd >= init.batchPairs || blockFull;
 }
 
@@ -463,7 +466,7 @@ async function parseFile(task: Task, trySmall: boolean): Promise<void> {
   } else if (plainJsonl) {
     for (const item of plainJsonl) if (take(item)) await full();
   } else {
-    for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines)) if (take(item)) await full();
+    for await (const item of readCorpusFile(init.root, path, init.corpus, range, jsonlLines, bytesInverters)) if (take(item)) await full();
   }
   if (counts) {
     batch.lines = counts.lines;

@@ -19,7 +19,19 @@ const WINDOW_BYTES = 1 << 20;
 export type JoinedRows = [count: number, min: number | null, max: number | null, ids: string | null, paths: string | null];
 
 /** Why a folder is not a readable segment: thrown as a plain Error; callers word it for the user. */
-export class SegmentFormatError extends Error {}
+export class SegmentFormatError extends Error {
+  override readonly name = 'SegmentFormatError';
+}
+
+/** SQLite's codes for a file that is not a database or is damaged (better-sqlite3 sets `code`). */
+const SQLITE_DAMAGED = /^SQLITE_(CORRUPT|NOTADB)/;
+
+/** `err` as a SegmentFormatError naming `path` when SQLite found the file damaged; else `err`. */
+function damaged(path: string, err: unknown): unknown {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && SQLITE_DAMAGED.test(code)) return new SegmentFormatError(`${path}: damaged (${(err as Error).message}); run \`gpuindex verify\` on the index`);
+  return err;
+}
 
 /** Which file a path names now (device and inode): a folder replaced under the same name is another segment. */
 export function fileIdentity(path: string): string {
@@ -41,14 +53,19 @@ export class SegmentReader {
     const dbPath = join(dir, INDEX_DB);
     if (!existsSync(dbPath) || !existsSync(join(dir, POSTINGS_FILE))) throw new SegmentFormatError(`not a gpuindex index: ${dir}`);
     this.db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      this.stats = Object.fromEntries(
+        (this.db.prepare('SELECT key, value FROM stats').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]),
+      ) as unknown as CollectionStats;
+      this.settings = Object.fromEntries(
+        (this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: unknown }[]).map((r) => [r.key, parseSetting(r.value)]),
+      );
+    } catch (err) {
+      this.db.close();
+      throw damaged(dbPath, err);
+    }
     this.identity = fileIdentity(dbPath);
     this.fd = openSync(join(dir, POSTINGS_FILE), 'r');
-    this.stats = Object.fromEntries(
-      (this.db.prepare('SELECT key, value FROM stats').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]),
-    ) as unknown as CollectionStats;
-    this.settings = Object.fromEntries(
-      (this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: unknown }[]).map((r) => [r.key, parseSetting(r.value)]),
-    );
     if (!READABLE_INDEX_FORMATS.includes(this.stats.formatVersion)) {
       this.close();
       throw new SegmentFormatError(`${dir}: index format ${this.stats.formatVersion ?? '?'}, this gpuindex reads formats ${readableFormats()}: build the index again`);
@@ -107,7 +124,7 @@ export class SegmentReader {
    */
   locate(offset: number, length: number): number {
     if (this.postings) {
-      if (offset + length > this.postings.length) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
+      if (offset + length > this.postings.length) throw new SegmentFormatError(`${this.dir}: postings.bin is shorter than the lexicon says`);
       return offset;
     }
     if (offset < this.windowStart || offset + length > this.windowStart + this.window.length) {
@@ -115,7 +132,7 @@ export class SegmentReader {
       if (this.window.buffer.byteLength < want) this.window = new Uint8Array(want);
       const size = fstatSync(this.fd).size;
       const got = Math.min(want, Math.max(0, size - offset));
-      if (got < length) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
+      if (got < length) throw new SegmentFormatError(`${this.dir}: postings.bin is shorter than the lexicon says`);
       this.window = new Uint8Array(this.window.buffer, 0, got);
       this.readAt(this.window, 0, got, offset);
       this.windowStart = offset;
@@ -125,7 +142,7 @@ export class SegmentReader {
   }
 
   private readAt(into: Uint8Array, at: number, length: number, position: number): void {
-    if (readFullAt(this.fd, into.subarray(at, at + length), position) < length) throw new Error(`${this.dir}: postings.bin is shorter than the lexicon says`);
+    if (readFullAt(this.fd, into.subarray(at, at + length), position) < length) throw new SegmentFormatError(`${this.dir}: postings.bin is shorter than the lexicon says`);
   }
 
   /** Bytes of postings.bin. */
@@ -137,7 +154,11 @@ export class SegmentReader {
   documentLengths(): Uint32Array {
     // One column into one array: rows through iterate() cost 3.5 µs each, (doc_id, length)
     // pairs 3 µs, this under 1 µs. docIDs run 0 .. N-1 (gpuindex verify checks it).
-    return Uint32Array.from(this.db.prepare('SELECT length FROM docs ORDER BY doc_id').pluck().all() as number[]);
+    try {
+      return Uint32Array.from(this.db.prepare('SELECT length FROM docs ORDER BY doc_id').pluck().all() as number[]);
+    } catch (err) {
+      throw damaged(join(this.dir, INDEX_DB), err);
+    }
   }
 
   /**
@@ -148,7 +169,11 @@ export class SegmentReader {
     this.joinedRowsStmt ??= this.db
       .prepare("SELECT count(*), min(doc_id), max(doc_id), group_concat(external_id, char(0) ORDER BY doc_id), group_concat(path, char(0) ORDER BY doc_id) FROM docs WHERE doc_id >= ? AND doc_id < ?")
       .raw();
-    return this.joinedRowsStmt.get(from, to) as JoinedRows;
+    try {
+      return this.joinedRowsStmt.get(from, to) as JoinedRows;
+    } catch (err) {
+      throw damaged(join(this.dir, INDEX_DB), err);
+    }
   }
   private joinedRowsStmt?: Database.Statement;
 

@@ -7,7 +7,7 @@
 // workers, started while the rest loads.
 import './cli-stdout.js';
 import './cli-prestart.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import type { BuildSummary } from './build.js';
 import { AbortError, UserError } from './shared/errors.js';
@@ -28,6 +28,14 @@ function intOption(name: string) {
   return (v: string): number => {
     if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
     return Number(v);
+  };
+}
+
+function floatOption(name: string) {
+  return (v: string): number => {
+    const x = v.trim() === '' ? Number.NaN : Number(v);
+    if (!Number.isFinite(x)) throw new InvalidArgumentError(`${name} must be a number`);
+    return x;
   };
 }
 
@@ -167,8 +175,8 @@ program
   .argument('<index>', 'index folder')
   .argument('<query>', 'query (its terms analysed like the documents)')
   .option('-k <n>', 'number of hits', intOption('-k'), 10)
-  .option('--k1 <x>', 'BM25 k1', parseFloat, 0.9)
-  .option('--b <x>', 'BM25 b', parseFloat, 0.4)
+  .option('--k1 <x>', 'BM25 k1', floatOption('--k1'), 0.9)
+  .option('--b <x>', 'BM25 b', floatOption('--b'), 0.4)
   .option('--explain', "each term's part of each hit's score (idf, tf, length)", false)
   .option('--json', 'print hits as JSON (with title and snippet, null where the source cannot be read)', false)
   .action(async (index: string, query: string, o: { k: number; k1: number; b: number; explain: boolean; json: boolean }) => {
@@ -283,6 +291,8 @@ program
   .argument('<index>', 'index folder')
   .action(async (index: string) => {
     const { verifyIndex, IndexDamage } = await import('../merge/verify.js');
+    // Nothing at the path is the user's mistake (exit 1, as search and stats), not damage (exit 3).
+    if (!existsSync(index)) throw new UserError(`not a gpuindex index: ${index} (no such file or folder)`);
     try {
       const r = verifyIndex(index);
       const inSegments = r.segments !== undefined ? ` in ${r.segments} segments (terms counted per segment)` : '';
@@ -367,6 +377,9 @@ registerCorpusCommands(program);
 
 function userMessage(err: unknown): string | undefined {
   if (err instanceof UserError || err instanceof InvalidArgumentError) return err.message;
+  // A damaged index file found while reading (merge/segment-reader.ts; not imported here, as the
+  // CLI loads the reader only for the commands that read).
+  if (err instanceof Error && err.name === 'SegmentFormatError') return err.message;
   const e = err as NodeJS.ErrnoException;
   if (e && typeof e.code === 'string' && ['ENOENT', 'EACCES', 'EEXIST', 'ENOSPC', 'EROFS', 'ENOTDIR', 'EISDIR'].includes(e.code)) return e.message;
   return undefined;

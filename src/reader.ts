@@ -621,6 +621,8 @@ export class IndexReader {
     const k1 = options.k1 ?? 0.9;
     const b = options.b ?? 0.4;
     if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
+    if (typeof k1 !== 'number' || !Number.isFinite(k1)) throw new UserError(`k1 must be a finite number, got ${k1}`);
+    if (typeof b !== 'number' || !Number.isFinite(b)) throw new UserError(`b must be a finite number, got ${b}`);
     const plan = planQuery(query, (text) => this.analyzeKept(text), this.capabilities());
     if (plan.slots.length === 0) return [];
     const n = this.statistics.documents;

@@ -88,4 +88,24 @@ describe('gpuindex verify', () => {
     expect(r.status).toBe(3);
     expect(r.stderr).toBe(`gpuindex: ${dir}: MANIFEST.json is missing: not a complete gpuindex index\n`);
   });
+
+  it('a damaged index.sqlite or a cut postings.bin makes search and postings fail in one line, not an internal error', () => {
+    const cli = new URL('../dist/src/cli.js', import.meta.url).pathname;
+    const dir = copy();
+    const db = join(dir, 'index.sqlite');
+    const bytes = readFileSync(db);
+    bytes[0] = bytes[0]! ^ 0x01; // "SQLite format 3" header: not a database any more
+    writeFileSync(db, bytes);
+    for (const args of [['search', dir, 'whale'], ['postings', dir, 'whale'], ['stats', dir]]) {
+      const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(`gpuindex: ${db}: damaged (file is not a database); run \`gpuindex verify\` on the index\n`);
+    }
+    const dir2 = copy();
+    const postings = join(dir2, 'postings.bin');
+    writeFileSync(postings, readFileSync(postings).subarray(0, 64));
+    const r = spawnSync(process.execPath, [cli, 'search', dir2, 'whale'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`gpuindex: ${dir2}: postings.bin is shorter than the lexicon says\n`);
+  });
 });

@@ -4,8 +4,8 @@
  */
 import type { SharedInversion } from '../../indexer/scan/shared-inversion.js';
 import type { BufferPool } from '../../runtime/buffer-pool.js';
-import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { relative, resolve, isAbsolute } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { SkippedItem } from '../../indexer/corpus/index.js';
@@ -13,6 +13,7 @@ import { AbortError, UserError } from '../shared/errors.js';
 import { parseMemory, resolveBlockSize, defaultMemoryBytes, defaultWorkerCount, type BuildOptions } from '../shared/options.js';
 import { createTokenizer, withTitleWeightDefault, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
 import { parseShard, type Shard } from '../../indexer/parse/shards.js';
+import { resolveFields } from '../../indexer/corpus/fields.js';
 
 /** What the failure path of buildIndex must release: the open sorter, the index database. */
 export interface BuildState {
@@ -51,13 +52,17 @@ export function checkOptions(options: BuildOptions): BuildContext {
   if (options.input === undefined || options.input === null) throw new UserError('an input crawl or documents are required');
   const tokenizer = createTokenizer(withTitleWeightDefault(options));
   const memoryBytes = options.memory !== undefined ? parseMemory(options.memory) : defaultMemoryBytes();
+  if (options.memoryScope !== undefined && options.memoryScope !== 'build' && options.memoryScope !== 'process')
+    throw new UserError(`memoryScope must be 'build' or 'process', got ${JSON.stringify(options.memoryScope)}`);
   const hostBytes = options.memoryScope === 'process' ? 0 : process.memoryUsage.rss();
+  checkFields(options.fields);
   checkMergeThreads(options.mergeThreads);
   // An explicit --block-size is checked here; the memory plan (once the sorter is open) sizes the rest.
   const explicitBlockSize = resolveBlockSize(options);
   const workers = options.workers ?? defaultWorkers();
   if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
   const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
+  if (root) checkOutputBesideCrawl(options.output, root);
   if (options.resume && !root) throw new UserError('--resume needs a crawl folder as input');
   if (options.shard !== undefined && !root) throw new UserError('--shard needs a crawl folder as input');
   const shard = options.shard !== undefined ? parseShard(options.shard) : undefined;
@@ -82,6 +87,35 @@ export function checkCrawl(input: string): string {
     throw new UserError(`crawl not found: ${input}`);
   }
   return root;
+}
+
+/**
+ * An existing output that is the crawl, or a folder holding it, would be replaced by the index
+ * under --force (commitOutput removes the old folder): the crawl would be deleted. Refused.
+ */
+export function checkOutputBesideCrawl(output: string, root: string): void {
+  const out = resolve(output);
+  if (!existsSync(out)) return;
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const rel = relative(real(out), real(root));
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)))
+    throw new UserError(`output ${output} is the crawl or holds it: the index would replace the crawl; choose another output folder`);
+}
+
+/** Checks options.fields up front, on this thread (a parse worker's error would not be a UserError). */
+export function checkFields(fields: unknown): void {
+  if (fields === undefined || fields === null) return;
+  if (typeof fields !== 'object' || Array.isArray(fields))
+    throw new UserError(`--fields must be an object of id, title and text lists, got ${JSON.stringify(fields)}`);
+  for (const key of Object.keys(fields))
+    if (key !== 'id' && key !== 'title' && key !== 'text') throw new UserError(`--fields: unknown key "${key}" (expected id, title or text)`);
+  resolveFields({ fields: fields as BuildOptions['fields'] });
 }
 
 /** Checks options.mergeThreads up front (before a long parse). */

@@ -204,7 +204,7 @@ const UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024,
 /** Parses '1GiB', '256MiB', '512MB', '100000' into bytes. */
 export function parseMemory(value: string | number): number {
   if (typeof value === 'number') {
-    if (!(value > 0)) throw new UserError(`--memory must be positive, got ${value}`);
+    if (!(value > 0) || !Number.isFinite(value)) throw new UserError(`--memory must be a positive number of bytes, got ${value}`);
     return Math.floor(value);
   }
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);

@@ -275,6 +275,8 @@ export class IndexWriter {
   private readonly recentRefreshMs: number[] = [];
   private closed = false;
   private closing = false;
+  /** close()'s promise, once it was called: operations called after it are refused. */
+  private closingDone?: Promise<void>;
   private readonly merges = new Set<RunningMerge>();
   /** Segments merged away that the last commit still names: removed by the next commit. */
   private readonly obsolete = new Set<string>();
@@ -530,7 +532,7 @@ export class IndexWriter {
    * Deletes documents by id, durably (logged before it resolves); visible to reader() after the
    * next refresh, to openIndex() after the next commit. Ids the index does not hold are ignored.
    */
-  delete(ids: Iterable<string>): Promise<{ deleted: number }> {
+  async delete(ids: Iterable<string>): Promise<{ deleted: number }> {
     this.checkOpen();
     const list = [...ids];
     return this.serial(async () => {
@@ -727,7 +729,7 @@ export class IndexWriter {
    * against the index's and it replaces none (a later replace() or delete() of such an id finds
    * the document only after the writer is reopened).
    */
-  addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'positions'> = {}): Promise<{ added: number; generation: number }> {
+  async addCrawl(input: string, build: Omit<BuildOptions, 'input' | 'output' | 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'positions'> = {}): Promise<{ added: number; generation: number }> {
     this.checkOpen();
     return this.serial(async () => {
       await this.refreshNow();
@@ -781,7 +783,7 @@ export class IndexWriter {
   }
 
   /** Makes every document added and deleted so far searchable through reader(). */
-  refresh(): Promise<void> {
+  async refresh(): Promise<void> {
     this.checkOpen();
     return this.serial(() => this.refreshNow());
   }
@@ -822,7 +824,7 @@ export class IndexWriter {
    * Makes every operation so far the index's, durably: the next generation of segments.json,
    * naming the segments flushed and merged since the last. Merges running go on.
    */
-  commit(): Promise<{ generation: number }> {
+  async commit(): Promise<{ generation: number }> {
     this.checkOpen();
     return this.serial(() => this.commitNow());
   }
@@ -997,9 +999,16 @@ export class IndexWriter {
     return new IndexReader(this.path, { ...this.committed, segments: this.segments.map((s) => s.entry) });
   }
 
-  /** Lets the running merges (and those they lead to) complete, commits, and releases the index to other writers. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Lets the running merges (and those they lead to) complete, commits, and releases the index to
+   * other writers. Every call gets the same promise: a second close() while the first runs must not
+   * close the log's descriptor again (or one reused since) nor refuse the first one's work.
+   */
+  close(): Promise<void> {
+    return (this.closingDone ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
     clearTimeout(this.refreshTimer);
     try {
       await this.serial(async () => {
@@ -1019,7 +1028,7 @@ export class IndexWriter {
   }
 
   private checkOpen(): void {
-    if (this.closed) throw new UserError('the writer is closed');
+    if (this.closed || this.closingDone) throw new UserError('the writer is closed');
   }
 }
 
@@ -1064,6 +1073,9 @@ function checkDocuments(list: readonly InputDocument[], taken: (id: string) => b
   const seen = new Set<string>();
   for (const [i, d] of list.entries()) {
     if (!d || typeof d.id !== 'string' || typeof d.text !== 'string') throw new UserError(`document ${i} needs string "id" and "text"`);
+    // A segment stores ids as UTF-8, which a lone surrogate does not survive: reopened, the writer
+    // would know the document by another id, and a delete or replace by this one would miss it.
+    if (!(d.id as unknown as { isWellFormed(): boolean }).isWellFormed()) throw new UserError(`document id ${JSON.stringify(d.id)} holds a lone surrogate: ids are stored as UTF-8`);
     if (seen.has(d.id)) throw new UserError(`document id ${JSON.stringify(d.id)} is given twice`);
     if (taken(d.id)) throw new UserError(`add: a document with id ${JSON.stringify(d.id)} is in the index already (replace() replaces it)`);
     seen.add(d.id);

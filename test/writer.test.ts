@@ -138,6 +138,37 @@ for (let i = 0; ; i++) {
   });
 });
 
+describe('closing the writer', () => {
+  it('twice at once is one close: both resolve, the index is released, and what was added is committed', async () => {
+    const dir = fresh('close-twice');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+    await writer.add([{ id: 'a', text: 'whale' }]);
+    await Promise.all([writer.close(), writer.close()]);
+    // Called during or after close, an operation is refused, as a rejection (not a throw).
+    await expect(writer.commit()).rejects.toThrow('the writer is closed');
+    await expect(writer.delete(['a'])).rejects.toThrow('the writer is closed');
+    const again = await openWriter(dir, { refreshMs: 0 });
+    await again.close();
+    const reader = openIndex(dir);
+    expect([...reader.documents()].map((d) => d.externalId)).toEqual(['a']);
+    reader.close();
+  });
+});
+
+describe('an id with a lone surrogate', () => {
+  it('is refused: a segment stores ids as UTF-8, so reopened, a delete or replace of it would miss the document', async () => {
+    const dir = fresh('surrogate');
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0 });
+    await expect(writer.add([{ id: 'ok', text: 'whale' }, { id: 'a\uD800', text: 'ship' }])).rejects.toThrow('lone surrogate');
+    await expect(writer.replace([{ id: '\uDC00', text: 'ship' }])).rejects.toThrow('lone surrogate');
+    await writer.add([{ id: 'ok 😀', text: 'whale' }]);
+    await writer.close();
+    const again = await openWriter(dir, { refreshMs: 0 });
+    expect(await again.delete(['ok 😀'])).toEqual({ deleted: 1 });
+    await again.close();
+  });
+});
+
 describe('gpuindex add', () => {
   it('adds a crawl as a committed segment, creating the index, and refuses while another writer holds it', async () => {
     const { execFileSync, spawnSync } = await import('node:child_process');

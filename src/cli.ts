@@ -367,8 +367,8 @@ program
     const { optimizeIndex } = await import('./optimize.js');
     const r = optimizeIndex(index);
     if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
-    else if (r.segments === 1) process.stdout.write(`${index} is one segment already\n`);
-    else process.stdout.write(`merged ${r.segments} segments: ${formatCount(r.documents)} documents, ${formatCount(r.terms)} terms, ${(r.postingsBytes / 1e6).toFixed(1)} MB of postings in ${(r.ms / 1000).toFixed(2)} s\n`);
+    else if (!r.rewritten) process.stdout.write(`${index} is one segment already\n`);
+    else process.stdout.write(`merged ${r.segments} segment${r.segments === 1 ? '' : 's'}: ${formatCount(r.documents)} documents, ${formatCount(r.terms)} terms, ${(r.postingsBytes / 1e6).toFixed(1)} MB of postings in ${(r.ms / 1000).toFixed(2)} s\n`);
   });
 
 registerGpuCommands(program);

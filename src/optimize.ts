@@ -19,6 +19,8 @@ export interface OptimizeResult {
   output: string;
   /** Segments before; 1 when there was nothing to merge. */
   segments: number;
+  /** Whether the index was rewritten (false: one segment without deletes, left as it was). */
+  rewritten: boolean;
   documents: number;
   terms: number;
   postingsBytes: number;
@@ -44,7 +46,7 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
       throw err;
     }
     try {
-      return { output: index, segments: 1, documents: one.stats.documents, terms: one.stats.terms, postingsBytes: 0, ms: performance.now() - t0 };
+      return { output: index, segments: 1, rewritten: false, documents: one.stats.documents, terms: one.stats.terms, postingsBytes: 0, ms: performance.now() - t0 };
     } finally {
       one.close();
     }
@@ -61,7 +63,7 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
   const segments = manifest.segments.map((s) => ({ dir: join(index, s.name), deletes: s.deletes }));
   if (segments.length === 0) {
     lock.release();
-    return { output: index, segments: 0, documents: 0, terms: 0, postingsBytes: 0, ms: performance.now() - t0 };
+    return { output: index, segments: 0, rewritten: false, documents: 0, terms: 0, postingsBytes: 0, ms: performance.now() - t0 };
   }
   let plan;
   try {
@@ -73,7 +75,7 @@ export function optimizeIndex(index: string, onFraction?: (f: number) => void): 
   try {
     const r = mergeSegments(segments, plan.temp, { gpuindexVersion: VERSION, optimizedFrom: manifest.segments.length }, onFraction);
     commitOutput(plan);
-    return { output: plan.output, segments: manifest.segments.length, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ...(r.positionsBytes !== undefined ? { positionsBytes: r.positionsBytes } : {}), ms: performance.now() - t0 };
+    return { output: plan.output, segments: manifest.segments.length, rewritten: true, documents: r.stats.documents, terms: r.stats.terms, postingsBytes: r.postingsBytes, ...(r.positionsBytes !== undefined ? { positionsBytes: r.positionsBytes } : {}), ms: performance.now() - t0 };
   } catch (err) {
     discardOutput(plan);
     lock.release();

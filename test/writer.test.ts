@@ -330,6 +330,20 @@ describe('an id a built index holds more than once', () => {
   });
 });
 
+describe('optimize of one segment', () => {
+  it('rewrites it when it has deleted documents, and says so; leaves it otherwise', async () => {
+    const dir = fresh('one-segment');
+    await buildIndex({ input: docsOf([[0, 1], [2], [3, 0]]), output: dir, ...analysis });
+    expect(optimizeIndex(dir)).toMatchObject({ segments: 1, rewritten: false, documents: 3 });
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false });
+    await writer.delete(['d1']);
+    await writer.close();
+    expect(optimizeIndex(dir)).toMatchObject({ segments: 1, rewritten: true, documents: 2 });
+    verifyIndex(dir);
+    expect(optimizeIndex(dir)).toMatchObject({ rewritten: false, documents: 2 });
+  });
+});
+
 describe('snapshot readers', () => {
   it('keep their generation while the writer commits, and reopen() gives the new one, sharing the segments both have', async () => {
     const dir = fresh('snap');

@@ -27,7 +27,7 @@ import { decodeOperation, encodeOperation } from '../merge/wal-record.js';
 import { readDeletes, writeDeletes } from '../merge/deletes.js';
 import { DEFAULT_MERGE_POLICY, pickMergeAround, type MergePolicy } from '../merge/merge-policy.js';
 import { workerScript } from '../runtime/worker-script.js';
-import { acquireWriteLock, LockHeld, type WriteLock } from '../merge/write-lock.js';
+import { acquireWriteLock, LOCK_FILE, LockHeld, type WriteLock } from '../merge/write-lock.js';
 import { resolveTokenizerOptions, withTitleWeightDefault } from '../indexer/analysis/tokenizer.js';
 import { closeGpu, openGpu } from '../gpu/index.js';
 import { buildIndex } from './build.js';
@@ -155,6 +155,10 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
       built.close();
     }
   } else {
+    // A new index only in a new or empty folder: the writer removes segment folders its
+    // segments.json does not name, and a user's folder of that shape would go.
+    const other = readdirSync(dir).find((name) => name !== LOCK_FILE);
+    if (other !== undefined) throw new UserError(`${dir} is not a gpuindex index and is not empty (it holds ${other}): a new index is made in a new or empty folder`);
     manifest.settings = { tokenizer: resolveTokenizerOptions(withTitleWeightDefault(options)), fields: null, ...(options.positions ? { positions: true } : {}) };
   }
   writeSegments(dir, manifest);

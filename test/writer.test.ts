@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -327,6 +327,23 @@ describe('an id a built index holds more than once', () => {
     }
     await writer.close();
     verifyIndex(dir);
+  });
+});
+
+describe('a writer on a folder that is not an index', () => {
+  it('makes one in a new or empty folder, and refuses a folder holding anything else, touching nothing', async () => {
+    const empty = fresh('empty');
+    mkdirSync(empty);
+    const w = await openWriter(empty, { ...analysis, refreshMs: 0 });
+    await w.add(docsOf([[0]]));
+    await w.close();
+    expect(openIndex(empty).stats().documents).toBe(1);
+    const mine = fresh('mine');
+    mkdirSync(join(mine, 'seg-0003'), { recursive: true });
+    writeFileSync(join(mine, 'seg-0003', 'precious.txt'), 'keep me');
+    await expect(openWriter(mine, analysis)).rejects.toThrow(/not a gpuindex index and is not empty/);
+    expect(readdirSync(mine)).toEqual(['seg-0003']);
+    expect(readdirSync(join(mine, 'seg-0003'))).toEqual(['precious.txt']);
   });
 });
 

@@ -152,6 +152,16 @@ describe('hostile WARC files: nothing good lost, each fault reported once', () =
       expect(skips).toEqual([expect.stringContaining(`offset ${offsetOf([good[0]!, good[1]!], 2, layout)}`)]);
     });
 
+    it(`a file that ends after its last block, short of the CRLF CRLF that closes it (${layout})`, async () => {
+      for (const cut of [1, 2, 4]) {
+        const last = good[4]!.subarray(0, good[4]!.length - cut);
+        const f = write(name, [...good.slice(0, 4), last], layout);
+        const { docs, skips } = await read(f);
+        expect(words(docs)).toEqual(goodWords);
+        expect(skips).toEqual([]);
+      }
+    });
+
     it(`a file cut short in its last record (${layout})`, async () => {
       const whole = layout === 'plain' ? Buffer.concat(good) : Buffer.concat(good.map((r) => gzipSync(r)));
       const f = fresh(name);

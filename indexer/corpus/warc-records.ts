@@ -214,6 +214,16 @@ export class WarcRecordParser {
           this.needUntil = this.base + recordEnd + 4;
           return;
         }
+        // The stream ends after the whole block, short of (some of) the CRLF CRLF that closes it:
+        // the record is intact, as a JSONL file's last line is without its newline.
+        if (b.length >= recordEnd && b.subarray(recordEnd).equals(CRLFCRLF.subarray(0, b.length - recordEnd))) {
+          this.scanning = false;
+          const offset = this.base + start;
+          const block = b.subarray(blockStart, recordEnd);
+          this.drop(b.length);
+          this.sink.record({ offset, headers, block });
+          continue;
+        }
         if (!this.resync(start, 'record cut short (the stream ends inside its block)', final)) return;
         continue;
       }

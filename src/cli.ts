@@ -198,8 +198,25 @@ program
       const { hitTexts } = await import('./snippets.js');
       const bold = !o.json && process.stdout.isTTY === true;
       const scored = reader.queryTerms(query);
-      const snippetIndex = { settings: reader.settings, analyze: (text: string) => (text === query ? scored : reader.analyze(text)) };
-      const texts = await hitTexts(snippetIndex, hits, query, bold ? { mark: (w) => `\x1b[1m${w}\x1b[22m` } : {});
+      const analyze = (text: string) => (text === query ? scored : reader.analyze(text));
+      const options = bold ? { mark: (w: string) => `\x1b[1m${w}\x1b[22m` } : {};
+      // Each segment's paths are relative to its own crawl (`gpuindex add` of another folder):
+      // the hits of each segment are read from that segment's `input`.
+      const segments = reader.segmentList();
+      const bySegment = new Map<number, number[]>();
+      hits.forEach((h, i) => {
+        let si = segments.length - 1;
+        while (si > 0 && segments[si]!.docBase > h.docId) si--;
+        const list = bySegment.get(si);
+        if (list) list.push(i);
+        else bySegment.set(si, [i]);
+      });
+      const texts: Awaited<ReturnType<typeof hitTexts>> = new Array(hits.length);
+      for (const [si, at] of bySegment) {
+        const settings = { ...reader.settings, input: segments[si]!.settings.input };
+        const some = await hitTexts({ settings, analyze }, at.map((i) => hits[i]!), query, options);
+        at.forEach((i, j) => (texts[i] = some[j]!));
+      }
       if (o.json) process.stdout.write(JSON.stringify(hits.map((h, i) => ({ ...h, ...texts[i] })), null, 2) + '\n');
       else if (hits.length === 0) process.stdout.write('no documents match\n');
       else {

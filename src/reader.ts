@@ -411,9 +411,9 @@ export class IndexReader {
     return stats;
   }
 
-  /** The index's segments: where each one's documents start, and its own figures. */
-  segmentList(): { path: string; docBase: number; stats: CollectionStats; deleted: number }[] {
-    return this.segments.map((s) => ({ path: s.files.dir, docBase: s.docBase, stats: s.files.stats, deleted: s.deletedCount }));
+  /** The index's segments: where each one's documents start, its own figures and its own build settings (its crawl's `input`). */
+  segmentList(): { path: string; docBase: number; stats: CollectionStats; deleted: number; settings: Record<string, unknown> }[] {
+    return this.segments.map((s) => ({ path: s.files.dir, docBase: s.docBase, stats: s.files.stats, deleted: s.deletedCount, settings: s.files.settings }));
   }
 
   /**

@@ -88,3 +88,24 @@ describe('gpuindex search: title and snippet from the crawl', () => {
     expect(search().stdout).not.toContain('Harpoon notes');
   });
 });
+
+describe('gpuindex search: title and snippet of a hit from a segment `gpuindex add` made of another crawl', () => {
+  const first = join(work, 'first');
+  const second = join(work, 'second');
+  const index = join(work, 'index-added');
+  mkdirSync(first);
+  mkdirSync(second);
+  // The same file name in both crawls: each segment's paths are relative to its own crawl.
+  writeFileSync(join(first, 'docs.jsonl'), JSON.stringify({ id: 'a1', title: 'Alpha whale', text: 'the white whale swims in the sea' }) + '\n');
+  writeFileSync(join(second, 'docs.jsonl'), JSON.stringify({ id: 'b1', title: 'Beta whale', text: 'another whale story with a whale' }) + '\n');
+
+  it("reads each hit from its own segment's crawl", () => {
+    expect(gpuindex('build', first, '-o', index, '--sorter', 'cpu', '-q').code).toBe(0);
+    expect(gpuindex('add', index, second).code).toBe(0);
+    const r = gpuindex('search', index, 'whale', '--json');
+    expect(r.code).toBe(0);
+    const byId = Object.fromEntries((JSON.parse(r.stdout) as { externalId: string; title: string | null; snippet: string | null }[]).map((h) => [h.externalId, h]));
+    expect(byId['a1']).toMatchObject({ title: 'Alpha whale', snippet: 'the white **whale** swims in the sea' });
+    expect(byId['b1']).toMatchObject({ title: 'Beta whale', snippet: 'another **whale** story with a **whale**' });
+  });
+});

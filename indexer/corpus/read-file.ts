@@ -290,6 +290,8 @@ function* jsonlChunkItems(st: JsonlState, chunk: Buffer): Generator<CorpusItem, 
   if (st.first) {
     st.first = false;
     if (st.rangeStart === 0 && hasNulByte(chunk)) {
+      // Counted as an item, so that the end does not report the file as empty too.
+      st.items++;
       yield { kind: 'skip', skip: { path: st.path, reason: 'binary file' } };
       return true;
     }

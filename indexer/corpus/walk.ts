@@ -33,6 +33,7 @@ export type WalkEntry = { file: string } | { skip: SkippedItem };
 
 const toPosix = (p: string): string => (sep === '/' ? p : p.split(sep).join('/'));
 const byCodeUnits = (a: Dirent, b: Dirent): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const exists = (p: string): Promise<boolean> => lstat(p).then(() => true, () => false);
 const codeOf = (err: unknown): string => (err as NodeJS.ErrnoException)?.code ?? String((err as Error)?.message ?? err);
 
 export async function listCorpusFiles(root: string): Promise<CorpusListing> {
@@ -112,6 +113,12 @@ async function walkCompact(root: string): Promise<{ base: string; entries: Compa
     list.sort(byCodeUnits);
     for (const e of list) {
       const rel = relDir === '' ? e.name : `${relDir}/${e.name}`;
+      // A name that is not valid UTF-8 reaches us with U+FFFD in place of its bad bytes, and
+      // that name opens nothing: say so, rather than "cannot read (ENOENT)" later.
+      if (e.name.includes('\uFFFD') && !(await exists(join(dir, e.name)))) {
+        skip(rel, 'file name is not valid UTF-8 (cannot be opened by name; rename it)');
+        continue;
+      }
       let kind: 'dir' | 'file' | 'link' | 'other';
       if (e.isDirectory()) kind = 'dir';
       else if (e.isFile()) kind = 'file';

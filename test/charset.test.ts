@@ -85,7 +85,7 @@ describe('charsets, decided as a browser decides them', () => {
     mkdirSync(d);
     writeFileSync(join(d, 'bad.html'), bytes('<meta charset="shift_jis"><p>ok ', [0x81, 0x20], ' end</p>'));
     writeFileSync(join(d, 'bad-utf8.html'), bytes('<p>ok \xff end</p>'));
-    expect((await docsOf(d, 'bad.html')).skips).toEqual(['invalid shift_jis (1 replacement character removed)']);
-    expect((await docsOf(d, 'bad-utf8.html')).skips).toEqual(['invalid UTF-8 (1 replacement character removed)']);
+    expect((await docsOf(d, 'bad.html')).skips).toEqual(['invalid shift_jis (1 byte sequence that does not decode)']);
+    expect((await docsOf(d, 'bad-utf8.html')).skips).toEqual(['invalid UTF-8 (1 byte sequence that does not decode)']);
   });
 });

@@ -250,9 +250,9 @@ describe('bad input becomes skip items, never exceptions', () => {
   it('invalid UTF-8: the document is skipped with the file, line and reason; clean files are not', async () => {
     const txt = await readOne('bad/invalid-utf8.txt');
     expect(txt.docs).toEqual([]);
-    expect(txt.skips).toEqual([{ path: 'bad/invalid-utf8.txt', reason: 'invalid UTF-8 (3 replacement characters removed)' }]);
+    expect(txt.skips).toEqual([{ path: 'bad/invalid-utf8.txt', reason: 'invalid UTF-8 (3 byte sequences that do not decode)' }]);
     const line = await readOne('bad/latin1.jsonl');
-    expect(line.skips).toEqual([{ path: 'bad/latin1.jsonl', line: 1, reason: 'invalid UTF-8 (1 replacement character removed)' }]);
+    expect(line.skips).toEqual([{ path: 'bad/latin1.jsonl', line: 1, reason: 'invalid UTF-8 (1 byte sequence that does not decode)' }]);
     expect((await readOne('formats/notes.txt')).docs[0]!.warning).toBeUndefined();
   });
 

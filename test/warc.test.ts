@@ -127,8 +127,8 @@ describe('hostile WARC files: nothing good lost, each fault reported once', () =
       ['a bad HTTP status line', record('response', 'http://h/bad', 'application/http; msgtype=response', 'HTTP/1.1 OK\r\n\r\n<p>bad</p>'), /bad HTTP status line/],
       ['a gzip body cut short', response('http://h/bad', gzipSync('<p>a page that was cut</p>').subarray(0, 16), 'text/html', { 'Content-Encoding': 'gzip' }), /Content-Encoding gzip that does not decode/],
       // A document skipped for its damaged text names its record, as every other fault does (not the file alone).
-      ['a page that is not valid UTF-8', response('http://h/bad', Buffer.from('<p>a bad \xff byte</p>', 'latin1')), /: invalid UTF-8 \(1 replacement character removed\)$/],
-      ['a text record that is not valid in its declared charset', record('resource', 'http://h/bad', 'text/plain; charset=shift_jis', Buffer.from([0x61, 0x81, 0x20, 0x62])), /: invalid shift_jis \(1 replacement character removed\)$/],
+      ['a page that is not valid UTF-8', response('http://h/bad', Buffer.from('<p>a bad \xff byte</p>', 'latin1')), /: invalid UTF-8 \(1 byte sequence that does not decode\)$/],
+      ['a text record that is not valid in its declared charset', record('resource', 'http://h/bad', 'text/plain; charset=shift_jis', Buffer.from([0x61, 0x81, 0x20, 0x62])), /: invalid shift_jis \(1 byte sequence that does not decode\)$/],
     ];
     for (const [what, bad, reason] of faults) {
       it(`${what} (${layout})`, async () => {

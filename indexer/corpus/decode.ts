@@ -25,8 +25,10 @@ export function removeReplacements(s: string): { text: string; removed: number }
   return { text, removed };
 }
 
-export const invalidUtf8Warning = (removed: number): string =>
-  `invalid UTF-8 (${removed} replacement character${removed === 1 ? '' : 's'} removed)`;
+export const invalidUtf8Warning = (removed: number): string => undecodable('invalid UTF-8', removed);
+
+/** The reason for a document skipped for `n` byte sequences its encoding cannot decode (a skip: the document is not indexed). */
+const undecodable = (what: string, n: number): string => `${what} (${n} byte sequence${n === 1 ? ' that does' : 's that do'} not decode)`;
 
 export type Decoded = { text: string; warning?: string } | { reason: string };
 
@@ -68,5 +70,5 @@ function decodeOrKeepUtf8(buf: Buffer, html: boolean, httpContentType: string | 
 function repaired(decoded: string, what: string): { text: string; warning?: string } {
   const { text, removed } = removeReplacements(decoded);
   if (removed === 0) return { text };
-  return { text, warning: what === 'invalid UTF-8' ? invalidUtf8Warning(removed) : `${what} (${removed} replacement character${removed === 1 ? '' : 's'} removed)` };
+  return { text, warning: undecodable(what, removed) };
 }

@@ -18,7 +18,7 @@ export interface SourceDocument {
   bytes: number;
   /**
    * Set when the document was indexed despite a problem worth a warning, e.g.
-   * 'invalid UTF-8 (2 replacement characters removed)'. One line, like a skip reason.
+   * 'invalid UTF-8 (2 byte sequences that do not decode)'. One line, like a skip reason.
    */
   warning?: string;
   /**

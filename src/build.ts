@@ -56,6 +56,7 @@ export async function buildKeeping(options: BuildOptions, kept: KeptBetweenBuild
     const storage = storageFailure(err, options.output);
     throw storage ? new UserError(storage) : err;
   } finally {
+    state.checkpoints?.unlock();
     state.sorter?.dispose();
     // The GPU thread's kernels may still compile (a build faster than them): settled before the
     // build returns, so that the caller may exit the process.

@@ -364,3 +364,36 @@ describe('--resume does not reuse what no longer matches', () => {
     expect(ok.resumed).toBeUndefined();
   });
 });
+
+describe('two --resume builds of one output at once', () => {
+  it('the second is refused while the first holds the resume folder; the index is the first one whole', async () => {
+    // Two crawls, so that a mix of their runs would show (it did: one build merged the other's
+    // runs, "lexicon: termID ... after ...", or lost them to the other's clean-up, ENOENT).
+    const other = join(work, `other-${n++}`);
+    await generateCorpus({ size: '1MB', seed: 11, files: 2, threads: 1, output: other });
+    const output = freshOutput();
+    const results = await Promise.allSettled([
+      buildIndex({ input: master, output, ...BASE, resume: true, force: true }),
+      buildIndex({ input: other, output, ...BASE, resume: true, force: true }),
+    ]);
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(refused.length).toBe(1);
+    const reason = (refused[0] as PromiseRejectedResult).reason;
+    expect(reason).toBeInstanceOf(UserError);
+    expect(String(reason.message)).toMatch(/another build is using the --resume state of/);
+    const winner = results[0]!.status === 'fulfilled' ? master : other;
+    expectSameIndex(readIndexContent(output), (await clean(winner)).content);
+    expect(existsSync(resumeDirFor(output))).toBe(false);
+  });
+
+  it('takes over the resume folder of a build whose process is gone', async () => {
+    const reference = await clean(master);
+    const output = freshOutput();
+    const saved = await interrupt(master, output);
+    const gone = spawnSync(process.execPath, ['-e', 'process.pid']).pid!; // exited by now
+    writeFileSync(join(resumeDirFor(output), 'lock'), `${gone} 0123456789abcdef`);
+    const r = await resume(master, output);
+    expect(r.summary.resumed?.runs).toBe(saved.length);
+    expectSameIndex(r.content, reference.content);
+  });
+});

@@ -19,7 +19,7 @@
  * the runs; each checkpoint holds the SHA-256 of its run and delta (and positions file), checked
  * before reuse. With --positions a delta also holds its documents' title lengths.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256OfFile } from '../../merge/manifest.js';
@@ -32,6 +32,44 @@ import type { ParseCounters } from '../pipeline/in-process-pipeline.js';
 
 const FORMAT = 1;
 const MANIFEST = 'resume.json';
+/** Held by the build using the folder: "<pid> <token>". Two builds of one output would delete and read each other's runs. */
+const LOCK = 'lock';
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Takes the resume folder for this build (created if missing); throws `busy(pid)` while a live
+ * build holds it. A lock left by a process that is gone (SIGKILL, power cut) is taken over.
+ */
+function takeLock(dir: string, busy: (pid: number) => Error): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, LOCK);
+  const token = `${process.pid} ${randomBytes(8).toString('hex')}`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(path, token, { flag: 'wx' });
+      return token;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(path, 'utf8').split(' ')[0]);
+    } catch {
+      continue; // released meanwhile
+    }
+    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) throw busy(holder);
+    rmSync(path, { force: true });
+  }
+  throw busy(NaN);
+}
 
 /**
  * A position in the crawl-ordered stream of batches. inBatch: batch (seq, part) was already
@@ -107,6 +145,8 @@ export class CheckpointLog {
   private termsSaved = 0;
   private documentsSaved = 0;
 
+  private lockToken?: string;
+
   private constructor(readonly dir: string, private readonly key: string, private readonly positions: boolean) {
     this.runDir = join(dir, 'runs');
   }
@@ -117,8 +157,30 @@ export class CheckpointLog {
    * rest was dropped; files past that prefix are removed so the build rewrites them. `positions`
    * (--positions, part of the key too): runs have positions files and deltas title lengths.
    */
-  static open(dir: string, key: string, reuse: boolean, dictionary: TermDictionary, documents: DocumentTable, positions = false): { log: CheckpointLog; restored?: RestoredState; dropped?: string } {
+  static open(dir: string, key: string, reuse: boolean, dictionary: TermDictionary, documents: DocumentTable, positions = false, busy: (pid: number) => Error = (pid) => new Error(`the resume folder ${dir} is in use by another build (pid ${pid})`)): { log: CheckpointLog; restored?: RestoredState; dropped?: string } {
     const log = new CheckpointLog(dir, key, positions);
+    log.lockToken = takeLock(dir, busy);
+    try {
+      return CheckpointLog.openLocked(log, dir, key, reuse, dictionary, documents, positions);
+    } catch (err) {
+      log.unlock();
+      throw err;
+    }
+  }
+
+  /** Gives the resume folder back (a build that ends, done or not); a no-op once the folder is gone. */
+  unlock(): void {
+    if (!this.lockToken) return;
+    const path = join(this.dir, LOCK);
+    try {
+      if (readFileSync(path, 'utf8') === this.lockToken) rmSync(path, { force: true });
+    } catch {
+      // gone with the folder
+    }
+    this.lockToken = undefined;
+  }
+
+  private static openLocked(log: CheckpointLog, dir: string, key: string, reuse: boolean, dictionary: TermDictionary, documents: DocumentTable, positions: boolean): { log: CheckpointLog; restored?: RestoredState; dropped?: string } {
     let manifest: ResumeManifest | undefined;
     let dropped: string | undefined;
     if (reuse && existsSync(join(dir, MANIFEST))) {
@@ -149,7 +211,7 @@ export class CheckpointLog {
     const keepNames = new Set(kept.map((r) => r.delta));
     const keepRuns = new Set(kept.flatMap((r) => (positions ? [r.run, positionsPathOf(r.run)] : [r.run])));
     mkdirSync(log.runDir, { recursive: true });
-    for (const name of readdirSync(dir)) if (name !== 'runs' && !keepNames.has(name)) rmSync(join(dir, name), { recursive: true, force: true });
+    for (const name of readdirSync(dir)) if (name !== 'runs' && name !== LOCK && !keepNames.has(name)) rmSync(join(dir, name), { recursive: true, force: true });
     for (const name of readdirSync(log.runDir)) if (!keepRuns.has(name)) rmSync(join(log.runDir, name), { force: true });
     let restored: RestoredState | undefined;
     for (const r of kept) {

@@ -19,6 +19,8 @@ import { resolveFields } from '../../indexer/corpus/fields.js';
 export interface BuildState {
   sorter?: { dispose(): void; closed?(): Promise<void> };
   rowsAhead?: IndexRowsAhead;
+  /** --resume: the checkpoint log, whose lock on the resume folder the build gives back when it ends. */
+  checkpoints?: { unlock(): void };
   /** Kept by the thread from the build before (buildKeeping): the analysis of documents given as an iterable. */
   sharedInversion?: SharedInversion;
   /** Kept likewise: the block's and the CPU sorter's buffers of such a build. */

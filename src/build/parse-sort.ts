@@ -21,7 +21,7 @@ import { startThreads } from '../../runtime/worker-script.js';
 import { INDEX_DB, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { describeUnsupported, unsupportedFiles, UNSUPPORTED_TYPE, type CorpusItem, type CorpusListing, type SkippedItem, type UnsupportedFiles } from '../../indexer/corpus/index.js';
 import { integerFromEnv } from '../../runtime/env-knobs.js';
-import { AbortError } from '../shared/errors.js';
+import { AbortError, UserError } from '../shared/errors.js';
 import type { BuildOptions, InputDocument } from '../shared/options.js';
 import { resumeDirFor, type OutputPlan } from '../output.js';
 import { VERSION } from '../version.js';
@@ -76,6 +76,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
     shard = c.shard && shardIdentity(c, listing, sizes);
     const resumed = options.resume ? openCheckpoints(c, plan, out, listing, fileStats!, tasks, dictionary, documents) : undefined;
     restored = resumed?.restored;
+    state.checkpoints = resumed?.log;
     // The index database opens now: document rows go in while the parse waits for batches.
     const rowsAhead = new IndexRowsAhead(() => new IndexStoreWriter(join(out.temp, INDEX_DB)), documents, !options.resume);
     state.rowsAhead = rowsAhead;
@@ -190,7 +191,8 @@ export function openCheckpoints(
     // Runs with positions have positions files beside them, and deltas title lengths.
     positions: options.positions === true,
   });
-  const opened = CheckpointLog.open(resumeDirFor(out.output), key, true, dictionary, documents, options.positions === true);
+  const busy = (pid: number) => new UserError(`another build is using the --resume state of ${options.output}${Number.isInteger(pid) ? ` (pid ${pid})` : ''}; wait for it or stop it`);
+  const opened = CheckpointLog.open(resumeDirFor(out.output), key, true, dictionary, documents, options.positions === true, busy);
   const { restored } = opened;
   // A damaged checkpoint drops only itself and the ones after it: say so without "not reusing".
   if (opened.dropped) notice(restored ? `resume: ${opened.dropped}` : `resume: not reusing the earlier state: ${opened.dropped}`);

@@ -114,6 +114,10 @@ describe('crawl files that change while the build runs', () => {
     // mutated files before the first progress event: one batch a file keeps them ahead of it (the
     // index is the same either way; the shared batches' own bad-file tests are in small-files-batches).
     process.env.GPUINDEX_SMALL_FILES_TOGETHER = '0';
+    // And one batch in flight a worker: the workers stay a file or two ahead of the batches the
+    // main thread takes, so none reads the files mutated at the first progress event before it
+    // (with 8 credits a fast machine once had every file read by then, and no skip to see).
+    process.env.GPUINDEX_CREDITS = '1';
     const summary = await buildIndex({
       input: crawl,
       output: join(work, 'changing-idx'),
@@ -125,7 +129,10 @@ describe('crawl files that change while the build runs', () => {
         mutatedAt = e.documents;
         mutate();
       },
-    }).finally(() => delete process.env.GPUINDEX_SMALL_FILES_TOGETHER);
+    }).finally(() => {
+      delete process.env.GPUINDEX_SMALL_FILES_TOGETHER;
+      delete process.env.GPUINDEX_CREDITS;
+    });
     // The first event comes after the first file's batch: the workers hold at most a file or two then.
     expect(mutatedAt).toBeLessThan(deleted * DOCS);
 

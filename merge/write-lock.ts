@@ -6,6 +6,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../runtime/process-alive.js';
 
 export const LOCK_FILE = 'write.lock';
 
@@ -32,18 +33,9 @@ export function acquireWriteLock(dir: string): WriteLock {
       } catch {
         // Torn while written: the writer died in its first moment.
       }
-      if (holder.pid !== undefined && (holder.host !== me.host || alive(holder.pid)))
+      if (holder.pid !== undefined && (holder.host !== me.host || processAlive(holder.pid)))
         throw new LockHeld(`${dir} has a writer already: process ${holder.pid} on ${holder.host} (${LOCK_FILE})`);
       rmSync(path, { force: true });
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

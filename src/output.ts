@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { storageFailure, UserError } from './shared/errors.js';
+import { processAlive } from '../runtime/process-alive.js';
 
 export const TEMP_MARKER = '.gpuindex-tmp-';
 export const RESUME_SUFFIX = '.gpuindex-resume';
@@ -22,15 +23,6 @@ export interface OutputPlan {
   temp: string;
   runDir: string;
 }
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Removes temporary folders of earlier builds of the same output whose process is gone (a

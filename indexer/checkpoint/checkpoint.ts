@@ -29,20 +29,12 @@ import type { TermDictionary } from '../fill/dictionary.js';
 import type { DocumentTable } from '../fill/documents.js';
 import type { LineState } from '../parse/jsonl-ranges.js';
 import type { ParseCounters } from '../pipeline/in-process-pipeline.js';
+import { processAlive } from '../../runtime/process-alive.js';
 
 const FORMAT = 1;
 const MANIFEST = 'resume.json';
 /** Held by the build using the folder: "<pid> <token>". Two builds of one output would delete and read each other's runs. */
 const LOCK = 'lock';
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Takes the resume folder for this build (created if missing); throws `busy(pid)` while a live

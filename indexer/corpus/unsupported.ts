@@ -3,7 +3,7 @@
  * pages): not bad input, so they are counted per extension and reported in one line, not one
  * line each.
  */
-import { oneLine } from '../../src/shared/errors.js';
+import { escapeControls } from '../../src/shared/errors.js';
 
 /** What the walk gives as the reason for such a file (also a skip's reason in readCorpus). */
 export const UNSUPPORTED_TYPE = 'unsupported file type';
@@ -45,5 +45,5 @@ export function unsupportedFiles(paths: readonly string[]): UnsupportedFiles {
 /** "skipped 39 files of unsupported types: 21 .png, 9 .js, 6 .css, 3 (none)" */
 export function describeUnsupported(u: Pick<UnsupportedFiles, 'count' | 'byExtension'>): string {
   const parts = Object.entries(u.byExtension).map(([ext, n]) => `${n} ${ext}`);
-  return oneLine(`skipped ${u.count} ${u.count === 1 ? 'file of an unsupported type' : 'files of unsupported types'}: ${parts.join(', ')}`);
+  return escapeControls(`skipped ${u.count} ${u.count === 1 ? 'file of an unsupported type' : 'files of unsupported types'}: ${parts.join(', ')}`);
 }

@@ -9,7 +9,7 @@ import { relative, resolve, isAbsolute } from 'node:path';
 import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.js';
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { SkippedItem } from '../../indexer/corpus/index.js';
-import { AbortError, oneLine, UserError } from '../shared/errors.js';
+import { AbortError, escapeControls, UserError } from '../shared/errors.js';
 import { parseMemory, resolveBlockSize, defaultMemoryBytes, defaultWorkerCount, type BuildOptions } from '../shared/options.js';
 import { createTokenizer, withTitleWeightDefault, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
 import { parseShard, type Shard } from '../../indexer/parse/shards.js';
@@ -149,7 +149,7 @@ export function throttledProgress(options: BuildOptions): Progress {
 }
 
 export function formatSkip(s: SkippedItem): string {
-  return oneLine(`skipped ${s.path}${s.line !== undefined ? `:${s.line}` : ''}: ${s.reason}`);
+  return escapeControls(`skipped ${s.path}${s.line !== undefined ? `:${s.line}` : ''}: ${s.reason}`);
 }
 
 export function statOrZero(path: string): { size: number; mtimeMs: number } {

@@ -44,8 +44,10 @@ export function storageFailure(err: unknown, output: string): string | undefined
 /**
  * Text for one line of a terminal: control characters (a file name may hold a newline or an
  * escape sequence, a JSON error message quotes the line's bytes) written as \n, \x1b, \u2028.
+ * (A reader's reason is already one line: read-file.ts turns control characters in an error
+ * message into spaces; this escapes what a path brings.)
  */
-export function oneLine(text: string): string {
+export function escapeControls(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : c.charCodeAt(0) < 0x100 ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16)}`));
 }

@@ -31,7 +31,8 @@ import type { LineState } from '../parse/jsonl-ranges.js';
 import type { ParseCounters } from '../pipeline/in-process-pipeline.js';
 import { processAlive } from '../../runtime/process-alive.js';
 
-const FORMAT = 1;
+/** 2: run files end with key samples (merge/runs.ts). */
+const FORMAT = 2;
 const MANIFEST = 'resume.json';
 /** Held by the build using the folder: "<pid> <token>". Two builds of one output would delete and read each other's runs. */
 const LOCK = 'lock';

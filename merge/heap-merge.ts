@@ -242,7 +242,7 @@ export function mergeRuns(runs: readonly RunSource[], chunkPairs: number, sink: 
       counters.terms++;
     }
   } finally {
-    for (const c of cursors) c.close();
+    for (const c of cursors) c.release();
   }
   return counters;
 }

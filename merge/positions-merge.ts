@@ -151,7 +151,7 @@ export function mergePositions(runPaths: readonly string[], chunkPairs: number, 
     if (term >= 0) flushTerm(term);
     return result;
   } finally {
-    for (const c of cursors) c.close();
+    for (const c of cursors) c.release();
     for (const r of readers) r.close();
   }
 }

@@ -24,6 +24,7 @@ import { endianness } from 'node:os';
 import { KeyWalk } from './term-order.js';
 import { positionOfTerm, type RunLexicon } from './run-lexicons.js';
 import { readFullAt } from '../runtime/read-at.js';
+import { isMainThread } from 'node:worker_threads';
 
 const MAGIC = Buffer.from('GPIXRUN3', 'latin1');
 export const RUN_HEADER_BYTES = 16;
@@ -214,6 +215,26 @@ export interface BlockRun {
 /** A run to merge: a run file's path, or a block still in memory. */
 export type RunSource = string | BlockRun;
 
+/**
+ * Chunks of the cursors this worker thread has released (RunCursor.release), for its next
+ * ones: a merge thread takes range after range, and a new chunk for every run of every range
+ * (512 KiB each) is zero-filled and faulted in anew. The main thread keeps none: a service's
+ * merges there would hold them for good.
+ */
+const spareChunks: Uint32Array[] = [];
+
+/** A chunk of `words` words: a spare at least as large (a view of its start), or a new one. */
+function takeChunk(words: number): Uint32Array {
+  for (let i = spareChunks.length - 1; i >= 0; i--) {
+    const spare = spareChunks[i]!;
+    if (spare.length < words) continue;
+    spareChunks[i] = spareChunks[spareChunks.length - 1]!;
+    spareChunks.pop();
+    return spare.length === words ? spare : spare.subarray(0, words);
+  }
+  return new Uint32Array(words);
+}
+
 export class RunCursor {
   private readonly fd: number;
   /** The run's pairs when it is a block in memory (no file: the whole run is one chunk). */
@@ -262,7 +283,7 @@ export class RunCursor {
     }
     this.first = range ? range.start : 0;
     this.count = Math.max(0, (range ? Math.min(range.end, total) : total) - this.first);
-    this.chunk = this.block ? this.block.pairs.subarray(2 * this.first, 2 * (this.first + this.count)) : new Uint32Array(2 * Math.max(1, Math.min(chunkPairs, this.count)));
+    this.chunk = this.block ? this.block.pairs.subarray(2 * this.first, 2 * (this.first + this.count)) : takeChunk(2 * Math.max(1, Math.min(chunkPairs, this.count)));
     this.load();
   }
 
@@ -419,4 +440,13 @@ export class RunCursor {
     }
   }
   private closed = false;
+
+  /** Closes the cursor for good: on a worker thread its chunk goes to the next cursors (takeChunk). */
+  release(): void {
+    this.close();
+    if (this.block || isMainThread || this.released) return;
+    this.released = true;
+    spareChunks.push(new Uint32Array(this.chunk.buffer));
+  }
+  private released = false;
 }

@@ -39,6 +39,39 @@ export function runOnThread<T>(modulePath: string, task: unknown, what: string):
   });
 }
 
+/**
+ * Several tasks on one thread, in order: runs the worker script `modulePath` with `{ series:
+ * tasks }` (as runOnThread passes one task) and gives one promise a task, settled by the
+ * thread's messages in turn; if the thread fails or exits early, every task not answered yet
+ * rejects.
+ */
+export function runSeriesOnThread<T>(modulePath: string, tasks: readonly unknown[], what: string): Promise<T>[] {
+  const answers = tasks.map(() => {
+    const a = {} as { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+    a.promise = new Promise<T>((resolve, reject) => Object.assign(a, { resolve, reject }));
+    return a;
+  });
+  let next = 0;
+  const fail = (err: unknown): void => {
+    while (next < answers.length) answers[next++]!.reject(err);
+  };
+  const payload = { series: tasks };
+  const early = started.get(modulePath)?.shift();
+  const worker = early?.worker ?? new Worker(workerScript(modulePath), { workerData: payload });
+  worker.on('message', (m: T) => {
+    if (next < answers.length) answers[next++]!.resolve(m);
+  });
+  worker.once('exit', (code) => fail(new Error(`${what} exited with code ${code} before finishing`)));
+  if (early) {
+    worker.ref();
+    worker.off('error', early.onError);
+    worker.once('error', fail);
+    if (early.failure !== undefined) fail(early.failure);
+    else worker.postMessage(payload);
+  } else worker.once('error', fail);
+  return answers.map((a) => a.promise);
+}
+
 /** A thread started ahead of its task (startThreads), and what it failed with meanwhile. */
 interface EarlyThread {
   worker: Worker;

@@ -60,6 +60,8 @@ export interface IndexContents {
   settings: Record<string, unknown>;
   /** --positions: positions.bin is written at `path` beside postings.bin, from the runs' positions files. */
   positions?: PositionsTarget;
+  /** Called once the merge threads have read every run (their parts may still be being appended). */
+  onRunsRead?: () => void;
 }
 
 export interface PositionsTarget {
@@ -173,6 +175,7 @@ export async function writeIndexParallel(dir: string, runPaths: readonly string[
       ...(lexiconParts ? { lexiconParts } : {}),
       onList: (termId, df, cf, offset, length) => store.addTermStats(termId, df, cf, offset, length),
       onFraction,
+      ...(contents.onRunsRead ? { onRunsRead: contents.onRunsRead } : {}),
     });
     const sha256 = (await postings.closeAsync())!;
     positions?.close();

@@ -4,6 +4,7 @@
  * it) or a complete new one.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { storageFailure, UserError } from './shared/errors.js';
@@ -22,6 +23,8 @@ export interface OutputPlan {
   output: string;
   temp: string;
   runDir: string;
+  /** The run files' removal, once startRemovingRuns began it. */
+  runsRemoved?: Promise<void>;
 }
 
 /**
@@ -76,7 +79,31 @@ export function prepareOutput(output: string, force: boolean): OutputPlan {
   return { output: out, temp, runDir };
 }
 
-/** Moves the complete index into place (replacing an old one when forced). */
+/** The run files' folder once moved out of the temporary folder to be removed (startRemovingRuns). */
+function runsBeingRemoved(plan: OutputPlan): string {
+  return `${plan.temp}-runs`;
+}
+
+/**
+ * Starts removing the run files, which the merge has read, on the thread pool: unlinking a large
+ * crawl's runs frees their pages (0.4 s for the 8 GB crawl's 5.5 GB on 64 cores), which then
+ * overlaps the merge's last appends and the checksums. The folder moves beside the temporary one
+ * first (a sibling of the same process, so an interrupted build's is stale like the rest, and
+ * the index can be renamed into place meanwhile); the build waits for it before commitOutput.
+ */
+export function startRemovingRuns(plan: OutputPlan): void {
+  if (plan.runsRemoved || !existsSync(plan.runDir)) return;
+  const moved = runsBeingRemoved(plan);
+  try {
+    renameSync(plan.runDir, moved);
+  } catch {
+    return; // commitOutput removes them where they are
+  }
+  plan.runsRemoved = rm(moved, { recursive: true, force: true });
+  plan.runsRemoved.catch(() => {});
+}
+
+/** Moves the complete index into place (replacing an old one when forced); after startRemovingRuns, once plan.runsRemoved settled. */
 export function commitOutput(plan: OutputPlan): void {
   rmSync(plan.runDir, { recursive: true, force: true });
   if (existsSync(plan.output)) {
@@ -91,4 +118,5 @@ export function commitOutput(plan: OutputPlan): void {
 
 export function discardOutput(plan: OutputPlan): void {
   rmSync(plan.temp, { recursive: true, force: true });
+  if (plan.runsRemoved) rmSync(runsBeingRemoved(plan), { recursive: true, force: true });
 }

@@ -239,6 +239,30 @@ describe('merge threads in a build', () => {
     expect(readFileSync(join(three, 'index.sqlite'))).toEqual(readFileSync(join(one, 'index.sqlite')));
   });
 
+  it('reports the runs read once every range is merged: removing them then changes nothing', async () => {
+    const blocks = [0, 1, 2, 3].map((r) => Array.from({ length: 3000 }, (_, i) => [i % 700, 4 * i + r] as [number, number]).sort((x, y) => x[0] - y[0] || x[1] - y[1]));
+    const paths = writeRuns(blocks);
+    const plain = freshDir();
+    const early = freshDir();
+    const a = await writeIndexParallel(plain, paths, contents(plain, 700, 12000), 1 << 20, 3);
+    let calls = 0;
+    const b = await writeIndexParallel(early, paths, { ...contents(early, 700, 12000), onRunsRead: () => (calls++, paths.forEach((p) => rmSync(p))) }, 1 << 20, 3);
+    expect(calls).toBe(1);
+    expect(b.merge.threads).toBe(3);
+    for (const f of ['postings.bin', 'lexicon.bin', 'index.sqlite']) expect(readFileSync(join(early, f))).toEqual(readFileSync(join(plain, f)));
+    expect(b.postingsSha256).toBe(a.postingsSha256);
+  });
+
+  it('leaves nothing beside the index once built with merge threads (the runs removed while the merge finishes)', async () => {
+    const parent = join(dir, 'beside');
+    mkdirSync(parent);
+    const s = await buildIndex({ input: crawl, output: join(parent, 'idx'), workers: 2, sorter: 'cpu', blockSize: 5000, mergeThreads: 3 });
+    expect(s.merge.threads).toBe(3);
+    expect(s.blocks).toBeGreaterThan(1);
+    expect(readdirSync(parent)).toEqual(['idx']);
+    expect(readdirSync(join(parent, 'idx')).filter((f) => f.includes('run'))).toEqual([]);
+  });
+
   it('refuses a bad thread count before parsing', async () => {
     await expect(buildIndex({ input: crawl, output: join(dir, 'b0'), mergeThreads: 0 })).rejects.toThrow('--merge-threads must be an integer from 1 to 256, got 0');
   });

@@ -13,7 +13,7 @@ import { AbortError } from '../shared/errors.js';
 import { stopStartedThreads } from '../../runtime/worker-script.js';
 import { MERGE_THREAD_SCRIPT } from '../../merge/parallel-merge.js';
 import type { BuildOptions } from '../shared/options.js';
-import { commitOutput, resumeDirFor, type OutputPlan } from '../output.js';
+import { commitOutput, resumeDirFor, startRemovingRuns, type OutputPlan } from '../output.js';
 import { VERSION } from '../version.js';
 import type { BuildContext, BuildState } from './context.js';
 import type { BuildPlan } from './plan.js';
@@ -71,6 +71,8 @@ export async function mergeRuns(c: BuildContext, plan: BuildPlan, out: OutputPla
       ...(options.positions ? { positions: true } : {}),
     },
     ...(options.positions ? { positions: positionsTarget(join(out.temp, POSITIONS_FILE), documents.lengthsView(), documents.titleLengthsView(), c.tokenizer.options.titleWeight ?? 1) } : {}),
+    // The build's own runs (not a resume folder's, kept until the index is in place) go once read.
+    ...(runPaths.length > 0 && runPaths.every((p) => p.startsWith(out.runDir)) ? { onRunsRead: () => startRemovingRuns(out) } : {}),
   };
   const onFraction = (f: number) => c.progress('merge', counters, f);
   // A block kept in memory is merged on this thread (merge threads read run files).
@@ -112,6 +114,7 @@ export async function finishIndex(out: OutputPlan, parsed: Parsed, merged: Merge
   else await writeImpactsParallel(out.temp, availableParallelism(), parsed.documents.lengthsView());
   const positions = existsSync(join(out.temp, POSITIONS_FILE)) ? [POSITIONS_FILE] : [];
   writeManifest(out.temp, [INDEX_DB, POSTINGS_FILE, ...positions], INDEX_FORMAT_VERSION, { [POSTINGS_FILE]: merged.written.postingsSha256 });
+  await out.runsRemoved;
   commitOutput(out);
   rmSync(resumeDirFor(out.output), { recursive: true, force: true });
   if ('blockPostings' in parsed.result) await parsed.result.blockPostings?.closed;

@@ -60,6 +60,62 @@ export function readSegments(dir: string): SegmentsManifest | undefined {
   return m;
 }
 
+/**
+ * What is wrong with a parsed segments.json, as `field: why` for the first wrong field, or
+ * undefined: the types SegmentsManifest says, a format this gpuindex reads, each segment named
+ * once. Whether the segments on disk agree with it is verify's (merge/verify.ts).
+ */
+export function segmentsFileDamage(m: unknown): string | undefined {
+  if (!isObject(m)) return `${shown(m)} is not an object`;
+  if (m.format !== 'gpuindex-segments') return `format: ${shown(m.format)}, not "gpuindex-segments"`;
+  if (m.formatVersion !== SEGMENTS_FORMAT_VERSION) return `formatVersion: segments format ${shown(m.formatVersion)}, this gpuindex reads ${SEGMENTS_FORMAT_VERSION}`;
+  if (!isCount(m.generation)) return notCount('generation', m.generation);
+  if (m.walSeq !== undefined && !isCount(m.walSeq)) return notCount('walSeq', m.walSeq);
+  if (!Array.isArray(m.segments)) return `segments: ${shown(m.segments)} is not a list`;
+  const names = new Set<string>();
+  for (const [i, e] of (m.segments as unknown[]).entries()) {
+    const why = entryDamage(`segments[${i}]`, e, names);
+    if (why) return why;
+  }
+  return settingsDamage(m.settings) ?? shardsDamage(m.shards);
+}
+
+function entryDamage(at: string, e: unknown, names: Set<string>): string | undefined {
+  if (!isObject(e)) return `${at}: ${shown(e)} is not an object`;
+  if (!isPlainName(e.name)) return `${at}.name: ${shown(e.name)} is not a folder name`;
+  if (names.has(e.name)) return `${at}.name: ${e.name} is listed twice`;
+  names.add(e.name);
+  for (const key of ['documents', 'totalTokens', 'terms', 'postings'] as const) if (!isCount(e[key])) return notCount(`${at}.${key}`, e[key]);
+  if (e.deletes !== undefined && (!isPlainName(e.deletes) || e.deletes === '.')) return `${at}.deletes: ${shown(e.deletes)} is not a file name`;
+  if (e.deleted !== undefined && !isCount(e.deleted)) return notCount(`${at}.deleted`, e.deleted);
+  // The writer names a deletes file with every count of deleted documents it records.
+  if (e.deletes === undefined && isCount(e.deleted) && e.deleted > 0) return `${at}.deleted: ${e.deleted}, but ${at}.deletes names no file`;
+  return undefined;
+}
+
+/** The analysis settings (the writer's and join's): tokenizer options, JSON fields, positions. */
+function settingsDamage(s: unknown): string | undefined {
+  if (s === undefined) return undefined;
+  if (!isObject(s)) return `settings: ${shown(s)} is not an object`;
+  if (s.tokenizer !== undefined && !isObject(s.tokenizer)) return `settings.tokenizer: ${shown(s.tokenizer)} is not an object`;
+  if (s.fields !== undefined && s.fields !== null && !isObject(s.fields)) return `settings.fields: ${shown(s.fields)} is not an object or null`;
+  if (s.positions !== undefined && typeof s.positions !== 'boolean') return `settings.positions: ${shown(s.positions)} is not true or false`;
+  return undefined;
+}
+
+function shardsDamage(s: unknown): string | undefined {
+  if (s === undefined || (isObject(s) && isCount(s.count) && typeof s.listing === 'string' && typeof s.settings === 'string')) return undefined;
+  return `shards: ${shown(s)} is not {count, listing, settings}`;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Counts, generations and sequence numbers: whole numbers from 0. */
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+/** A name inside the index folder, not a path out of it (`.`: the folder itself, a built index taken as a segment). */
+const isPlainName = (v: unknown): v is string => typeof v === 'string' && v !== '' && v !== '..' && !/[/\\\0]/.test(v);
+const shown = (v: unknown): string => (v === undefined ? 'undefined' : JSON.stringify(v));
+const notCount = (field: string, v: unknown): string => `${field}: ${shown(v)} is not a count (a whole number from 0)`;
+
 /** The folders of an index's segments, in docID order. */
 export function segmentDirs(dir: string): string[] {
   const m = readSegments(dir);

@@ -11,9 +11,11 @@
  *     up to their tf (a title position counted titleWeight times), strictly increasing, none at
  *     a title's end (the gap before the text), and each term's positions end where the next
  *     term's start.
- * A segmented index (segments.json): each segment so, and the manifest's figures of each.
+ * A segmented index (segments.json): its fields of the right types and a format this gpuindex
+ * reads, each segment so, and what the file records of each (figures, deletes file, analysis
+ * settings) as the segment has it.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, readableFormats } from './index-store.js';
@@ -22,7 +24,7 @@ import { MANIFEST_FILE, readManifest, sha256OfFile } from './manifest.js';
 import { decodePostings } from './postings-codec.js';
 import { POSTINGS_MAGIC } from './postings-file.js';
 import { TERM_STATS_CHUNK, TermStatsReader } from './term-stats.js';
-import { readSegments, SEGMENTS_FILE } from './segments.js';
+import { segmentsFileDamage, SEGMENTS_FILE, type SegmentsManifest } from './segments.js';
 import { computeImpacts, IMPACTS_FILE, readImpacts } from './impacts.js';
 import { SegmentReader } from './segment-reader.js';
 import { PositionsFile, POSITIONS_FILE } from './positions-file.js';
@@ -47,21 +49,17 @@ const damage = (msg: string): never => {
 };
 
 /**
- * Checks an index: its one segment, or, where segments.json lists several, each of them and the
- * manifest's figures of each (a damage message names the segment).
+ * Checks an index: its one segment, or, where segments.json lists several, its fields
+ * (segmentsFileDamage), each segment, and what the file records of each (a damage message names
+ * the segment, or segments.json and its field).
  */
 export function verifyIndex(dir: string): VerifyReport {
-  let segments;
-  try {
-    segments = readSegments(dir);
-  } catch (err) {
-    return damage((err as Error).message);
-  }
+  const segments = checkedSegmentsFile(dir);
   if (!segments) return verifySegment(dir);
   const total: VerifyReport = { files: 1, terms: 0, postings: 0, documents: 0, segments: segments.segments.length };
-  for (const entry of segments.segments) {
+  for (const [i, entry] of segments.segments.entries()) {
     const segDir = join(dir, entry.name);
-    if (!existsSync(segDir)) damage(`${SEGMENTS_FILE} lists ${entry.name}, which is missing`);
+    if (!existsSync(segDir)) damage(`${SEGMENTS_FILE}: segments[${i}].name: ${entry.name} is missing`);
     let r: VerifyReport;
     try {
       r = verifySegment(segDir);
@@ -69,14 +67,88 @@ export function verifyIndex(dir: string): VerifyReport {
       if (err instanceof IndexDamage) damage(`${entry.name}: ${err.message}`);
       throw err;
     }
-    if (r.documents !== entry.documents || r.terms !== entry.terms || r.postings !== entry.postings)
-      damage(`${SEGMENTS_FILE}: ${entry.name} holds ${r.documents} documents, ${r.terms} terms, ${r.postings} postings; the manifest says ${entry.documents}, ${entry.terms}, ${entry.postings}`);
+    checkEntry(dir, segments, i, r);
     total.files += r.files;
     total.postings += r.postings;
     total.documents += r.documents;
     total.terms += r.terms;
   }
   return total;
+}
+
+/** segments.json, its fields checked; undefined for a one-segment index. */
+function checkedSegmentsFile(dir: string): SegmentsManifest | undefined {
+  const path = join(dir, SEGMENTS_FILE);
+  if (!existsSync(path)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return damage(`${SEGMENTS_FILE}: unreadable (${(err as Error).message})`);
+  }
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch (err) {
+    return damage(`${SEGMENTS_FILE}: not JSON (${(err as Error).message})`);
+  }
+  const why = segmentsFileDamage(m);
+  if (why) damage(`${SEGMENTS_FILE}: ${why}`);
+  return m as SegmentsManifest;
+}
+
+/** What segments.json records of segment `i` (verified: `r`) against the segment: figures, deletes file, analysis settings. */
+function checkEntry(dir: string, m: SegmentsManifest, i: number, r: VerifyReport): void {
+  const entry = m.segments[i]!;
+  const at = `segments[${i}]`;
+  const segment = new SegmentReader(join(dir, entry.name));
+  try {
+    const holds = { documents: r.documents, totalTokens: segment.stats.totalTokens, terms: r.terms, postings: r.postings };
+    for (const key of ['documents', 'totalTokens', 'terms', 'postings'] as const)
+      if (entry[key] !== holds[key]) damage(`${SEGMENTS_FILE}: ${at}.${key}: ${entry[key]}, ${entry.name} holds ${holds[key]}`);
+    if (entry.deletes !== undefined) checkDeletes(dir, m, i);
+    if (m.settings) checkSettings(m.settings, entry.name, segment.settings);
+  } finally {
+    segment.close();
+  }
+}
+
+/**
+ * A segment's deletes file (merge/deletes.ts): there, ascending docIDs of the segment, as many as
+ * segments.json says, and not newer than the file: the writer names it for the commit to come.
+ */
+function checkDeletes(dir: string, m: SegmentsManifest, i: number): void {
+  const entry = m.segments[i]!;
+  const at = `segments[${i}]`;
+  const file = join(entry.name, entry.deletes!);
+  const written = /^deletes-(\d+)-\d+\.bin$/.exec(entry.deletes!);
+  if (written && Number(written[1]) > m.generation) damage(`${SEGMENTS_FILE}: generation: ${m.generation}, but ${at}.deletes is ${entry.deletes}, written for generation ${written[1]}`);
+  if (!existsSync(join(dir, file))) damage(`${SEGMENTS_FILE}: ${at}.deletes: ${file} is missing`);
+  const bytes = readFileSync(join(dir, file));
+  if (bytes.length % 4 !== 0) damage(`${file}: ${bytes.length} bytes, not a whole number of docIDs`);
+  const ids = new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+  for (let k = 0; k < ids.length; k++) {
+    if (ids[k]! >= entry.documents) damage(`${file}: docID ${ids[k]} is past the segment's ${entry.documents} documents`);
+    if (k > 0 && ids[k]! <= ids[k - 1]!) damage(`${file}: docID ${ids[k]} at position ${k} does not increase (previous ${ids[k - 1]})`);
+  }
+  if (entry.deleted !== undefined && entry.deleted !== ids.length) damage(`${SEGMENTS_FILE}: ${at}.deleted: ${entry.deleted}, ${file} holds ${ids.length}`);
+}
+
+/** segments.json's analysis settings against those a segment was built with: the writer builds every segment with them. */
+function checkSettings(said: Record<string, unknown>, name: string, built: Record<string, unknown>): void {
+  const pairs: [string, unknown, unknown][] = [
+    ['tokenizer', said.tokenizer, built.tokenizer],
+    ['fields', said.fields, built.fields ?? null],
+    // Absent: the index stores positions as its segments do (src/writer.ts positionsOf).
+    ['positions', said.positions, built.positions === true],
+  ];
+  for (const [key, expected, actual] of pairs)
+    if (expected !== undefined && canonical(expected) !== canonical(actual)) damage(`${SEGMENTS_FILE}: settings.${key}: ${canonical(expected)}, ${name} was built with ${canonical(actual)}`);
+}
+
+/** JSON with every object's keys sorted: settings equal whatever order they were written in. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) => (typeof x === 'object' && x !== null && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x)) ?? 'undefined';
 }
 
 function verifySegment(dir: string): VerifyReport {

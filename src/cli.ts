@@ -304,7 +304,7 @@ program
 
 program
   .command('verify')
-  .description('check an index: file checksums, lexicon/postings consistency, document table')
+  .description('check an index: file checksums, lexicon/postings consistency, document table, and segments.json against its segments')
   .argument('<index>', 'index folder')
   .action(async (index: string) => {
     const { verifyIndex, IndexDamage } = await import('../merge/verify.js');

@@ -6,6 +6,7 @@
  * segments.json is one segment: the folder itself, as `gpuindex build` writes it.
  */
 import { close, closeSync, existsSync, fsync, fsyncSync, open, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SegmentFormatError } from './segment-reader.js';
 
@@ -28,8 +29,13 @@ export interface SegmentEntry {
 export interface SegmentsManifest {
   format: 'gpuindex-segments';
   formatVersion: number;
-  /** Grows by one with every commit of the index. */
+  /** Grows by one with every commit of the index; starts over when optimize makes it one segment. */
   generation: number;
+  /**
+   * New and random with every commit (writeSegments): what tells a reader that the index changed,
+   * as the generation, which can come back, cannot. Absent in files written before it.
+   */
+  commitId?: string;
   /** In docID order: segment i's documents follow segment i-1's. */
   segments: SegmentEntry[];
   /** What the segments were built from, when they are the shards of one crawl (`gpuindex join`). */
@@ -70,6 +76,7 @@ export function segmentsFileDamage(m: unknown): string | undefined {
   if (m.format !== 'gpuindex-segments') return `format: ${shown(m.format)}, not "gpuindex-segments"`;
   if (m.formatVersion !== SEGMENTS_FORMAT_VERSION) return `formatVersion: segments format ${shown(m.formatVersion)}, this gpuindex reads ${SEGMENTS_FORMAT_VERSION}`;
   if (!isCount(m.generation)) return notCount('generation', m.generation);
+  if (m.commitId !== undefined && (typeof m.commitId !== 'string' || m.commitId === '')) return `commitId: ${shown(m.commitId)} is not a commit's id`;
   if (m.walSeq !== undefined && !isCount(m.walSeq)) return notCount('walSeq', m.walSeq);
   if (!Array.isArray(m.segments)) return `segments: ${shown(m.segments)} is not a list`;
   const names = new Set<string>();
@@ -125,19 +132,21 @@ export function segmentDirs(dir: string): string[] {
 /** The folder name of segment `i`. */
 export const segmentName = (i: number): string => `seg-${String(i).padStart(4, '0')}`;
 
-/** Commits `manifest` as the index's segments.json, atomically and durably. */
-export function writeSegments(dir: string, manifest: SegmentsManifest): void {
+/** Commits `manifest` under a new commitId as the index's segments.json, atomically and durably; returns it as written. */
+export function writeSegments(dir: string, manifest: SegmentsManifest): SegmentsManifest {
+  const written = { ...manifest, commitId: randomUUID() };
   const path = join(dir, SEGMENTS_FILE);
   const temp = `${path}.tmp-${process.pid}`;
   const fd = openSync(temp, 'w');
   try {
-    writeSync(fd, JSON.stringify(manifest, null, 2) + '\n');
+    writeSync(fd, JSON.stringify(written, null, 2) + '\n');
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(temp, path);
   fsyncDir(dir);
+  return written;
 }
 
 /**

@@ -423,8 +423,32 @@ export class IndexReader {
    */
   reopen(): IndexReader {
     const latest = readSegments(this.path);
-    if (latest?.generation === this.manifest?.generation && (latest === undefined) === (this.manifest === undefined)) return this;
-    return new IndexReader(this.path, latest, this);
+    return this.shows(latest) ? this : new IndexReader(this.path, latest, this);
+  }
+
+  /**
+   * Whether this reader shows the commit `latest` (segments.json as read now). Not by generation
+   * alone: optimize makes the index one segment, and a writer on it counts from 0 again.
+   */
+  private shows(latest: SegmentsManifest | undefined): boolean {
+    const mine = this.manifest;
+    if (!mine || !latest) return !mine && !latest && this.showsOneSegment();
+    if (mine.commitId !== undefined || latest.commitId !== undefined) return mine.commitId === latest.commitId;
+    // Both written before commit ids: by generation, as then (segment names come back too).
+    return mine.generation === latest.generation;
+  }
+
+  /**
+   * A one-segment index: whether its index.sqlite is still the file this reader has open (held
+   * open, its inode cannot be another file's). Missing (a build or optimize renaming the folder
+   * in place): this reader until the next reopen.
+   */
+  private showsOneSegment(): boolean {
+    try {
+      return fileIdentity(join(this.path, INDEX_DB)) === this.segments[0]!.files.identity;
+    } catch {
+      return true;
+    }
   }
 
   stats(): CollectionStats {

@@ -161,8 +161,7 @@ function startingManifest(dir: string, options: WriterOptions): SegmentsManifest
     if (other !== undefined) throw new UserError(`${dir} is not a gpuindex index and is not empty (it holds ${other}): a new index is made in a new or empty folder`);
     manifest.settings = { tokenizer: resolveTokenizerOptions(withTitleWeightDefault(options)), fields: null, ...(options.positions ? { positions: true } : {}) };
   }
-  writeSegments(dir, manifest);
-  return manifest;
+  return writeSegments(dir, manifest);
 }
 
 /**
@@ -852,8 +851,7 @@ export class IndexWriter {
       this.committing = undefined;
     }
     const next: SegmentsManifest = { ...this.committed, generation: this.committed.generation + 1, segments: entries, walSeq: this.seq };
-    writeSegments(this.path, next);
-    this.committed = next;
+    this.committed = writeSegments(this.path, next);
     // Every logged operation is in a committed segment now.
     this.wal.truncate();
     const stillNamed = new Set(entries.map((e) => e.name));

@@ -153,6 +153,7 @@ describe('gpuindex verify of segments.json', () => {
       ['generation type', (m) => (m.generation = '2'), 'segments.json: generation: "2" is not a count (a whole number from 0)'],
       ['generation negative', (m) => (m.generation = -1), 'segments.json: generation: -1 is not a count (a whole number from 0)'],
       ['generation behind a deletes file', (m) => (m.generation = 1), 'segments.json: generation: 1, but segments[0].deletes is deletes-2-1.bin, written for generation 2'],
+      ['commitId', (m) => (m.commitId = 5), "segments.json: commitId: 5 is not a commit's id"],
       ['walSeq', (m) => (m.walSeq = 1.5), 'segments.json: walSeq: 1.5 is not a count (a whole number from 0)'],
       ['segments', (m) => (m.segments = {}), 'segments.json: segments: {} is not a list'],
       ['an entry', (m) => (m.segments[1] = 'seg-0001'), 'segments.json: segments[1]: "seg-0001" is not an object'],

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -10,6 +10,7 @@ import { openIndex } from '../src/reader.js';
 import { openWriter } from '../src/writer.js';
 import { verifyIndex } from '../merge/verify.js';
 import { readIndexContent } from './helpers/index-files.js';
+import { readSegments } from '../merge/segments.js';
 import { LiveDocuments } from './helpers/live-documents.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-writer-'));
@@ -390,6 +391,82 @@ describe('snapshot readers', () => {
     expect([...after.documents()].map((d) => [d.docId, d.externalId])).toEqual([[0, 'd1'], [1, 'd2']]);
     before.close();
     after.close();
+  });
+
+  it('reopen() after optimize sees a new writer\'s commits, though they bring the generation back to the one the reader saw', async () => {
+    const dir = fresh('generation-again');
+    const options = { ...analysis, refreshMs: 0, mergePolicy: false } as const;
+    const before = await openWriter(dir, options);
+    await before.add(docsOf([[0], [1]]));
+    await before.commit();
+    await before.add(docsOf([[0, 2]], 2));
+    await before.close();
+    const reader = openIndex(dir);
+    const seen = reader.manifest!.generation;
+    expect(reader.search('whale').map((h) => h.externalId)).toEqual(['d0', 'd2']);
+    // optimize makes the index one segment again: the next writer numbers its commits from 0.
+    optimizeIndex(dir);
+    const after = await openWriter(dir, options);
+    const generations: number[] = [];
+    for (let i = 0; generations.at(-1) !== seen; i++) {
+      await after.add([{ id: `new${i}`, text: 'storm' }]);
+      await after.delete([`d${i}`]);
+      generations.push((await after.commit()).generation);
+    }
+    await after.close();
+    expect(generations).toEqual([1, 2]);
+    expect(readSegments(dir)!.generation).toBe(seen);
+    const reopened = reader.reopen();
+    expect(reopened.search('storm').map((h) => h.externalId)).toEqual(['new0', 'new1']);
+    expect(reopened.search('whale').map((h) => h.externalId)).toEqual(['d2']);
+    expect(reopened).not.toBe(reader);
+    expect(reopened.reopen()).toBe(reopened);
+    reader.close();
+    reopened.close();
+  });
+
+  it('reopen() of a segments.json written before commit ids compares generations, and sees the next commit, which has one', async () => {
+    const dir = fresh('no-commit-id');
+    const options = { ...analysis, refreshMs: 0, mergePolicy: false } as const;
+    const writer = await openWriter(dir, options);
+    await writer.add(docsOf([[0], [1]]));
+    await writer.close();
+    const path = join(dir, 'segments.json');
+    const { commitId, ...older } = JSON.parse(readFileSync(path, 'utf8')) as { commitId: string };
+    expect(commitId).toMatch(/^[0-9a-f-]{36}$/);
+    writeFileSync(path, JSON.stringify(older));
+    const reader = openIndex(dir);
+    expect(reader.reopen()).toBe(reader);
+    const next = await openWriter(dir, options);
+    await next.delete(['d0']);
+    await next.close();
+    const reopened = reader.reopen();
+    expect([...reopened.documents()].map((d) => d.externalId)).toEqual(['d1']);
+    expect(reopened.manifest!.commitId).not.toBe(commitId);
+    expect(reopened.reopen()).toBe(reopened);
+    reader.close();
+    reopened.close();
+  });
+
+  it('reopen() of a one-segment index sees it replaced by another one-segment index (optimize after a writer)', async () => {
+    const dir = fresh('flat-again');
+    await buildIndex({ input: docsOf([[0], [1]]), output: dir, ...analysis });
+    const reader = openIndex(dir);
+    expect(reader.manifest).toBeUndefined();
+    expect(reader.reopen()).toBe(reader);
+    const writer = await openWriter(dir, { ...analysis, refreshMs: 0, mergePolicy: false });
+    await writer.add([{ id: 'new', text: 'storm' }]);
+    await writer.delete(['d0']);
+    await writer.close();
+    optimizeIndex(dir);
+    expect(readSegments(dir)).toBeUndefined();
+    const reopened = reader.reopen();
+    expect([...reopened.documents()].map((d) => d.externalId)).toEqual(['d1', 'new']);
+    expect(reopened.search('storm').map((h) => h.externalId)).toEqual(['new']);
+    expect(reopened).not.toBe(reader);
+    expect(reopened.reopen()).toBe(reopened);
+    reader.close();
+    reopened.close();
   });
 
   it('CIFF export refuses an index with deleted documents until it is optimized', async () => {

@@ -65,16 +65,17 @@ const runsArb = fc.integer({ min: 1, max: 5 }).chain((runCount) =>
 );
 
 describe('parallel merge', () => {
-  it('gives the same postings.bin, lexicon.bin and index.sqlite bytes as the single-threaded merge, for any thread count (fuzzed)', async () => {
+  it('gives the same postings.bin, lexicon.bin and index.sqlite bytes as the single-threaded merge, for any thread count and waves of ranges (fuzzed)', async () => {
     await fc.assert(
-      fc.asyncProperty(runsArb, fc.integer({ min: 2, max: 7 }), fc.integer({ min: 1, max: 64 }), async (sparse, threads, memoryKiB) => {
+      fc.asyncProperty(runsArb, fc.integer({ min: 2, max: 7 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 5 }), async (sparse, threads, memoryKiB, waves) => {
         const { blocks, terms } = denseTerms(sparse);
         // Block r owns docIDs 10r..10r+9, as blocks filled in crawl order do.
         const paths = writeRuns(blocks.map((pairs, r) => pairs.map(([t, d]) => [t, 10 * r + d] as [number, number])));
         const one = freshDir();
         const many = freshDir();
         const a = writeIndex(one, paths, contents(one, terms, 10 * blocks.length), memoryKiB * 1024);
-        const b = await writeIndexParallel(many, paths, contents(many, terms, 10 * blocks.length), memoryKiB * 1024, threads);
+        process.env.GPUINDEX_MERGE_WAVES = String(waves);
+        const b = await writeIndexParallel(many, paths, contents(many, terms, 10 * blocks.length), memoryKiB * 1024, threads).finally(() => delete process.env.GPUINDEX_MERGE_WAVES);
         expect(readFileSync(join(many, 'postings.bin'))).toEqual(readFileSync(join(one, 'postings.bin')));
         expect(readFileSync(join(many, 'lexicon.bin'))).toEqual(readFileSync(join(one, 'lexicon.bin')));
         expect(readFileSync(join(many, 'index.sqlite'))).toEqual(readFileSync(join(one, 'index.sqlite')));
@@ -239,14 +240,15 @@ describe('merge threads in a build', () => {
     expect(readFileSync(join(three, 'index.sqlite'))).toEqual(readFileSync(join(one, 'index.sqlite')));
   });
 
-  it('reports the runs read once every range is merged: removing them then changes nothing', async () => {
+  it('reports the runs read once every range is merged (three waves of ranges): removing them then changes nothing', async () => {
     const blocks = [0, 1, 2, 3].map((r) => Array.from({ length: 3000 }, (_, i) => [i % 700, 4 * i + r] as [number, number]).sort((x, y) => x[0] - y[0] || x[1] - y[1]));
     const paths = writeRuns(blocks);
     const plain = freshDir();
     const early = freshDir();
     const a = await writeIndexParallel(plain, paths, contents(plain, 700, 12000), 1 << 20, 3);
     let calls = 0;
-    const b = await writeIndexParallel(early, paths, { ...contents(early, 700, 12000), onRunsRead: () => (calls++, paths.forEach((p) => rmSync(p))) }, 1 << 20, 3);
+    process.env.GPUINDEX_MERGE_WAVES = '3';
+    const b = await writeIndexParallel(early, paths, { ...contents(early, 700, 12000), onRunsRead: () => (calls++, paths.forEach((p) => rmSync(p))) }, 1 << 20, 3).finally(() => delete process.env.GPUINDEX_MERGE_WAVES);
     expect(calls).toBe(1);
     expect(b.merge.threads).toBe(3);
     for (const f of ['postings.bin', 'lexicon.bin', 'index.sqlite']) expect(readFileSync(join(early, f))).toEqual(readFileSync(join(plain, f)));

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { verifyIndex } from '../merge/verify.js';
 import { sha256OfFile } from '../merge/manifest.js';
@@ -108,8 +108,10 @@ describe('--positions: positions.bin equals a naive scan of the token streams', 
     verifyIndex(out);
   });
 
-  it('merge threads: each writes its term range\'s positions part; positions.bin has the same bytes for any worker and merge-thread count', async () => {
+  it('merge threads: each writes its term range\'s positions part; positions.bin has the same bytes for any worker and merge-thread count (two waves of ranges a thread)', async () => {
     let parallelBuilds = 0;
+    process.env.GPUINDEX_MERGE_WAVES = '2';
+    onTestFinished(() => void delete process.env.GPUINDEX_MERGE_WAVES);
     await fc.assert(
       fc.asyncProperty(crawl, fc.integer({ min: 8, max: 64 }), fc.integer({ min: 2, max: 6 }), async (docs, blockSize, mergeThreads) => {
         const dir = writeCrawl(docs);

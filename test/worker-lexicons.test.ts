@@ -23,12 +23,15 @@ import { hasGpu } from './helpers/gpu-available.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-wlex-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-// Every build here writes lexicon.bin's blocks on the merge threads, whatever its vocabulary (the default waits for 65,536 terms).
+// Every build here writes lexicon.bin's blocks on the merge threads, whatever its vocabulary (the default waits for 65,536 terms),
+// and its merge threads take waves of three ranges each (the default waits for 1 GiB of runs).
 beforeAll(() => {
   process.env.GPUINDEX_LEXICON_PARTS_MIN_TERMS = '0';
+  process.env.GPUINDEX_MERGE_WAVES = '3';
 });
 afterAll(() => {
   delete process.env.GPUINDEX_LEXICON_PARTS_MIN_TERMS;
+  delete process.env.GPUINDEX_MERGE_WAVES;
 });
 afterEach(() => {
   delete process.env.GPUINDEX_WORKER_LEXICONS;

@@ -288,14 +288,15 @@ program
   .command('export')
   .description('export the index (CIFF, the Common Index File Format)')
   .argument('<index>', 'index folder')
-  .requiredOption('-o, --output <file>', 'file to write')
+  .requiredOption('-o, --output <file>', 'file to write (written beside it, then renamed into place)')
   .option('--format <format>', 'ciff', 'ciff')
-  .action(async (index: string, o: { output: string; format: string }) => {
+  .option('--force', 'replace an existing file at the output path', false)
+  .action(async (index: string, o: { output: string; format: string; force: boolean }) => {
     if (o.format !== 'ciff') throw new UserError(`unknown export format "${o.format}" (supported: ciff)`);
     const reader = await openIndex(index);
     try {
       const { exportCiff } = await import('./ciff/ciff.js');
-      const r = exportCiff(reader, o.output, `gpuindex ${VERSION}; tokenizer ${JSON.stringify(reader.settings.tokenizer)}`);
+      const r = exportCiff(reader, o.output, `gpuindex ${VERSION}; tokenizer ${JSON.stringify(reader.settings.tokenizer)}`, { force: o.force });
       process.stdout.write(`wrote ${o.output}: ${r.postingsLists} postings lists, ${r.docRecords} documents, ${(r.bytes / 1e6).toFixed(1)} MB\n`);
     } finally {
       reader.close();

@@ -28,8 +28,8 @@ export interface OutputPlan {
 }
 
 /**
- * Removes temporary folders of earlier builds of the same output whose process is gone (a
- * build killed with SIGKILL, a power cut): they are never an index, only leftovers.
+ * Removes the temporary folders of earlier builds (files, of exports) of the same output whose
+ * process is gone (killed by a signal, a power cut): they are never an output, only leftovers.
  */
 export function removeStaleTemps(output: string): string[] {
   const out = resolve(output);
@@ -51,6 +51,14 @@ export function removeStaleTemps(output: string): string[] {
   return removed;
 }
 
+/**
+ * A new temporary path beside `output` (absolute), named for this process so that
+ * removeStaleTemps knows it for a leftover once the process is gone.
+ */
+export function tempSibling(output: string): string {
+  return join(dirname(output), `.${basename(output)}${TEMP_MARKER}${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
 /** Checks the output path and creates the temporary sibling folder. Throws UserError on user mistakes. */
 export function prepareOutput(output: string, force: boolean): OutputPlan {
   const out = resolve(output);
@@ -61,7 +69,7 @@ export function prepareOutput(output: string, force: boolean): OutputPlan {
   const parent = dirname(out);
   if (!existsSync(parent)) throw new UserError(`output's parent folder does not exist: ${parent}`);
   removeStaleTemps(out);
-  const temp = join(parent, `.${basename(out)}${TEMP_MARKER}${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temp = tempSibling(out);
   try {
     mkdirSync(temp);
   } catch (err) {

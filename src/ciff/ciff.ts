@@ -3,15 +3,18 @@
  * then one PostingsList per term in lexicographic term order (docids as d-gaps), then one
  * DocRecord per document. This is the format PISA, Anserini and Terrier import.
  */
-import { closeSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { removeStaleTemps, tempSibling } from '../output.js';
 import type { IndexReader } from '../reader.js';
-import { UserError } from '../shared/errors.js';
+import { storageFailure, UserError } from '../shared/errors.js';
 import { ProtoWriter } from './protobuf.js';
 
 export const CIFF_VERSION = 1;
 
 class DelimitedFileWriter {
   private readonly fd: number;
+  private closed = false;
   private buf = new Uint8Array(1 << 22);
   private used = 0;
   private readonly lengthPrefix = new ProtoWriter();
@@ -41,8 +44,18 @@ class DelimitedFileWriter {
     this.used = 0;
   }
 
+  /** Flushes, and syncs the file to disk: it is renamed into place next, and must be whole there after a crash. */
   close(): void {
     this.flush();
+    fsyncSync(this.fd);
+    this.closed = true;
+    closeSync(this.fd);
+  }
+
+  /** Closes without writing what is buffered (the export failed); once only, as the number may be reused. */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
     closeSync(this.fd);
   }
 }
@@ -53,14 +66,30 @@ export interface CiffExportResult {
   bytes: number;
 }
 
-/** Writes the whole index as CIFF to `path` (through a temporary file renamed at the end). */
-export function exportCiff(reader: IndexReader, path: string, description: string): CiffExportResult {
+export interface CiffExportOptions {
+  /** Replace a file at the output path. Default false: an existing output is a UserError. */
+  force?: boolean;
+}
+
+/**
+ * Writes the whole index as CIFF to `path`, through a temporary file beside it renamed into
+ * place when complete: the path holds what it held before or a whole export, never a part.
+ */
+export function exportCiff(reader: IndexReader, path: string, description: string, options: CiffExportOptions = {}): CiffExportResult {
   // CIFF numbers documents 0..N-1 and states each list's df: an index with deleted documents in
   // its segments has neither until a merge drops them.
   if (reader.segmentList().some((s) => s.deleted > 0)) throw new UserError(`${reader.path} has deleted documents: run \`gpuindex optimize\` on it before exporting`);
+  const force = options.force === true;
+  checkOutputFile(path, force);
   const stats = reader.stats();
-  const tmp = `${path}.tmp-${process.pid}`;
-  const out = new DelimitedFileWriter(tmp);
+  removeStaleTemps(path);
+  const tmp = tempSibling(resolve(path));
+  let out: DelimitedFileWriter;
+  try {
+    out = new DelimitedFileWriter(tmp);
+  } catch (err) {
+    throw new UserError(storageFailure(err, path) ?? `cannot write the output ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
   try {
     const header = new ProtoWriter()
       .uint(1, CIFF_VERSION)
@@ -94,15 +123,28 @@ export function exportCiff(reader: IndexReader, path: string, description: strin
       docs++;
     }
     out.close();
+    // A file that appeared at the path during the export is not replaced either.
+    if (!force) checkOutputFile(path, false);
     renameSync(tmp, path);
     return { postingsLists: lists, docRecords: docs, bytes: statSync(path).size };
   } catch (err) {
-    try {
-      out.close();
-    } catch {
-      /* already closed */
-    }
+    out.abandon();
     rmSync(tmp, { force: true });
-    throw err;
+    const storage = storageFailure(err, path);
+    throw storage ? new UserError(storage) : err;
   }
+}
+
+/** The output path's checks, as a build's (src/output.ts): an existing output only with force, and never a folder. */
+function checkOutputFile(path: string, force: boolean): void {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(path).isDirectory();
+  } catch {
+    const parent = dirname(resolve(path));
+    if (!existsSync(parent)) throw new UserError(`output's parent folder does not exist: ${parent}`);
+    return;
+  }
+  if (isFolder) throw new UserError(`output is a folder: ${path} (export writes a file)`);
+  if (!force) throw new UserError(`output already exists: ${path} (use --force to replace it)`);
 }

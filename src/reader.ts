@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { readDeletes } from '../merge/deletes.js';
 import { readSegments, type SegmentsManifest } from '../merge/segments.js';
 import { UserError } from './shared/errors.js';
+import { checkEach, checkOptionsObject, isBoolean, wrongType, type Check } from './shared/check.js';
 import { createTokenizer, type Tokenizer, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { computeImpacts, openImpacts } from '../merge/impacts.js';
 import { impactsByTerm, type ImpactsByTerm, type TermImpacts } from '../merge/impact-blocks.js';
@@ -77,6 +78,17 @@ export interface ReaderOptions {
   rowCacheBytes?: number;
 }
 
+/** A cache's budget: a whole number of bytes, 0 (no cache) or more. */
+const isCacheBytes: Check = (name, value) => {
+  if (!Number.isInteger(value) || (value as number) < 0) throw wrongType(name, 'a whole number of bytes', value);
+};
+
+/** Each reader option's check. Typed so that a new option needs one. */
+export const READER_OPTION_CHECKS: { readonly [K in keyof ReaderOptions]-?: Check } = {
+  listCacheBytes: isCacheBytes,
+  rowCacheBytes: isCacheBytes,
+};
+
 /** The list cache's default budget. */
 export const DEFAULT_LIST_CACHE_BYTES = 64 << 20;
 /** The row cache's default budget. */
@@ -111,6 +123,21 @@ export interface SearchOptions {
   /** Score every posting instead of pruning: the reference the pruned evaluation equals (and is tested against). */
   exhaustive?: boolean;
 }
+
+const isFiniteNumber: Check = (name, value) => {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw wrongType(name, 'a finite number', value);
+};
+
+/** Each search option's check. Typed so that a new option needs one. */
+export const SEARCH_OPTION_CHECKS: { readonly [K in keyof SearchOptions]-?: Check } = {
+  k: (name, value) => {
+    if (!Number.isInteger(value) || (value as number) < 1) throw wrongType(name, 'a positive integer', value);
+  },
+  k1: isFiniteNumber,
+  b: isFiniteNumber,
+  explain: isBoolean,
+  exhaustive: isBoolean,
+};
 
 /** One segment as the reader uses it: its files, where its documents start, lookups. */
 class Segment {
@@ -351,11 +378,10 @@ export class IndexReader {
     earlier?: IndexReader,
     options: ReaderOptions = {},
   ) {
-    const budget = options.listCacheBytes ?? DEFAULT_LIST_CACHE_BYTES;
-    if (!Number.isInteger(budget) || budget < 0) throw new UserError(`listCacheBytes must be a whole number of bytes, got ${budget}`);
-    this.lists = earlier?.lists ?? new ListCache(budget);
+    checkOptionsObject('openIndex', options);
+    checkEach(options, READER_OPTION_CHECKS);
+    this.lists = earlier?.lists ?? new ListCache(options.listCacheBytes ?? DEFAULT_LIST_CACHE_BYTES);
     const rowBudget = options.rowCacheBytes ?? DEFAULT_ROW_CACHE_BYTES;
-    if (!Number.isInteger(rowBudget) || rowBudget < 0) throw new UserError(`rowCacheBytes must be a whole number of bytes, got ${rowBudget}`);
     this.rowChunks = earlier?.rowChunks ?? new BudgetCache<number, RowChunk | null>(rowBudget, (c) => c?.bytes ?? UNCHUNKED_BYTES);
     try {
       this.manifest = manifest ?? readSegments(path);
@@ -641,12 +667,11 @@ export class IndexReader {
    * index cannot answer (a phrase without positions), is a QueryError of one line.
    */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
+    checkOptionsObject('search', options);
+    checkEach(options, SEARCH_OPTION_CHECKS);
     const k = options.k ?? 10;
     const k1 = options.k1 ?? 0.9;
     const b = options.b ?? 0.4;
-    if (!Number.isInteger(k) || k < 1) throw new UserError(`k must be a positive integer, got ${k}`);
-    if (typeof k1 !== 'number' || !Number.isFinite(k1)) throw new UserError(`k1 must be a finite number, got ${k1}`);
-    if (typeof b !== 'number' || !Number.isFinite(b)) throw new UserError(`b must be a finite number, got ${b}`);
     const plan = planQuery(query, (text) => this.analyzeKept(text), this.capabilities());
     if (plan.slots.length === 0) return [];
     const n = this.statistics.documents;
@@ -809,5 +834,6 @@ function compareCodePoints(a: string, b: string): number {
 }
 
 export function openIndex(path: string, options: ReaderOptions = {}): IndexReader {
+  if (typeof path !== 'string' || path === '') throw wrongType('openIndex: path', "the index folder's path", path);
   return new IndexReader(path, undefined, undefined, options);
 }

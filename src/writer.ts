@@ -28,13 +28,14 @@ import { readDeletes, writeDeletes } from '../merge/deletes.js';
 import { DEFAULT_MERGE_POLICY, pickMergeAround, type MergePolicy } from '../merge/merge-policy.js';
 import { workerScript } from '../runtime/worker-script.js';
 import { acquireWriteLock, LOCK_FILE, LockHeld, type WriteLock } from '../merge/write-lock.js';
-import { resolveTokenizerOptions, withTitleWeightDefault } from '../indexer/analysis/tokenizer.js';
+import { checkTokenizerOptions, resolveTokenizerOptions, withTitleWeightDefault } from '../indexer/analysis/tokenizer.js';
 import { closeGpu, openGpu } from '../gpu/index.js';
 import { buildIndex } from './build.js';
 import { IndexReader } from './reader.js';
 import { FeedThread, type ThreadFeed } from './feed-thread.js';
 import { UserError } from './shared/errors.js';
-import { parseMemory, type BuildOptions, type InputDocument, type SorterChoice } from './shared/options.js';
+import { checkEach, checkOptionsObject, isBoolean, isFunction, isInteger, isNonNegativeNumber, oneOf, wrongType, type Check } from './shared/check.js';
+import { parseMemory, SORTER_CHOICES, type BuildOptions, type InputDocument, type SorterChoice, type TokenizerOptions } from './shared/options.js';
 import { BigMap } from '../runtime/big-map.js';
 
 export interface WriterOptions extends Pick<BuildOptions, 'stem' | 'stopwords' | 'cjk' | 'maxTokenLength' | 'titleWeight' | 'sorter' | 'onWarning'> {
@@ -118,7 +119,52 @@ const RECENT_REFRESHES = 8;
 /** A merge in progress wrote into a folder of this prefix (older writers); removed on open. */
 const MERGING = '.merging-';
 
+/**
+ * Each writer option's check (the tokenizer's options are checked by checkTokenizerOptions),
+ * before the folder is made. Typed so that a new option needs one.
+ */
+export const WRITER_OPTION_CHECKS: { readonly [K in Exclude<keyof WriterOptions, keyof TokenizerOptions>]-?: Check } = {
+  positions: isBoolean,
+  memory: (_, value) => void parseMemory(value as string),
+  flushBytes: isNonNegativeNumber,
+  refreshMs: isNonNegativeNumber,
+  fsyncGroupMs: isNonNegativeNumber,
+  mergePolicy: checkMergePolicy,
+  backgroundFlushes: isBoolean,
+  // The writer bounds these counts itself (feedThreads to 1..2, maxConcurrentMerges to 1 or more).
+  feedThreads: isInteger,
+  feedLagBytes: isNonNegativeNumber,
+  maxConcurrentMerges: isInteger,
+  maxSegments: isNonNegativeNumber,
+  onMergeWritten: isFunction,
+  sorter: oneOf(SORTER_CHOICES),
+  onWarning: isFunction,
+};
+
+const MERGE_POLICY_KEYS = Object.keys(DEFAULT_MERGE_POLICY) as (keyof MergePolicy)[];
+
+/** false, or some of MergePolicy's numbers: a factor above 1 (each tier `factor` times the one below), the rest 0 or more. */
+function checkMergePolicy(name: string, value: unknown): void {
+  if (value === false) return;
+  const listed = `${MERGE_POLICY_KEYS.slice(0, -1).join(', ')} or ${MERGE_POLICY_KEYS.at(-1)}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw wrongType(name, `false or an object of ${listed}`, value);
+  for (const [key, v] of Object.entries(value)) {
+    if (!(MERGE_POLICY_KEYS as string[]).includes(key)) throw wrongType(`${name}'s keys`, listed, key);
+    const factor = key === 'factor';
+    if (v !== undefined && (typeof v !== 'number' || !(factor ? v > 1 : v >= 0))) throw wrongType(`${name}.${key}`, factor ? 'a number above 1' : 'a number, 0 or more', v);
+  }
+}
+
+/** The folder and every option, checked before anything is made. Throws UserError with one line. */
+function checkWriterOptions(dir: unknown, options: WriterOptions): void {
+  if (typeof dir !== 'string' || dir === '') throw wrongType('openWriter: dir', "the index folder's path", dir);
+  checkOptionsObject('openWriter', options);
+  checkEach(options, WRITER_OPTION_CHECKS);
+  checkTokenizerOptions(options);
+}
+
 export async function openWriter(dir: string, options: WriterOptions = {}): Promise<IndexWriter> {
+  checkWriterOptions(dir, options);
   const path = resolve(dir);
   if (!existsSync(path)) mkdirSync(path, { recursive: true });
   let lock: WriteLock;

@@ -7,7 +7,8 @@
  * --sorter alone picks the pipeline (cpu -> cpu, gpu -> gpu+); contradicting flags are refused.
  */
 import { UserError } from '../../src/shared/errors.js';
-import { GPU_SORT_CHOICES, type GpuSortChoice, type PipelineChoice, type SorterChoice } from '../../src/shared/options.js';
+import { oneOf } from '../../src/shared/check.js';
+import { GPU_SORT_CHOICES, PIPELINE_CHOICES, SORTER_CHOICES, type GpuSortChoice, type PipelineChoice, type SorterChoice } from '../../src/shared/options.js';
 import type { PairSorter } from '../../src/shared/types.js';
 import { chooseSorter } from '../sort/sorters.js';
 import type { Schedule } from './worker-pipeline.js';
@@ -19,10 +20,14 @@ export interface ResolvedPipeline {
   notice?: string;
 }
 
+const checkPipeline = oneOf(PIPELINE_CHOICES);
+const checkSorter = oneOf(SORTER_CHOICES);
+const checkGpuSort = oneOf(GPU_SORT_CHOICES);
+
 export async function resolvePipeline(pipeline: PipelineChoice = 'auto', sorter: SorterChoice = 'auto', gpuSort: GpuSortChoice = 'bsn'): Promise<ResolvedPipeline> {
-  if (!['auto', 'cpu', 'gpu', 'gpu+'].includes(pipeline)) throw new UserError(`--pipeline must be auto, cpu, gpu or gpu+, got "${pipeline}"`);
-  if (!['auto', 'cpu', 'gpu'].includes(sorter)) throw new UserError(`--sorter must be auto, cpu or gpu, got "${sorter}"`);
-  if (!GPU_SORT_CHOICES.includes(gpuSort)) throw new UserError(`--gpu-sort must be bsn, radix or auto, got "${gpuSort}"`);
+  checkPipeline('--pipeline', pipeline);
+  checkSorter('--sorter', sorter);
+  checkGpuSort('--gpu-sort', gpuSort);
   if (pipeline === 'cpu' && sorter === 'gpu') throw new UserError('--pipeline cpu sorts on the CPU; it cannot be combined with --sorter gpu');
   if ((pipeline === 'gpu' || pipeline === 'gpu+') && sorter === 'cpu') throw new UserError(`--pipeline ${pipeline} sorts on the GPU; it cannot be combined with --sorter cpu`);
   if (pipeline === 'cpu' || sorter === 'cpu') return { name: 'cpu', schedule: 'sequential', ...(await chooseSorter('cpu')) };

@@ -10,8 +10,20 @@ import type { ParseCounters } from '../../indexer/pipeline/in-process-pipeline.j
 import { IndexRowsAhead } from '../../merge/rows-ahead.js';
 import type { SkippedItem } from '../../indexer/corpus/index.js';
 import { AbortError, escapeControls, UserError } from '../shared/errors.js';
-import { parseMemory, resolveBlockSize, defaultMemoryBytes, defaultWorkerCount, type BuildOptions } from '../shared/options.js';
-import { createTokenizer, withTitleWeightDefault, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
+import { checkEach, checkOptionsObject, integerFrom, isAbortSignal, isBoolean, isFunction, oneOf, wrongType, type Check } from '../shared/check.js';
+import {
+  checkBlockSize,
+  defaultMemoryBytes,
+  defaultWorkerCount,
+  GPU_SORT_CHOICES,
+  parseMemory,
+  PIPELINE_CHOICES,
+  resolveBlockSize,
+  SORTER_CHOICES,
+  type BuildOptions,
+  type TokenizerOptions,
+} from '../shared/options.js';
+import { checkTokenizerOptions, createTokenizer, withTitleWeightDefault, type Tokenizer } from '../../indexer/analysis/tokenizer.js';
 import { parseShard, type Shard } from '../../indexer/parse/shards.js';
 import { resolveFields } from '../../indexer/corpus/fields.js';
 
@@ -49,20 +61,75 @@ export interface BuildContext {
   shard?: Shard;
 }
 
+/**
+ * Each build option's check: its type, and its range where that needs nothing else (the
+ * tokenizer's options are checked by checkTokenizerOptions). Typed so that a new option needs one.
+ */
+export const BUILD_OPTION_CHECKS: { readonly [K in Exclude<keyof BuildOptions, keyof TokenizerOptions>]-?: Check } = {
+  input: checkInput,
+  output: (name, value) => {
+    if (typeof value !== 'string') throw wrongType(name, 'the path of the index folder to create', value);
+  },
+  force: isBoolean,
+  memory: (_, value) => void parseMemory(value as string),
+  memoryScope: oneOf(['build', 'process']),
+  blockSize: checkBlockSize,
+  sorter: oneOf(SORTER_CHOICES),
+  gpuSort: oneOf(GPU_SORT_CHOICES),
+  pipeline: oneOf(PIPELINE_CHOICES),
+  workers: (name, value) => {
+    if (!Number.isInteger(value) || (value as number) < 1) throw wrongType(name, 'a positive integer', value);
+  },
+  fields: (_, value) => checkFields(value),
+  onWarning: isFunction,
+  verbose: isBoolean,
+  onProgress: isFunction,
+  resume: isBoolean,
+  shard: (name, value) => {
+    if (typeof value !== 'string') throw wrongType(name, 'i/N (0 <= i < N) or auto', value);
+  },
+  mergeThreads: integerFrom(1, 256),
+  positions: isBoolean,
+  signal: isAbortSignal,
+};
+
+/** The options' CLI flags, which their messages name (the CLI and the library share them). */
+const BUILD_FLAGS: Readonly<Record<string, string>> = {
+  force: '--force',
+  memory: '--memory',
+  blockSize: '--block-size',
+  sorter: '--sorter',
+  gpuSort: '--gpu-sort',
+  pipeline: '--pipeline',
+  workers: '--workers',
+  fields: '--fields',
+  verbose: '--verbose',
+  resume: '--resume',
+  shard: '--shard',
+  mergeThreads: '--merge-threads',
+  positions: '--positions',
+};
+
+/** A crawl's path, or documents: an iterable or async iterable (arrays, generators, streams). */
+function checkInput(name: string, value: unknown): void {
+  const it = value as Partial<Record<symbol, unknown>> | null;
+  const iterable = typeof it === 'object' && it !== null && (typeof it[Symbol.iterator] === 'function' || typeof it[Symbol.asyncIterator] === 'function');
+  if (iterable || (typeof value === 'string' && value !== '')) return;
+  throw wrongType(name, 'a crawl folder or file (a path), or an iterable of documents', value);
+}
+
 export function checkOptions(options: BuildOptions): BuildContext {
-  if (!options || !options.output) throw new UserError('an output folder is required (-o <dir>)');
+  checkOptionsObject('buildIndex', options);
+  if (!options || options.output === undefined || options.output === null || options.output === '') throw new UserError('an output folder is required (-o <dir>)');
   if (options.input === undefined || options.input === null) throw new UserError('an input crawl or documents are required');
+  checkEach(options, BUILD_OPTION_CHECKS, BUILD_FLAGS);
+  checkTokenizerOptions(options);
   const tokenizer = createTokenizer(withTitleWeightDefault(options));
   const memoryBytes = options.memory !== undefined ? parseMemory(options.memory) : defaultMemoryBytes();
-  if (options.memoryScope !== undefined && options.memoryScope !== 'build' && options.memoryScope !== 'process')
-    throw new UserError(`memoryScope must be 'build' or 'process', got ${JSON.stringify(options.memoryScope)}`);
   const hostBytes = options.memoryScope === 'process' ? 0 : process.memoryUsage.rss();
-  checkFields(options.fields);
-  checkMergeThreads(options.mergeThreads);
   // An explicit --block-size is checked here; the memory plan (once the sorter is open) sizes the rest.
   const explicitBlockSize = resolveBlockSize(options);
   const workers = options.workers ?? defaultWorkers();
-  if (!Number.isInteger(workers) || workers < 1) throw new UserError(`--workers must be a positive integer, got ${options.workers}`);
   const root = typeof options.input === 'string' ? checkCrawl(options.input) : undefined;
   if (root) checkOutputBesideCrawl(options.output, root);
   if (options.resume && !root) throw new UserError('--resume needs a crawl folder as input');
@@ -113,17 +180,12 @@ export function checkOutputBesideCrawl(output: string, root: string): void {
 /** Checks options.fields up front, on this thread (a parse worker's error would not be a UserError). */
 export function checkFields(fields: unknown): void {
   if (fields === undefined || fields === null) return;
-  if (typeof fields !== 'object' || Array.isArray(fields))
-    throw new UserError(`--fields must be an object of id, title and text lists, got ${JSON.stringify(fields)}`);
-  for (const key of Object.keys(fields))
+  if (typeof fields !== 'object' || Array.isArray(fields)) throw wrongType('--fields', 'an object of id, title and text lists', fields);
+  for (const [key, list] of Object.entries(fields)) {
     if (key !== 'id' && key !== 'title' && key !== 'text') throw new UserError(`--fields: unknown key "${key}" (expected id, title or text)`);
+    if (list !== undefined && (!Array.isArray(list) || list.some((name) => typeof name !== 'string'))) throw wrongType(`--fields: ${key}`, 'a list of field names', list);
+  }
   resolveFields({ fields: fields as BuildOptions['fields'] });
-}
-
-/** Checks options.mergeThreads up front (before a long parse). */
-export function checkMergeThreads(value: number | undefined): void {
-  if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 256))
-    throw new UserError(`--merge-threads must be an integer from 1 to 256, got ${value}`);
 }
 
 /**

@@ -3,6 +3,7 @@
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { UserError } from './errors.js';
+import { integerFrom, wrongType } from './check.js';
 
 /** The text analysis (indexer/analysis/tokenizer.ts applies it). */
 export interface TokenizerOptions {
@@ -62,6 +63,7 @@ export interface InputDocument {
 }
 
 export type SorterChoice = 'cpu' | 'gpu' | 'auto';
+export const SORTER_CHOICES: readonly SorterChoice[] = ['auto', 'cpu', 'gpu'];
 /**
  * The GPU sorting algorithm: 'bsn' the K-model bitonic network (in place), 'radix' the LSD radix
  * sort (a second block-sized GPU buffer), 'auto' radix when that buffer fits the device and the
@@ -75,6 +77,7 @@ export const GPU_SORT_CHOICES: readonly GpuSortChoice[] = ['bsn', 'radix', 'auto
  * else cpu.
  */
 export type PipelineChoice = 'cpu' | 'gpu' | 'gpu+' | 'auto';
+export const PIPELINE_CHOICES: readonly PipelineChoice[] = ['auto', 'cpu', 'gpu', 'gpu+'];
 
 /**
  * Build options. The tokenizer's (stem, stopwords, cjk, maxTokenLength: see TokenizerOptions)
@@ -203,6 +206,7 @@ const UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024,
 
 /** Parses '1GiB', '256MiB', '512MB', '100000' into bytes. */
 export function parseMemory(value: string | number): number {
+  if (typeof value !== 'string' && typeof value !== 'number') throw wrongType('--memory', 'a size such as 1GiB or 256MiB, or a number of bytes', value);
   if (typeof value === 'number') {
     if (!(value > 0) || !Number.isFinite(value)) throw new UserError(`--memory must be a positive number of bytes, got ${value}`);
     return Math.floor(value);
@@ -213,14 +217,15 @@ export function parseMemory(value: string | number): number {
   return Math.floor(Number(m[1]) * unit);
 }
 
+export const checkBlockSize = integerFrom(MIN_BLOCK_PAIRS, MAX_BLOCK_PAIRS);
+
 /**
  * The explicit block size in pairs, checked; undefined without one (the build's memory plan,
  * indexer/memory-plan.ts, then sizes blocks from --memory once the sorter is open).
  */
 export function resolveBlockSize(options: Pick<BuildOptions, 'blockSize'>): number | undefined {
   if (options.blockSize === undefined) return undefined;
-  if (!Number.isInteger(options.blockSize) || options.blockSize < MIN_BLOCK_PAIRS || options.blockSize > MAX_BLOCK_PAIRS)
-    throw new UserError(`--block-size must be an integer from ${MIN_BLOCK_PAIRS} to ${MAX_BLOCK_PAIRS}, got ${options.blockSize}`);
+  checkBlockSize('--block-size', options.blockSize);
   return options.blockSize;
 }
 

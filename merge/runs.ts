@@ -307,15 +307,10 @@ export class RunCursor {
     const pairs = Math.min(remaining, this.chunk.length >> 1);
     const bytes = new Uint8Array(this.chunk.buffer, 0, pairs * 8);
     if (readFullAt(this.fd, bytes, RUN_HEADER_BYTES + (this.first + this.consumed) * 8) < bytes.length) throw new Error(`${this.path}: run file is truncated`);
-    const docIds = this.docIds;
-    if (docIds) {
-      const c = this.chunk;
-      for (let i = 1; i < 2 * pairs; i += 2) c[i] = docIds[c[i]!]!;
-    }
     this.chunkPairs = pairs;
     this.pos = 0;
     this.setKey(this.chunk[0]!);
-    this.docId = this.chunk[1]!;
+    this.docId = this.docIdOf(this.chunk[1]!);
   }
 
   /** Per term, not per pair: the walk is asked only when the key changes. */
@@ -334,17 +329,20 @@ export class RunCursor {
       return;
     }
     this.setKey(this.chunk[2 * this.pos]!);
-    this.docId = this.chunk[2 * this.pos + 1]!;
+    this.docId = this.docIdOf(this.chunk[2 * this.pos + 1]!);
   }
 
   /**
    * Consumes every pair of the current term (the run's whole segment for it), appending each
    * distinct docID with its count of pairs (the term frequency in that document) to `out`.
-   * One tight loop a chunk, no call a posting: the merge spends most of its time here.
+   * One tight loop a chunk, no call a posting: the merge spends most of its time here. The
+   * chunk holds the run's own document numbers (a worker's): each posting's is mapped to its
+   * docID as it is appended, not every pair's as the chunk loads (a pass over every chunk).
    */
   takeTerm(out: PostingsColumns): void {
     const term = this.key;
-    let doc = this.docId;
+    const map = this.docIds;
+    let doc = this.chunk[2 * this.pos + 1]!;
     let tf = 0;
     let n = out.df;
     while (!this.done && this.key === term) {
@@ -365,7 +363,7 @@ export class RunCursor {
             docs = out.docIds;
             tfs = out.tfs;
           }
-          docs[n] = doc;
+          docs[n] = map ? map[doc]! : doc;
           tfs[n++] = tf;
           doc = d;
           tf = 1;
@@ -378,16 +376,21 @@ export class RunCursor {
       } else {
         this.pos = p;
         this.setKey(c[2 * p]!);
-        this.docId = c[2 * p + 1]!;
+        this.docId = this.docIdOf(c[2 * p + 1]!);
       }
     }
     if (n + 1 > out.docIds.length) {
       out.df = n;
       out.reserve(n + 1);
     }
-    out.docIds[n] = doc;
+    out.docIds[n] = map ? map[doc]! : doc;
     out.tfs[n++] = tf;
     out.df = n;
+  }
+
+  /** A document number of the run as a docID (the same without a worker's lexicon). */
+  private docIdOf(n: number): number {
+    return this.docIds ? this.docIds[n]! : n;
   }
 
   /**
@@ -398,6 +401,7 @@ export class RunCursor {
    */
   takeSegment(emit: (docId: number, tf: number) => void, limit = 0xffffffff): void {
     const term = this.key;
+    const map = this.docIds;
     let doc = this.docId;
     let tf = 0;
     while (!this.done && this.key === term) {
@@ -406,7 +410,7 @@ export class RunCursor {
       let p = this.pos;
       const end = this.chunkPairs;
       while (p < end && c[2 * p] === term) {
-        const d = c[2 * p + 1]!;
+        const d = map ? map[c[2 * p + 1]!]! : c[2 * p + 1]!;
         if (d > limit) {
           this.pos = p;
           this.docId = d;
@@ -427,11 +431,12 @@ export class RunCursor {
       } else {
         this.pos = p;
         this.setKey(c[2 * p]!);
-        this.docId = c[2 * p + 1]!;
+        this.docId = this.docIdOf(c[2 * p + 1]!);
       }
     }
     emit(doc, tf);
   }
+
 
   close(): void {
     if (!this.closed) {

@@ -68,6 +68,11 @@ export class LexiconGenerations {
     return first + g.generation;
   }
 
+  /** Whether a worker has written a generation to disk. */
+  anySpilled(): boolean {
+    return this.spilledPaths.some((paths) => paths.length > 0);
+  }
+
   /** Terms of each worker's last generation. */
   lastTermCounts(): number[] {
     return Array.from({ length: this.workers }, (_, w) => this.lasts[w]?.terms.ends.length ?? 0);

@@ -228,12 +228,14 @@ export interface OwnLexiconConfig extends WorkerBlocksConfig {
 
 /**
  * ownLexicon: a run the worker wrote; a block for the GPU thread; a lexicon generation it wrote
- * to disk ('lexicon-spilled': generation `generation`, merge/spilled-lexicon.ts); and, after its
- * last run, its last generation's lexicon (terms in code point order, its ids in that order) and
- * how many documents it numbered.
+ * to disk ('lexicon-spilled': generation `generation`, merge/spilled-lexicon.ts); once it has
+ * parsed its last document, its last generation's lexicon (terms in code point order, its ids
+ * in that order) and how many documents it numbered; then, its last block's run written,
+ * 'finished'.
  */
 export type OwnLexiconMessage =
   | ({ type: 'run' } & WrittenRun)
   | ({ type: 'block' } & HandedBlock)
   | { type: 'lexicon-spilled'; generation: number; path: string }
-  | { type: 'lexicon'; generation: number; terms: ByteLexicon; order: Uint32Array; documents: number };
+  | { type: 'lexicon'; generation: number; terms: ByteLexicon; order: Uint32Array; documents: number }
+  | { type: 'finished' };

@@ -167,7 +167,9 @@ export class ParsePool {
     this.own = init.ownLexicon !== undefined;
     // Observed by the pipeline when it waits for it; without workers' lexicons, by no one.
     this.lexiconsSent.catch(() => {});
+    this.workersFinished.catch(() => {});
     this.lexiconsLeft = count;
+    this.finishedLeft = count;
     this.ahead = tasksAheadFromEnv();
     for (let w = 0; w < count; w++) this.dispatch(w);
     // More workers than tasks: those without any are done already.
@@ -189,6 +191,14 @@ export class ParsePool {
   readonly lexiconsSent: Promise<void> = new Promise<void>((resolve, reject) => {
     this.allLexicons = resolve;
     this.lexiconsFailed = reject;
+  });
+  private finishedLeft: number;
+  private allFinished?: () => void;
+  private finishFailed?: (err: Error) => void;
+  /** ownLexicon: settles once every worker has written its last run, after its lexicon (rejects if the pool fails first). */
+  readonly workersFinished: Promise<void> = new Promise<void>((resolve, reject) => {
+    this.allFinished = resolve;
+    this.finishFailed = reject;
   });
 
   /**
@@ -268,6 +278,7 @@ export class ParsePool {
   private fail(err: Error): void {
     this.failure ??= err;
     this.lexiconsFailed?.(err);
+    this.finishFailed?.(err);
     this.wake?.();
     for (const reply of this.postingsReply.values()) reply({ type: 'postings-error', message: err.message });
   }
@@ -319,16 +330,18 @@ export class ParsePool {
       this.postingsReply.get(w)?.(m);
       return;
     }
+    if (m.type === 'finished') {
+      this.retired[w] ??= this.workers[w]!.terminate();
+      if (--this.finishedLeft === 0) this.allFinished?.();
+      return;
+    }
     if (m.type === 'run' || m.type === 'block' || m.type === 'lexicon' || m.type === 'lexicon-spilled') {
       try {
         this.onOwnMessage?.(w, m);
       } catch (err) {
         this.fail(err instanceof Error ? err : new Error(String(err)));
       }
-      if (m.type === 'lexicon') {
-        this.retired[w] ??= this.workers[w]!.terminate();
-        if (--this.lexiconsLeft === 0) this.allLexicons?.();
-      }
+      if (m.type === 'lexicon' && --this.lexiconsLeft === 0) this.allLexicons?.();
       return;
     }
     const t = this.times[w]!;

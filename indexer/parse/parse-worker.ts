@@ -555,10 +555,13 @@ async function main(): Promise<void> {
     await parseTask(tasks.shift()!);
   }
   if (blocks) {
-    // The last block, then the lexicon its runs are keyed by (the merge unites the workers').
-    await blocks.finish();
+    // The lexicon the runs are keyed by (the merge unites the workers'), then the last block:
+    // no term comes after the last document, and the main thread may unite the lexicons while
+    // the workers sort and write their last blocks.
     const { terms, order } = lexicon!.finish();
     port.postMessage({ type: 'lexicon', generation: lexicon!.generation, terms, order, documents: blocks.documents } satisfies FromWorker, [order.buffer as ArrayBuffer]);
+    await blocks.finish();
+    port.postMessage({ type: 'finished' } satisfies FromWorker);
   }
   port.close();
 }

@@ -60,6 +60,14 @@ export function workerBlockPairs(blockSize: number, workers: number, planArrays:
 export const WORKER_LEXICONS_MIN_WORKERS = 4;
 
 /**
+ * Terms in all the workers' lexicons below which they are united while the workers write their
+ * last runs (on this thread: lexicon-union.ts unites fewer than 2^20 on the caller's thread),
+ * not after: 70-170 ms of the HTML crawl's and the 8 GB crawl's builds were spent there with
+ * every worker done.
+ */
+const EARLY_UNION_MAX_TERMS = 1 << 20;
+
+/**
  * The fewest workers for which a build keeps a lexicon per worker: WORKER_LEXICONS_MIN_WORKERS;
  * never with --resume (checkpoints record the shared dictionary). GPUINDEX_WORKER_LEXICONS=0 or 1
  * forces it off or on (a benchmark and test knob; on still needs 2 workers and no --resume).
@@ -162,8 +170,37 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
         }
       });
     } else if (m.type === 'lexicon-spilled') generations.spilled(w, m.generation, m.path);
-    else generations.last(w, m.generation, { terms: m.terms, order: m.order }, m.documents);
+    else if (m.type === 'lexicon') generations.last(w, m.generation, { terms: m.terms, order: m.order }, m.documents);
   };
+
+  /** The workers' lexicons united by term, and each generation's run lexicon. */
+  const unite = async () => {
+    const tUnite = performance.now();
+    // Every worker's generations, worker by worker: the spilled ones read back now.
+    const all = generations.lexicons();
+    const union = await uniteLexicons(
+      all.map((g) => g.terms),
+      availableParallelism(),
+    );
+    const lexicons: RunLexicon[] = all.map((g, i) => {
+      const table = docIds[g.worker]!;
+      const documents = generations.documents[g.worker];
+      if (documents !== undefined && documents !== table.count) throw new Error(`parse worker ${g.worker} numbered ${documents} documents, its batches held ${table.count}`);
+      // A worker's generations share its document numbers.
+      return { order: g.order, finals: union.finals[i]!, docIds: table.ids.subarray(0, table.count) };
+    });
+    const lexiconGenerations = all.length;
+    if (lexiconGenerations > workers) {
+      // The spilled generations' terms (1.7 GB at 100 M terms) are garbage once united, but this
+      // heap may hold them until its next full collection, beside the merge threads that start next.
+      all.length = 0;
+      collectFullHeap();
+    }
+    const ms = performance.now() - tUnite;
+    clock.add('uniteLexicons', ms);
+    return { union, lexicons, lexiconGenerations, ms };
+  };
+  let united: Awaited<ReturnType<typeof unite>> | undefined;
 
   const waited = { ms: 0 };
   let sortWaitMs = 0;
@@ -182,11 +219,15 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
       input.onProgress?.(counters);
     }
     input.onBatchesDone?.(counters);
-    // The workers seal their last blocks, then send their lexicons.
+    // The workers send their lexicons, then seal, sort and write their last blocks.
     const t0 = performance.now();
     await settleMeanwhile(pool.lexiconsSent, input.whileWaiting);
+    // A small union runs on this thread meanwhile; a large one (threads, generations read back
+    // from disk, GBs of strings) waits until the workers and their blocks are gone.
+    if (!generations.anySpilled() && generations.lastTermCounts().reduce((a, n) => a + n, 0) < EARLY_UNION_MAX_TERMS) united = await unite();
+    await settleMeanwhile(pool.workersFinished, input.whileWaiting);
     await settleMeanwhile(sorting, input.whileWaiting);
-    sortWaitMs += performance.now() - t0;
+    sortWaitMs += performance.now() - t0 - (united?.ms ?? 0);
     if (sortFailure !== undefined) throw sortFailure;
   } finally {
     await sorting.catch(() => {});
@@ -199,28 +240,7 @@ export async function runWorkerLexiconsPipeline(input: WorkerPipelineInput): Pro
   counters.blocks = workerRuns.length + sink.blocks;
   counters.runBytes += sink.runBytes;
 
-  const tUnite = performance.now();
-  // Every worker's generations, worker by worker: the spilled ones read back now.
-  const all = generations.lexicons();
-  const union = await uniteLexicons(
-    all.map((g) => g.terms),
-    availableParallelism(),
-  );
-  const lexicons: RunLexicon[] = all.map((g, i) => {
-    const table = docIds[g.worker]!;
-    const documents = generations.documents[g.worker];
-    if (documents !== undefined && documents !== table.count) throw new Error(`parse worker ${g.worker} numbered ${documents} documents, its batches held ${table.count}`);
-    // A worker's generations share its document numbers.
-    return { order: g.order, finals: union.finals[i]!, docIds: table.ids.subarray(0, table.count) };
-  });
-  const lexiconGenerations = all.length;
-  if (lexiconGenerations > workers) {
-    // The spilled generations' terms (1.7 GB at 100 M terms) are garbage once united, but this
-    // heap may hold them until its next full collection, beside the merge threads that start next.
-    all.length = 0;
-    collectFullHeap();
-  }
-  clock.add('uniteLexicons', performance.now() - tUnite);
+  const { union, lexicons, lexiconGenerations } = united ?? (await unite());
   const runPaths = [...workerRuns, ...sink.runPaths];
   const owners = [...workerRunOwners, ...sink.runPaths.map((_, i) => sinkRunOwners[i]!)].map((o) => generations.indexOf(o));
   return {

@@ -24,18 +24,10 @@ export function workerScript(modulePath: string): URL {
  */
 export function runOnThread<T>(modulePath: string, task: unknown, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const early = started.get(modulePath)?.shift();
-    const worker = early?.worker ?? new Worker(workerScript(modulePath), { workerData: task });
+    const worker = threadWith(modulePath, task, reject);
     let result: T | undefined;
     worker.once('message', (m: T) => (result = m));
     worker.once('exit', (code) => (result !== undefined ? resolve(result) : reject(new Error(`${what} exited with code ${code} before finishing`))));
-    if (early) {
-      worker.ref();
-      if (early.failure !== undefined) return reject(early.failure);
-      worker.off('error', early.onError);
-      worker.once('error', reject);
-      worker.postMessage(task);
-    } else worker.once('error', reject);
   });
 }
 
@@ -55,21 +47,33 @@ export function runSeriesOnThread<T>(modulePath: string, tasks: readonly unknown
   const fail = (err: unknown): void => {
     while (next < answers.length) answers[next++]!.reject(err);
   };
-  const payload = { series: tasks };
-  const early = started.get(modulePath)?.shift();
-  const worker = early?.worker ?? new Worker(workerScript(modulePath), { workerData: payload });
+  const worker = threadWith(modulePath, { series: tasks }, fail);
   worker.on('message', (m: T) => {
     if (next < answers.length) answers[next++]!.resolve(m);
   });
   worker.once('exit', (code) => fail(new Error(`${what} exited with code ${code} before finishing`)));
-  if (early) {
-    worker.ref();
-    worker.off('error', early.onError);
-    worker.once('error', fail);
-    if (early.failure !== undefined) fail(early.failure);
-    else worker.postMessage(payload);
-  } else worker.once('error', fail);
   return answers.map((a) => a.promise);
+}
+
+/**
+ * A thread of `modulePath` given `payload`: one started ahead (startThreads), sent it as its
+ * first message, or a new one with it as workerData; its errors go to `onError` (at once, for
+ * one started ahead that failed meanwhile).
+ */
+function threadWith(modulePath: string, payload: unknown, onError: (err: unknown) => void): Worker {
+  const early = started.get(modulePath)?.shift();
+  if (!early) {
+    const worker = new Worker(workerScript(modulePath), { workerData: payload });
+    worker.once('error', onError);
+    return worker;
+  }
+  const { worker } = early;
+  worker.ref();
+  worker.off('error', early.onError);
+  worker.once('error', onError);
+  if (early.failure !== undefined) onError(early.failure);
+  else worker.postMessage(payload);
+  return worker;
 }
 
 /** A thread started ahead of its task (startThreads), and what it failed with meanwhile. */

@@ -14,8 +14,9 @@
  *  - .html/.htm: visible text and <title> (html.ts); .txt: the file is the text; .md: the text,
  *    with the first heading as title (after YAML front matter, which is not indexed).
  *  - .warc, .warc.gz, .warc.wet.gz: a document per HTML or text record (warc.ts).
- *  - .gz of each: decompressed on the fly; a corrupt or truncated stream is a skip item, the
- *    documents read before the damage stay.
+ *  - .gz of each: decompressed on the fly; a corrupt or truncated stream is a skip item, and
+ *    every document inflated whole before the damage stays, whatever the file's size (a JSONL
+ *    line the damage cuts is not one; a whole-file document is skipped).
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
@@ -23,7 +24,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pipeline, Readable } from 'node:stream';
-import { crc32, createGunzip, inflateRawSync } from 'node:zlib';
+import { constants as zlibConstants, createGunzip } from 'node:zlib';
 import { decodeFile, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
@@ -113,25 +114,27 @@ function openStream(full: string, gzip: boolean, size: number, from = 0): Chunks
   if (from > 0) return createReadStream(full, { start: from, highWaterMark: READ_CHUNK_BYTES }); // a range: never gzip
   if (size <= SMALL_FILE_BYTES) {
     const buf = readFileSync(full);
-    if (!gzip) return Readable.from([buf]);
-    const chunks = gunzipKeepingDamagedTail(buf);
-    return { [Symbol.asyncIterator]: () => chunks, destroy: () => void chunks.return(undefined) };
+    return gzip ? generatorChunks(gunzipKeepingDamagedTail(buf)) : Readable.from([buf]);
   }
-  const raw = createReadStream(full, { highWaterMark: READ_CHUNK_BYTES });
-  if (!gzip) return raw;
-  return pipeline(raw, createGunzip({ chunkSize: READ_CHUNK_BYTES }), () => {});
+  return gzip ? generatorChunks(gunzipKeepingDamagedTail(full)) : createReadStream(full, { highWaterMark: READ_CHUNK_BYTES });
 }
 
+const generatorChunks = (chunks: AsyncGenerator<Buffer, void, undefined>): Chunks => ({ [Symbol.asyncIterator]: () => chunks, destroy: () => void chunks.return(undefined) });
+
+/** A gzip file's compressed bytes: in memory (a small file), or the path to stream them from. */
+type GzipInput = Buffer | string;
+
 /**
- * A small gzip file's bytes, inflated as a stream; where it is damaged (bytes after its last
- * member that are no member, a later member corrupt), the intact members before the damage too,
- * then the error. The stream alone would lose them: zlib drops the output of the step that fails
- * (with a small file, often the whole file), and a stream's async iterator the chunks it had
- * buffered.
+ * A gzip file's bytes, inflated as a stream; where it is damaged (a member corrupt or cut short,
+ * bytes after the last member that are no member), every byte inflated before the damage too,
+ * then the error. The stream alone loses some of them: zlib drops the output of the write that
+ * fails (up to a chunk), and a stream's async iterator the chunks it had buffered; they are
+ * inflated again (inflatedBeforeDamage), so a large file loses no more than a small one.
  */
-async function* gunzipKeepingDamagedTail(buf: Buffer): AsyncGenerator<Buffer, void, undefined> {
+async function* gunzipKeepingDamagedTail(input: GzipInput): AsyncGenerator<Buffer, void, undefined> {
   const gunzip = createGunzip({ chunkSize: READ_CHUNK_BYTES });
-  gunzip.end(buf);
+  if (typeof input === 'string') pipeline(createReadStream(input, { highWaterMark: READ_CHUNK_BYTES }), gunzip, () => {});
+  else gunzip.end(input);
   let delivered = 0;
   try {
     for await (const chunk of gunzip as AsyncIterable<Buffer>) {
@@ -139,49 +142,105 @@ async function* gunzipKeepingDamagedTail(buf: Buffer): AsyncGenerator<Buffer, vo
       yield chunk;
     }
   } catch (err) {
-    const kept = inflatedBeforeDamage(buf);
-    for (let at = delivered; at < kept.length; at += READ_CHUNK_BYTES) yield kept.subarray(at, Math.min(kept.length, at + READ_CHUNK_BYTES));
+    // bytesWritten: the compressed bytes of the writes that succeeded, known to inflate cleanly.
+    if (codeOf(err)?.startsWith('Z_')) yield* await inflatedBeforeDamage(input, gunzip.bytesWritten, delivered);
     throw err;
   } finally {
     gunzip.destroy();
   }
 }
 
+/** Past the bytes known clean, the compressed bytes a probe inflater takes at a time (see inflatedBeforeDamage). */
+const PROBE_BYTES = 4096;
+
 /**
- * The members of a damaged gzip file that inflate whole and match their trailers, from its first
- * up to the damage, inflated: the bytes known good. (Bytes inflated from a damaged member are not
- * kept: where zlib noticed the damage says nothing of where it began.)
+ * The bytes a damaged gzip file inflates to before the byte in which zlib sees the damage, from
+ * output offset `from` on, inflated again. The first `clean` compressed bytes go in whole; the
+ * rest a piece at a time to a probe inflater first, and to the kept one only once the probe took
+ * the piece without fault. The piece the probe fails on goes to the kept one byte by byte: zlib
+ * drops the output of the write it fails in, and that write is then one byte. (Byte by byte
+ * throughout would cost seconds a MB.) The end of the input is no fault here: a member cut short
+ * gives all it has.
  */
-function inflatedBeforeDamage(buf: Buffer): Buffer {
-  const members: Buffer[] = [];
+async function inflatedBeforeDamage(input: GzipInput, clean: number, from: number): Promise<Buffer[]> {
+  const kept = new PieceInflater(from);
+  const probe = new PieceInflater(Infinity);
+  const source = typeof input === 'string' ? createReadStream(input, { highWaterMark: READ_CHUNK_BYTES }) : Readable.from([input]);
   let at = 0;
-  while (at + 18 <= buf.length && buf[at] === 0x1f && buf[at + 1] === 0x8b && buf[at + 2] === 8) {
-    const flags = buf[at + 3]!;
-    let p = at + 10;
-    if (flags & 4) p += 2 + buf.readUInt16LE(p);
-    for (const bit of [8, 16]) {
-      if (!(flags & bit)) continue;
-      const z = buf.indexOf(0, p);
-      if (z < 0) return Buffer.concat(members);
-      p = z + 1;
+  try {
+    read: for await (const chunk of source as AsyncIterable<Buffer>) {
+      const whole = Math.min(chunk.length, Math.max(0, clean - at));
+      at += chunk.length;
+      if (whole > 0) await Promise.all([kept.take(chunk.subarray(0, whole)), probe.take(chunk.subarray(0, whole))]);
+      for (let p = whole; p < chunk.length && !kept.failed; p += PROBE_BYTES) {
+        const piece = chunk.subarray(p, p + PROBE_BYTES);
+        if (await probe.take(piece)) await kept.take(piece);
+        else {
+          for (let i = 0; i < piece.length && (await kept.take(piece.subarray(i, i + 1))); i++);
+          break read;
+        }
+      }
+      if (kept.failed) break;
     }
-    if (flags & 2) p += 2;
-    if (p > buf.length) break;
-    let out: Buffer;
-    let consumed: number;
-    try {
-      const r = inflateRawSync(buf.subarray(p), { info: true, maxOutputLength: MAX_WHOLE_FILE_BYTES }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
-      out = r.buffer;
-      consumed = r.engine.bytesWritten;
-    } catch {
-      break;
-    }
-    const trailer = p + consumed;
-    if (trailer + 8 > buf.length || buf.readUInt32LE(trailer) !== crc32(out) >>> 0 || buf.readUInt32LE(trailer + 4) !== out.length % 2 ** 32) break;
-    members.push(out);
-    at = trailer + 8;
+    await kept.end();
+  } catch {
+    // The file cannot be read again: what was inflated stays, the damage is the fault reported.
+  } finally {
+    kept.destroy();
+    probe.destroy();
+    source.destroy();
   }
-  return Buffer.concat(members);
+  return kept.out;
+}
+
+/** A Gunzip given its input a piece at a time, keeping its output from output offset `from` on. */
+class PieceInflater {
+  readonly out: Buffer[] = [];
+  failed = false;
+  private inflated = 0;
+  // Z_SYNC_FLUSH at the end: input cut short is no error, what it inflates to is kept.
+  private readonly gunzip = createGunzip({ chunkSize: READ_CHUNK_BYTES, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+
+  constructor(private readonly from: number) {
+    // Flowing: each chunk is taken as zlib gives it, none waits in a buffer an error would empty.
+    this.gunzip.on('data', (chunk: Buffer) => {
+      const skip = Math.max(0, this.from - this.inflated);
+      this.inflated += chunk.length;
+      if (skip < chunk.length) this.out.push(skip > 0 ? chunk.subarray(skip) : chunk);
+    });
+    this.gunzip.on('error', () => (this.failed = true));
+  }
+
+  /** Inflates `piece`: true once it is, false where zlib fails on it (or failed before). */
+  take(piece: Buffer): Promise<boolean> {
+    return this.settled((done) => this.gunzip.write(piece, done));
+  }
+
+  /** Ends the input and waits for the last output. */
+  end(): Promise<boolean> {
+    return this.settled((done) => {
+      this.gunzip.once('end', done);
+      this.gunzip.end();
+    });
+  }
+
+  destroy(): void {
+    this.gunzip.destroy();
+  }
+
+  /** Resolves when `start`'s callback is called or zlib fails, whichever is first. */
+  private settled(start: (done: (err?: Error | null) => void) => void): Promise<boolean> {
+    if (this.failed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (err?: Error | null): void => {
+        if (err) this.failed = true;
+        this.gunzip.off('error', done);
+        resolve(!this.failed);
+      };
+      this.gunzip.once('error', done);
+      start(done);
+    });
+  }
 }
 
 const codeOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException)?.code;

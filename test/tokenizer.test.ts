@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../src/shared/errors.js';
-import { createTokenizer, MAX_TOKEN_LENGTH, resolveTokenizerOptions, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
+import { createTokenizer, MAX_TOKEN_LENGTH, resolveTokenizerOptions, scanUnicodeWith, UNICODE_RUN_CAP, unicodeTokenPattern, wordRestPattern, type TokenizerOptions } from '../indexer/analysis/tokenizer.js';
 import { ENGLISH_STOPWORDS } from '../indexer/analysis/english-stopwords.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-tok-'));
@@ -186,5 +186,65 @@ describe('tokenizer properties', () => {
         expect(terms(words.join(' é '))).toEqual(words.flatMap((w, i) => (i === 0 ? [w] : ['é', w])));
       }),
     );
+  });
+});
+
+describe('runs longer than the token pattern takes at once', () => {
+  /** The raw tokens of scanUnicodeWith at `cap`. */
+  const tokensAt = (cap: number, s: string, bigrams: boolean, maxLength: number): string[] => {
+    const out: string[] = [];
+    scanUnicodeWith(unicodeTokenPattern(cap), wordRestPattern(cap), cap, s, bigrams, maxLength, (t) => out.push(t));
+    return out;
+  };
+  // CJK (one an astral Han), Latin, Cyrillic, a combining mark, the joiners, a variation selector, space and punctuation.
+  const pieces = ['中', '文', 'か', '\u{20000}', 'a', 'é', 'ж', '\u0301', "'", '\u2019', '\u200C', '\u200D', '\uFE0F', ' ', '.', '-'];
+  const text = fc.array(fc.tuple(fc.constantFrom(...pieces), fc.integer({ min: 1, max: 9 })), { maxLength: 30 }).map((runs) => runs.map(([p, n]) => p.repeat(n)).join(''));
+
+  it('gives the tokens of the unbounded pattern: a CJK run cut at the cap keeps its bigram across the cut, a word cut there is dropped whole (fuzzed)', () => {
+    fc.assert(
+      fc.property(text, fc.integer({ min: 2, max: 6 }), fc.boolean(), fc.integer({ min: 1, max: 6 }), (s, cap, bigrams, lengthUpTo) => {
+        // A word cut at the cap has more than cap code points: past any maxLength up to cap.
+        const maxLength = Math.min(lengthUpTo, cap);
+        expect(tokensAt(cap, s, bigrams, maxLength)).toEqual(tokensAt(UNICODE_RUN_CAP, s, bigrams, maxLength));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('tokenizes a line of 4 M CJK characters or Cyrillic letters with no space (the unbounded pattern overflowed its stack)', () => {
+    const t = createTokenizer({ cjk: 'bigram' });
+    const cjk: string[] = [];
+    t.tokenize('中文'.repeat(2_000_000), (x) => void (cjk.length < 3 && cjk.push(x)));
+    expect(cjk).toEqual(['中文', '文中', '中文']);
+    let count = 0;
+    expect(t.tokenize('ж'.repeat(4_000_000) + ' слово', () => count++)).toBe(1);
+    expect(count).toBe(1);
+  });
+
+  it('a build takes a 12 MB line of CJK with no space, and one of a single 4 M-letter word, beside short ones', async () => {
+    const { buildIndex } = await import('../src/build.js');
+    const { openIndex } = await import('../src/reader.js');
+    const crawl = join(work, 'long-runs');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(crawl);
+    const docs = [
+      { id: 'a', text: 'whale ship' },
+      { id: 'cjk', text: '中文字'.repeat(1_400_000) },
+      { id: 'word', text: 'ж'.repeat(4_000_000) + ' слово' },
+      { id: 'b', text: 'sea' },
+    ];
+    writeFileSync(join(crawl, 'c.jsonl'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    const out = join(work, 'long-runs-index');
+    const s = await buildIndex({ input: crawl, output: out, workers: 1, sorter: 'cpu' });
+    expect(s.documents).toBe(4);
+    expect(s.skipped.count).toBe(0);
+    const r = openIndex(out);
+    try {
+      expect(r.lexiconEntry('文')?.df).toBe(1);
+      expect(r.lexiconEntry('слово')?.df).toBe(1);
+      expect(r.stats().terms).toBe(7); // whale ship sea 中 文 字 слово: the 4 M-letter word is too long to be a term
+    } finally {
+      r.close();
+    }
   });
 });

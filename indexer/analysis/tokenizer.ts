@@ -148,8 +148,28 @@ const WORD_CHAR = String.raw`[[\p{L}\p{N}\p{M}]--${CJK}--${NEVER}]`;
 /** Inside a word only: apostrophes and zero-width (non-)joiners, removed from the term. */
 const JOINER = String.raw`['\u2019\u200C\u200D]`;
 
+/**
+ * Code points a repetition of UNICODE_TOKEN takes at most: an unbounded one overflowed the
+ * regex's backtracking stack on a run of about 4 M letters with no space (a CJK or Cyrillic line
+ * of 12 MB), and the build ended in an internal error. A longer run continues past the match
+ * (scanUnicode): a CJK run in the next match, its bigram across the cut kept; a word is then
+ * longer than any --max-token-length (65,536 units at most) and is skipped whole.
+ */
+export const UNICODE_RUN_CAP = 65_536;
+
+/** UNICODE_TOKEN with repetitions of at most `cap` (2 or more) code points (tests take a small cap). */
+export function unicodeTokenPattern(cap: number): RegExp {
+  return new RegExp(`(${CJK_CHAR}{1,${cap}})|${WORD_START}${WORD_CHAR}{0,${cap}}(?:(${JOINER})${WORD_CHAR}{1,${cap}}){0,${cap}}`, 'gv');
+}
+
+/** The rest of a word cut at the cap: word characters, and joiners with one after them. */
+export function wordRestPattern(cap: number): RegExp {
+  return new RegExp(`(?:${WORD_CHAR}|${JOINER}(?=${WORD_CHAR})){1,${cap}}`, 'yv');
+}
+
 /** Group 1: a CJK run. Otherwise a word; group 2 is set when it contains a joiner. */
-const UNICODE_TOKEN = new RegExp(`(${CJK_CHAR}+)|${WORD_START}${WORD_CHAR}*(?:(${JOINER})${WORD_CHAR}+)*`, 'gv');
+const UNICODE_TOKEN = unicodeTokenPattern(UNICODE_RUN_CAP);
+const WORD_REST = wordRestPattern(UNICODE_RUN_CAP);
 /** The joiners, to remove them from a term (String.replace resets the global regex's lastIndex). */
 export const JOINERS = /['\u2019\u200C\u200D]/g;
 /**
@@ -233,24 +253,47 @@ function scan(text: string, bigrams: boolean, maxLength: number, put: (t: string
 }
 
 function scanUnicode(s: string, bigrams: boolean, maxLength: number, put: (t: string) => void): void {
-  const re = UNICODE_TOKEN;
+  scanUnicodeWith(UNICODE_TOKEN, WORD_REST, UNICODE_RUN_CAP, s, bigrams, maxLength, put);
+}
+
+/**
+ * scanUnicode over `re` (unicodeTokenPattern(cap)) and `rest` (wordRestPattern(cap)): the raw
+ * tokens of the unbounded pattern, whatever the runs' lengths.
+ */
+export function scanUnicodeWith(re: RegExp, rest: RegExp, cap: number, s: string, bigrams: boolean, maxLength: number, put: (t: string) => void): void {
+  // A CJK unigram is at most 2 units, a bigram 4: only a tiny maxLength drops any.
+  const putCjk = maxLength >= 4 ? put : (t: string) => t.length <= maxLength && put(t);
+  /** The last code point of a CJK run cut at the cap, and where its continuation starts. */
+  let carry = '';
+  let carryAt = -1;
   re.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(s)) !== null) {
     const run = m[1];
     if (run !== undefined) {
-      // A CJK unigram is at most 2 units, a bigram 4: only a tiny maxLength drops any.
-      const putCjk = maxLength >= 4 ? put : (t: string) => t.length <= maxLength && put(t);
-      if (run.length === 1) putCjk(run);
-      else if (!bigrams) for (const c of run) putCjk(c);
-      else {
-        const chars = Array.from(run);
-        if (chars.length === 1) putCjk(chars[0]!);
-        else for (let i = 0; i + 1 < chars.length; i++) putCjk(chars[i]! + chars[i + 1]!);
+      const continued = carryAt === m.index;
+      if (!bigrams) {
+        for (const c of run) putCjk(c);
+        continue;
       }
+      const chars = Array.from(run);
+      if (continued) putCjk(carry + chars[0]!);
+      else if (chars.length === 1) putCjk(chars[0]!);
+      for (let i = 0; i + 1 < chars.length; i++) putCjk(chars[i]! + chars[i + 1]!);
+      [carry, carryAt] = chars.length === cap ? [chars[cap - 1]!, re.lastIndex] : ['', -1];
       continue;
     }
     let t = m[0];
+    if (t.length >= cap) {
+      // Cut at the cap if the word goes on: then it is too long to be a term, all of it.
+      let end = re.lastIndex;
+      rest.lastIndex = end;
+      while (rest.test(s)) end = rest.lastIndex; // a failed sticky test resets lastIndex
+      if (end > re.lastIndex) {
+        re.lastIndex = end;
+        continue;
+      }
+    }
     if (m[2] !== undefined) t = t.replace(JOINERS, '');
     if (t.length <= maxLength) put(t);
   }

@@ -1,12 +1,13 @@
 /**
- * One writer per index: `write.lock` in the index folder, created exclusively, holding the
+ * One writer per index: `write.lock` in the index folder (runtime/lock-file.ts), holding the
  * writer's process id and host. A lock whose process is gone on this host (a writer killed with
- * SIGKILL) is stale and taken over; a live one refuses the second writer with a line naming it.
+ * SIGKILL) is stale and taken over; a live one, or one of another host (whose processes this one
+ * cannot see), refuses the second writer with a line naming it.
  */
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../runtime/process-alive.js';
+import { releaseLockFile, takeLockFile, type LockHolder } from '../runtime/lock-file.js';
 
 export const LOCK_FILE = 'write.lock';
 
@@ -18,24 +19,8 @@ export interface WriteLock {
 
 export function acquireWriteLock(dir: string): WriteLock {
   const path = join(dir, LOCK_FILE);
-  const me = { pid: process.pid, host: hostname() };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, JSON.stringify(me) + '\n');
-      closeSync(fd);
-      return { release: () => rmSync(path, { force: true }) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
-      let holder: { pid?: number; host?: string } = {};
-      try {
-        holder = JSON.parse(readFileSync(path, 'utf8'));
-      } catch {
-        // Torn while written: the writer died in its first moment.
-      }
-      if (holder.pid !== undefined && (holder.host !== me.host || processAlive(holder.pid)))
-        throw new LockHeld(`${dir} has a writer already: process ${holder.pid} on ${holder.host} (${LOCK_FILE})`);
-      rmSync(path, { force: true });
-    }
-  }
+  const host = hostname();
+  const holds = (h: LockHolder): boolean => h.pid !== undefined && (h.host !== host || processAlive(h.pid));
+  const token = takeLockFile(path, holds, (h) => new LockHeld(`${dir} has a writer already: process ${h.pid} on ${h.host} (${LOCK_FILE})`));
+  return { release: () => releaseLockFile(path, token) };
 }

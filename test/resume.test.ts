@@ -386,12 +386,12 @@ describe('two --resume builds of one output at once', () => {
     expect(existsSync(resumeDirFor(output))).toBe(false);
   });
 
-  it('takes over the resume folder of a build whose process is gone', async () => {
+  it('takes over the resume folder of a build whose process is gone, whatever its host (a cluster task rerun elsewhere)', async () => {
     const reference = await clean(master);
     const output = freshOutput();
     const saved = await interrupt(master, output);
     const gone = spawnSync(process.execPath, ['-e', 'process.pid']).pid!; // exited by now
-    writeFileSync(join(resumeDirFor(output), 'lock'), `${gone} 0123456789abcdef`);
+    writeFileSync(join(resumeDirFor(output), 'lock'), JSON.stringify({ pid: gone, host: 'another-node', token: '0123456789abcdef' }));
     const r = await resume(master, output);
     expect(r.summary.resumed?.runs).toBe(saved.length);
     expectSameIndex(r.content, reference.content);

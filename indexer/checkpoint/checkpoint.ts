@@ -19,7 +19,7 @@
  * the runs; each checkpoint holds the SHA-256 of its run and delta (and positions file), checked
  * before reuse. With --positions a delta also holds its documents' title lengths.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256OfFile } from '../../merge/manifest.js';
@@ -30,38 +30,26 @@ import type { DocumentTable } from '../fill/documents.js';
 import type { LineState } from '../parse/jsonl-ranges.js';
 import type { ParseCounters } from '../pipeline/in-process-pipeline.js';
 import { processAlive } from '../../runtime/process-alive.js';
+import { releaseLockFile, takeLockFile, type LockHolder } from '../../runtime/lock-file.js';
 
 /** 2: run files end with key samples (merge/runs.ts). */
 const FORMAT = 2;
 const MANIFEST = 'resume.json';
-/** Held by the build using the folder: "<pid> <token>". Two builds of one output would delete and read each other's runs. */
+/** Held by the build using the folder (runtime/lock-file.ts). Two builds of one output would delete and read each other's runs. */
 const LOCK = 'lock';
 
 /**
  * Takes the resume folder for this build (created if missing); throws `busy(pid)` while a live
  * build holds it. A lock left by a process that is gone (SIGKILL, power cut) is taken over.
  */
+/**
+ * The resume folder's lock: a holder whose process is gone is taken over whatever its host, so
+ * that a cluster task rerun on another node resumes (the writer's lock refuses another host's).
+ */
 function takeLock(dir: string, busy: (pid: number) => Error): string {
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, LOCK);
-  const token = `${process.pid} ${randomBytes(8).toString('hex')}`;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      writeFileSync(path, token, { flag: 'wx' });
-      return token;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let holder = NaN;
-    try {
-      holder = Number(readFileSync(path, 'utf8').split(' ')[0]);
-    } catch {
-      continue; // released meanwhile
-    }
-    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) throw busy(holder);
-    rmSync(path, { force: true });
-  }
-  throw busy(NaN);
+  const holds = (h: LockHolder): boolean => Number.isInteger(h.pid) && h.pid! > 0 && processAlive(h.pid!);
+  return takeLockFile(join(dir, LOCK), holds, (h) => busy(h.pid ?? NaN));
 }
 
 /**
@@ -164,12 +152,7 @@ export class CheckpointLog {
   /** Gives the resume folder back (a build that ends, done or not); a no-op once the folder is gone. */
   unlock(): void {
     if (!this.lockToken) return;
-    const path = join(this.dir, LOCK);
-    try {
-      if (readFileSync(path, 'utf8') === this.lockToken) rmSync(path, { force: true });
-    } catch {
-      // gone with the folder
-    }
+    releaseLockFile(join(this.dir, LOCK), this.lockToken);
     this.lockToken = undefined;
   }
 

@@ -4,7 +4,7 @@
  * clean build; a changed crawl, changed settings or a damaged checkpoint must not be reused.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -267,18 +267,25 @@ describe('gpuindex build --resume (CLI) after kill -9', () => {
 });
 
 describe('--resume does not reuse what no longer matches', () => {
-  it('a changed crawl (a file rewritten at the same size, or a file added) starts afresh', async () => {
-    for (const change of ['rewrite', 'add'] as const) {
+  it('a changed crawl (a file rewritten at the same size, with or without its modification time put back, or a file added) starts afresh', async () => {
+    for (const change of ['rewrite', 'rewrite keeping mtime', 'add'] as const) {
       const crawl = crawlCopy();
       const output = freshOutput();
-      await interrupt(crawl, output);
       const files = readdirSync(crawl).sort();
-      if (change === 'rewrite') {
-        // Same size, different words: only the modification time tells.
+      // A whole second, which utimes puts back exactly.
+      const second = 1_700_000_000;
+      if (change === 'rewrite keeping mtime') utimesSync(join(crawl, files[0]!), second, second);
+      await interrupt(crawl, output);
+      if (change !== 'add') {
+        // Same size, different words: the modification time tells, or (put back) the status change time.
         const file = join(crawl, files[0]!);
         const text = readFileSync(file, 'utf8');
         writeFileSync(file, text.replace(/"text":"(\w)/, (_m, c: string) => `"text":"${c === 'q' ? 'z' : 'q'}`));
         expect(readFileSync(file).length).toBe(Buffer.byteLength(text));
+        if (change === 'rewrite keeping mtime') {
+          utimesSync(file, second, second);
+          expect(statSync(file).mtimeMs).toBe(second * 1000);
+        }
       } else {
         writeFileSync(join(crawl, 'aaa-new.jsonl'), JSON.stringify({ id: 'new-doc', title: 'new', text: 'a whale of a new document' }) + '\n');
       }

@@ -214,11 +214,16 @@ export function formatSkip(s: SkippedItem): string {
   return escapeControls(`skipped ${s.path}${s.line !== undefined ? `:${s.line}` : ''}: ${s.reason}`);
 }
 
-export function statOrZero(path: string): { size: number; mtimeMs: number } {
+/**
+ * A crawl file's size and times (zeros for one that cannot be read). The status change time
+ * moves with every write, whatever the modification time is set back to (rsync -t, a restore,
+ * utimes), so --resume notices such an edit too.
+ */
+export function statOrZero(path: string): { size: number; mtimeMs: number; ctimeMs: number } {
   try {
     const st = statSync(path);
-    return { size: st.size, mtimeMs: st.mtimeMs };
+    return { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
   } catch {
-    return { size: 0, mtimeMs: 0 };
+    return { size: 0, mtimeMs: 0, ctimeMs: 0 };
   }
 }

@@ -169,7 +169,7 @@ export function openCheckpoints(
   plan: BuildPlan,
   out: OutputPlan,
   listing: CorpusListing,
-  fileStats: { size: number; mtimeMs: number }[],
+  fileStats: { size: number; mtimeMs: number; ctimeMs: number }[],
   tasks: ParseTask[],
   dictionary: TermDictionary,
   documents: DocumentTable,
@@ -179,7 +179,7 @@ export function openCheckpoints(
   const key = resumeKey({
     version: VERSION,
     root: listing.base,
-    files: listing.files.map((f, i) => [f, fileStats[i]!.size, fileStats[i]!.mtimeMs]),
+    files: listing.files.map((f, i) => [f, fileStats[i]!.size, fileStats[i]!.mtimeMs, fileStats[i]!.ctimeMs]),
     tokenizer: tokenizer.options,
     // A stopword file is named by its path in the options: its words shape the runs too.
     stopwordList: stopwordList(tokenizer.options.stopwords),

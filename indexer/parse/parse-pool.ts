@@ -165,11 +165,8 @@ export class ParsePool {
       this.workers.push(worker);
     }
     this.own = init.ownLexicon !== undefined;
-    // Observed by the pipeline when it waits for it; without workers' lexicons, by no one.
-    this.lexiconsSent.catch(() => {});
-    this.workersFinished.catch(() => {});
-    this.lexiconsLeft = count;
-    this.finishedLeft = count;
+    this.lexicons = new Countdown(count);
+    this.finished = new Countdown(count);
     this.ahead = tasksAheadFromEnv();
     for (let w = 0; w < count; w++) this.dispatch(w);
     // More workers than tasks: those without any are done already.
@@ -180,26 +177,20 @@ export class ParsePool {
   private readonly own: boolean;
   /** ownLexicon: workers told to stop (they finish their blocks and send their lexicons first). */
   private readonly stopped: boolean[] = [];
-  private lexiconsLeft: number;
   /** ownLexicon: receives each worker's runs, blocks for the GPU thread and lexicon. */
   onOwnMessage?: (worker: number, m: OwnLexiconMessage) => void;
-  // Declared before lexiconsSent, whose initializer sets them: a field declared after it would
-  // be initialized (to undefined) after it.
-  private allLexicons?: () => void;
-  private lexiconsFailed?: (err: Error) => void;
+  private readonly lexicons: Countdown;
+  private readonly finished: Countdown;
+
   /** ownLexicon: settles once every worker has sent its lexicon (rejects if the pool fails first). */
-  readonly lexiconsSent: Promise<void> = new Promise<void>((resolve, reject) => {
-    this.allLexicons = resolve;
-    this.lexiconsFailed = reject;
-  });
-  private finishedLeft: number;
-  private allFinished?: () => void;
-  private finishFailed?: (err: Error) => void;
+  get lexiconsSent(): Promise<void> {
+    return this.lexicons.done;
+  }
+
   /** ownLexicon: settles once every worker has written its last run, after its lexicon (rejects if the pool fails first). */
-  readonly workersFinished: Promise<void> = new Promise<void>((resolve, reject) => {
-    this.allFinished = resolve;
-    this.finishFailed = reject;
-  });
+  get workersFinished(): Promise<void> {
+    return this.finished.done;
+  }
 
   /**
    * A worker with nothing left to parse: terminated at once, or with its own lexicon told to
@@ -277,8 +268,8 @@ export class ParsePool {
 
   private fail(err: Error): void {
     this.failure ??= err;
-    this.lexiconsFailed?.(err);
-    this.finishFailed?.(err);
+    this.lexicons.fail(err);
+    this.finished.fail(err);
     this.wake?.();
     for (const reply of this.postingsReply.values()) reply({ type: 'postings-error', message: err.message });
   }
@@ -332,7 +323,7 @@ export class ParsePool {
     }
     if (m.type === 'finished') {
       this.retired[w] ??= this.workers[w]!.terminate();
-      if (--this.finishedLeft === 0) this.allFinished?.();
+      this.finished.tick();
       return;
     }
     if (m.type === 'run' || m.type === 'block' || m.type === 'lexicon' || m.type === 'lexicon-spilled') {
@@ -341,7 +332,7 @@ export class ParsePool {
       } catch (err) {
         this.fail(err instanceof Error ? err : new Error(String(err)));
       }
-      if (m.type === 'lexicon' && --this.lexiconsLeft === 0) this.allLexicons?.();
+      if (m.type === 'lexicon') this.lexicons.tick();
       return;
     }
     const t = this.times[w]!;
@@ -523,4 +514,28 @@ export function queuedBundleBytes(m: BatchBundle): number {
   for (let i = 0; i < m.externalIds.length; i++) bytes += 40 + m.externalIds[i]!.length;
   bytes += m.newTerms.bytes.byteLength + m.newTerms.ends.byteLength;
   return bytes;
+}
+
+/** A promise that settles once tick() has been called `count` times, or rejects at fail(). */
+class Countdown {
+  readonly done: Promise<void>;
+  private resolve!: () => void;
+  private reject!: (err: Error) => void;
+
+  constructor(private left: number) {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // Observed by the pipeline when it waits for it; without workers' lexicons, by no one.
+    this.done.catch(() => {});
+  }
+
+  tick(): void {
+    if (--this.left === 0) this.resolve();
+  }
+
+  fail(err: Error): void {
+    this.reject(err);
+  }
 }

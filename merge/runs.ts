@@ -40,13 +40,12 @@ function runHeader(count: number, keySpace: number): Buffer {
   return header;
 }
 
-/** Fewest pairs between two key samples (every key of a small run); a run has at most MAX_KEY_SAMPLES samples. */
-const MIN_SAMPLE_STRIDE = 1;
+/** Key samples a run has at most. */
 const MAX_KEY_SAMPLES = 4096;
 
-/** Pairs between two key samples of a run of `count` pairs: a power of two, from the count alone. */
+/** Pairs between two key samples of a run of `count` pairs: a power of two, from the count alone (1: every key of a small run). */
 export function sampleStrideOf(count: number): number {
-  let stride = MIN_SAMPLE_STRIDE;
+  let stride = 1;
   while (Math.ceil(count / stride) > MAX_KEY_SAMPLES) stride *= 2;
   return stride;
 }
@@ -436,7 +435,6 @@ export class RunCursor {
     }
     emit(doc, tf);
   }
-
 
   close(): void {
     if (!this.closed) {

@@ -40,11 +40,9 @@ const LOCK = 'lock';
 
 /**
  * Takes the resume folder for this build (created if missing); throws `busy(pid)` while a live
- * build holds it. A lock left by a process that is gone (SIGKILL, power cut) is taken over.
- */
-/**
- * The resume folder's lock: a holder whose process is gone is taken over whatever its host, so
- * that a cluster task rerun on another node resumes (the writer's lock refuses another host's).
+ * build holds it. A lock left by a process that is gone (SIGKILL, power cut) is taken over
+ * whatever its host, so that a cluster task rerun on another node resumes (the writer's lock
+ * refuses another host's).
  */
 function takeLock(dir: string, busy: (pid: number) => Error): string {
   mkdirSync(dir, { recursive: true });

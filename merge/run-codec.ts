@@ -44,7 +44,7 @@ export interface GroupStart {
  * the end; then `samples` and `bodyBytes` hold the run's samples and length.
  */
 export class RunBodyEncoder {
-  private readonly out = new Uint8Array(PIECE_BYTES + 48);
+  private readonly out = new Uint8Array(PIECE_BYTES + 32);
   private readonly stride: number;
   private readonly sampleWords: number[] = [];
   private pair = 0;
@@ -90,18 +90,15 @@ export class RunBodyEncoder {
         end = e;
         doc = 0;
       }
-      // The group's documents while the piece surely has room (5 bytes a document at most):
-      // one bound a pair, and one test for the common one-byte gap.
-      const stop = Math.min(end, p + Math.floor((PIECE_BYTES + 16 - pos) / 5));
-      for (; p < stop; p++) {
+      // The group's documents, while the piece has room.
+      while (p < end && pos < PIECE_BYTES) {
         const d = s[2 * p + 1]!;
         const gap = d - doc;
-        if ((gap & ~0x7f) === 0 && gap >= 0) out[pos++] = gap;
-        else {
-          if (gap < 0) throw new Error(`run pairs out of order: document ${d} after ${doc} under key ${this.prevKey}`);
-          pos = putVarint(out, pos, gap);
-        }
+        if (gap < 0) throw new Error(`run pairs out of order: document ${d} after ${doc} under key ${this.prevKey}`);
+        if (gap < 0x80) out[pos++] = gap;
+        else pos = putVarint(out, pos, gap);
         doc = d;
+        p++;
       }
     }
     this.pair = p;

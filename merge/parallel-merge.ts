@@ -7,7 +7,7 @@
  * single-threaded merge writes them. With --positions each thread also writes its range's
  * positions part, appended the same way to positions.bin.
  */
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
@@ -16,7 +16,6 @@ import type { RangeMergeResult, RangeMergeTask } from './range-merge.js';
 import { inSharedMemory, runSeriesOnThread } from '../runtime/worker-script.js';
 import { integerFromEnv } from '../runtime/env-knobs.js';
 import { runKeysAt, splitTermRanges } from './term-ranges.js';
-import { pairsOfRuns } from './runs.js';
 import { sharedLexicons, type RunLexicons } from './run-lexicons.js';
 import { readTermFigures } from './term-figures-part.js';
 import { LEXICON_BLOCK_TERMS } from './lexicon-file.js';
@@ -91,16 +90,16 @@ export const MERGE_THREAD_SCRIPT = 'merge/merge-worker.js';
 const MERGE_WAVES = 4;
 
 /**
- * Run pairs from which a merge takes waves: below it the appends are short, and the ranges'
- * own costs (a cursor on every run, part files) are not (the HTML crawl's 40 M pairs merged
+ * Run bytes from which a merge takes waves: below it the appends are short, and the ranges'
+ * own costs (a cursor on every run, part files) are not (the HTML crawl's 0.3 GB of runs merged
  * in 0.62 s with waves against 0.54 s without, 16-core machine).
  */
-const MERGE_WAVES_MIN_PAIRS = 2 ** 27;
+const MERGE_WAVES_MIN_RUN_BYTES = 1 << 30;
 
 function mergeWaves(runPaths: readonly string[]): number {
   const knob = integerFromEnv('GPUINDEX_MERGE_WAVES', 1, 64);
   if (knob !== undefined) return knob;
-  return pairsOfRuns(runPaths) >= MERGE_WAVES_MIN_PAIRS ? MERGE_WAVES : 1;
+  return runPaths.reduce((a, p) => a + statSync(p).size, 0) >= MERGE_WAVES_MIN_RUN_BYTES ? MERGE_WAVES : 1;
 }
 
 /**

@@ -1,40 +1,33 @@
 /**
  * Sorted run files: the plain binary files between the sort stage and the merge stage.
  *
- *   bytes 0..8   magic "GPIXRUN4"
+ *   bytes 0..8   magic "GPIXRUN3"
  *   bytes 8..12  u32 pair count (little-endian)
  *   bytes 12..16 u32 key space: the terms in the build's dictionary when the block was sealed
- *   then the body: the count (u32 term key, u32 docID) pairs, sorted by (key, docID), as term
- *                groups of varints (run-codec.ts): 1.2-1.6 bytes a pair on the synthetic and
- *                html crawls, where the pairs themselves took 8
- *   then the samples: (key, pair index, body byte offset as two u32) of group 0 and of the
- *                first group at or past every sampleStrideOf(count)-th pair
- *   then the trailer: u32 sample count, u32 body bytes (low, high)
+ *   then count × (u32 term key, u32 docID), little-endian, sorted by (key, docID)
+ *   then the key samples: the key of every sampleStrideOf(count)-th pair (u32 LE), from pair 0
  *
- * The samples let the merge cut runs into term ranges with one read a run (splitTermRanges) and
- * start a cursor at the first group of its range (groupAtOrAfter).
+ * The samples let the merge cut runs into term ranges with one read a run (splitTermRanges,
+ * firstPairAtOrAfter) where a binary search over the file took a 4-byte read a step: 200 runs
+ * cut for 63 merge threads were 806,000 reads, over a second on the main thread.
  *
  * A term key is the term's rank in code point order among those first `key space` terms
  * (merge/term-order.ts): runs are in the index's term order, and KeyWalk maps keys to termIDs.
  *
- * Writing encodes from the sorter's view (for the GPU sorter: its mapped readback range) a
- * megabyte of body at a time.
+ * Writing goes straight from the sorter's view (for the GPU sorter: its mapped readback range)
+ * to the file, with no intermediate copy.
  */
 import type { Hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { KeyWalk } from './term-order.js';
 import { positionOfTerm, type RunLexicon } from './run-lexicons.js';
 import { readFullAt } from '../runtime/read-at.js';
 import { isMainThread } from 'node:worker_threads';
-import { firstGroupAtOrAfter, RunBodyDecoder, RunBodyEncoder, SAMPLE_WORDS, type DocTally, type GroupStart } from './run-codec.js';
 
-export { sampleStrideOf, type GroupStart } from './run-codec.js';
-
-const MAGIC = Buffer.from('GPIXRUN4', 'latin1');
+const MAGIC = Buffer.from('GPIXRUN3', 'latin1');
 export const RUN_HEADER_BYTES = 16;
-const RUN_TRAILER_BYTES = 12;
 
 if (endianness() !== 'LE') throw new Error('gpuindex needs a little-endian machine (run files are written from typed arrays)');
 
@@ -47,19 +40,32 @@ function runHeader(count: number, keySpace: number): Buffer {
   return header;
 }
 
-/** The trailer after the samples: their count and the body's bytes. */
-function runTrailer(sampleCount: number, bodyBytes: number): Buffer {
-  const trailer = Buffer.alloc(RUN_TRAILER_BYTES);
-  trailer.writeUInt32LE(sampleCount, 0);
-  trailer.writeUInt32LE(bodyBytes % 2 ** 32, 4);
-  trailer.writeUInt32LE(Math.floor(bodyBytes / 2 ** 32), 8);
-  return trailer;
+/** Key samples a run has at most. */
+const MAX_KEY_SAMPLES = 4096;
+
+/** Pairs between two key samples of a run of `count` pairs: a power of two, from the count alone (1: every key of a small run). */
+export function sampleStrideOf(count: number): number {
+  let stride = 1;
+  while (Math.ceil(count / stride) > MAX_KEY_SAMPLES) stride *= 2;
+  return stride;
 }
 
-/** Writes all of `bytes` at the file's current position. */
-function writeAll(fd: number, bytes: Uint8Array, hash?: Hash): void {
-  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
-  hash?.update(bytes);
+/** Key samples a run of `count` pairs ends with. */
+export function keySampleCount(count: number): number {
+  return Math.ceil(count / sampleStrideOf(count));
+}
+
+/** The key samples of sorted pairs, as the run file's bytes. */
+function keySamplesOf(sorted: Uint32Array, count: number): Uint8Array {
+  const stride = sampleStrideOf(count);
+  const samples = new Uint32Array(keySampleCount(count));
+  for (let i = 0; i < samples.length; i++) samples[i] = sorted[2 * i * stride]!;
+  return new Uint8Array(samples.buffer);
+}
+
+/** Bytes of a run file of `count` pairs. */
+export function runFileBytes(count: number): number {
+  return RUN_HEADER_BYTES + 8 * count + 4 * keySampleCount(count);
 }
 
 /**
@@ -69,21 +75,31 @@ function writeAll(fd: number, bytes: Uint8Array, hash?: Hash): void {
 export function writeRunFile(path: string, sorted: Uint32Array, count: number, keySpace: number, hash?: Hash): number {
   const fd = openSync(path, 'w');
   try {
-    writeAll(fd, runHeader(count, keySpace), hash);
-    const body = new RunBodyEncoder(sorted, count);
-    for (let piece = body.next(); piece; piece = body.next()) writeAll(fd, piece, hash);
-    const samples = body.samples();
-    writeAll(fd, samples, hash);
-    writeAll(fd, runTrailer(body.sampleCount, body.bodyBytes), hash);
-    return RUN_HEADER_BYTES + body.bodyBytes + samples.length + RUN_TRAILER_BYTES;
+    const header = runHeader(count, keySpace);
+    writeSync(fd, header);
+    hash?.update(header);
+    const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
+    let off = 0;
+    while (off < body.length) {
+      const n = writeSync(fd, body, off, Math.min(body.length - off, 1 << 30));
+      hash?.update(body.subarray(off, off + n));
+      off += n;
+    }
+    const samples = keySamplesOf(sorted, count);
+    for (let o = 0; o < samples.length; ) o += writeSync(fd, samples, o);
+    hash?.update(samples);
+    return runFileBytes(count);
   } finally {
     closeSync(fd);
   }
 }
 
+/** Bytes per write call of writeRunFileAsync: the thread is free between chunks. */
+const ASYNC_WRITE_CHUNK = 8 << 20;
+
 /**
- * writeRunFile on the libuv thread pool, a megabyte of body at a time: the main thread goes on
- * taking parse batches between pieces (a run written at once would stall every parse worker
+ * writeRunFile on the libuv thread pool, in chunks: the main thread goes on taking parse
+ * batches while a run goes to disk (a synchronous 128 MB write would stall every parse worker
  * waiting for its batches to be taken). `sorted` must stay valid until the promise settles.
  * `hash`, when given, is fed the file's bytes as they are written (--resume checkpoints record
  * each run's SHA-256 without reading the run back).
@@ -91,18 +107,20 @@ export function writeRunFile(path: string, sorted: Uint32Array, count: number, k
 export async function writeRunFileAsync(path: string, sorted: Uint32Array, count: number, keySpace: number, hash?: Hash): Promise<number> {
   const file = await open(path, 'w');
   try {
-    let at = 0;
-    const put = async (bytes: Uint8Array): Promise<void> => {
-      for (let off = 0; off < bytes.length; ) off += (await file.write(bytes, off, bytes.length - off, at + off)).bytesWritten;
-      hash?.update(bytes);
-      at += bytes.length;
-    };
-    await put(runHeader(count, keySpace));
-    const body = new RunBodyEncoder(sorted, count);
-    for (let piece = body.next(); piece; piece = body.next()) await put(piece);
-    await put(body.samples());
-    await put(runTrailer(body.sampleCount, body.bodyBytes));
-    return at;
+    const header = runHeader(count, keySpace);
+    await file.write(header, 0, RUN_HEADER_BYTES, 0);
+    hash?.update(header);
+    const body = new Uint8Array(sorted.buffer, sorted.byteOffset, count * 8);
+    let off = 0;
+    while (off < body.length) {
+      const { bytesWritten } = await file.write(body, off, Math.min(body.length - off, ASYNC_WRITE_CHUNK), RUN_HEADER_BYTES + off);
+      hash?.update(body.subarray(off, off + bytesWritten));
+      off += bytesWritten;
+    }
+    const samples = keySamplesOf(sorted, count);
+    for (let o = 0; o < samples.length; ) o += (await file.write(samples, o, samples.length - o, RUN_HEADER_BYTES + body.length + o)).bytesWritten;
+    hash?.update(samples);
+    return runFileBytes(count);
   } finally {
     await file.close();
   }
@@ -111,55 +129,45 @@ export async function writeRunFileAsync(path: string, sorted: Uint32Array, count
 export interface RunHeader {
   count: number;
   keySpace: number;
-  /** Bytes of the pairs' encoding (the body), from RUN_HEADER_BYTES on. */
-  bodyBytes: number;
-  sampleCount: number;
 }
 
-/** Reads the header and trailer of a run file. Throws for anything that is not a whole run file. */
+/** Reads the header of a run file. Throws for anything that is not a run file. */
 export function readRunHeader(fd: number, path: string): RunHeader {
   const header = Buffer.alloc(RUN_HEADER_BYTES);
   if (readSync(fd, header, 0, RUN_HEADER_BYTES, 0) !== RUN_HEADER_BYTES || !header.subarray(0, 8).equals(MAGIC)) throw new Error(`${path}: not a gpuindex run file`);
-  const size = fstatSync(fd).size;
-  const trailer = Buffer.alloc(RUN_TRAILER_BYTES);
-  if (size < RUN_HEADER_BYTES + RUN_TRAILER_BYTES || readFullAt(fd, trailer, size - RUN_TRAILER_BYTES) < RUN_TRAILER_BYTES) throw new Error(`${path}: run file is truncated`);
-  const sampleCount = trailer.readUInt32LE(0);
-  const bodyBytes = trailer.readUInt32LE(4) + trailer.readUInt32LE(8) * 2 ** 32;
-  if (RUN_HEADER_BYTES + bodyBytes + 4 * SAMPLE_WORDS * sampleCount + RUN_TRAILER_BYTES !== size) throw new Error(`${path}: run file is truncated or damaged (its trailer does not match its size)`);
-  return { count: header.readUInt32LE(8), keySpace: header.readUInt32LE(12), bodyBytes, sampleCount };
+  return { count: header.readUInt32LE(8), keySpace: header.readUInt32LE(12) };
 }
 
-/** Pairs in the run files at `paths`, from their headers. */
-export function pairsOfRuns(paths: readonly string[]): number {
-  let pairs = 0;
-  for (const path of paths) {
-    const fd = openSync(path, 'r');
-    try {
-      pairs += readRunHeader(fd, path).count;
-    } finally {
-      closeSync(fd);
-    }
-  }
-  return pairs;
-}
-
-/** The samples of an open run file (one read): SAMPLE_WORDS u32 each, see run-codec.ts. */
-export function readKeySamples(fd: number, path: string, header: RunHeader): Uint32Array {
-  const samples = new Uint32Array(SAMPLE_WORDS * header.sampleCount);
+/** The key samples of an open run file of `count` pairs (one read): the key of every sampleStrideOf(count)-th pair. */
+export function readKeySamples(fd: number, path: string, count: number): Uint32Array {
+  const samples = new Uint32Array(keySampleCount(count));
   const bytes = new Uint8Array(samples.buffer);
-  if (readFullAt(fd, bytes, RUN_HEADER_BYTES + header.bodyBytes) < bytes.length) throw new Error(`${path}: run file is truncated`);
+  if (readFullAt(fd, bytes, RUN_HEADER_BYTES + 8 * count) < bytes.length) throw new Error(`${path}: run file is truncated`);
   return samples;
 }
 
-/** A reader of a run's body bytes at body offsets. */
-function bodyReader(fd: number): (into: Uint8Array, position: number) => number {
-  return (into, position) => readFullAt(fd, into, RUN_HEADER_BYTES + position);
-}
-
-/** The first group of an open run whose term key is >= key (at the body's end if none): one read of at most a stride's groups. */
-export function groupAtOrAfter(fd: number, path: string, header: RunHeader, samples: Uint32Array, key: number): GroupStart {
-  if (header.count === 0) return { pair: 0, byte: 0, keyBefore: 0 };
-  return firstGroupAtOrAfter(bodyReader(fd), path, header.count, header.bodyBytes, samples, key);
+/**
+ * Index of the first pair whose term key is >= key (count if none): the samples (readKeySamples)
+ * bound it to one stride of pairs, read at once.
+ */
+export function firstPairAtOrAfter(fd: number, path: string, count: number, samples: Uint32Array, key: number): number {
+  // The first sample at or past the key: the answer is after the sample before it.
+  let lo = 0;
+  let hi = samples.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (samples[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === 0) return 0;
+  const stride = sampleStrideOf(count);
+  const from = (lo - 1) * stride + 1;
+  const to = Math.min(lo * stride, count);
+  if (from >= to) return to;
+  const window = new Uint32Array(2 * (to - from));
+  if (readFullAt(fd, new Uint8Array(window.buffer), RUN_HEADER_BYTES + 8 * from) < window.byteLength) throw new Error(`${path}: run file is truncated`);
+  for (let i = 0; i < to - from; i++) if (window[2 * i]! >= key) return from + i;
+  return to;
 }
 
 /** Growable columns a cursor appends postings to (RunCursor.takeTerm). */
@@ -172,16 +180,10 @@ export interface PostingsColumns {
   reserve(n: number): void;
 }
 
-/**
- * Pairs [start, end) of a run file: what one merge thread reads of it. `from`: where `start`'s
- * group begins (groupAtOrAfter), without which a cursor decodes the run from its start;
- * `endByte`: where `end`'s does (else the body's end).
- */
+/** Pairs [start, end) of a run file: what one merge thread reads of it. */
 export interface PairRange {
   start: number;
   end: number;
-  from?: GroupStart;
-  endByte?: number;
 }
 
 /** Where a cursor's pairs map to termIDs: see KeyWalk. Without it, keys are termIDs. */
@@ -193,6 +195,11 @@ export interface CursorTerms {
   startKey?: number;
 }
 
+/**
+ * A forward cursor over one run file (or the pair range `range` of it), reading it in chunks so
+ * that the merge's memory is (number of runs × chunk size), whatever the run sizes. `termId`
+ * is the final termID of the current pair.
+ */
 /**
  * A sorted block that was not written as a run: a build of one block merges it from memory
  * (no run file written and read back). `pairs` holds its (key, docID) pairs, interleaved.
@@ -208,41 +215,25 @@ export interface BlockRun {
 export type RunSource = string | BlockRun;
 
 /**
- * Buffers of the cursors this worker thread has released (RunCursor.release), for its next
- * ones: a merge thread takes range after range, and new buffers for every run of every range
- * are zero-filled and faulted in anew. The main thread keeps none: a service's merges there
- * would hold them for good.
+ * Chunks of the cursors this worker thread has released (RunCursor.release), for its next
+ * ones: a merge thread takes range after range, and a new chunk for every run of every range
+ * (512 KiB each) is zero-filled and faulted in anew. The main thread keeps none: a service's
+ * merges there would hold them for good.
  */
-const spareBuffers: ArrayBuffer[] = [];
+const spareChunks: Uint32Array[] = [];
 
-/** `bytes` bytes: a view of the start of the smallest spare buffer as large, or a new one. */
-function takeBytes(bytes: number): Uint8Array {
-  let best = -1;
-  for (let i = 0; i < spareBuffers.length; i++) {
-    const size = spareBuffers[i]!.byteLength;
-    if (size >= bytes && (best < 0 || size < spareBuffers[best]!.byteLength)) best = i;
+/** A chunk of `words` words: a spare at least as large (a view of its start), or a new one. */
+function takeChunk(words: number): Uint32Array {
+  for (let i = spareChunks.length - 1; i >= 0; i--) {
+    const spare = spareChunks[i]!;
+    if (spare.length < words) continue;
+    spareChunks[i] = spareChunks[spareChunks.length - 1]!;
+    spareChunks.pop();
+    return spare.length === words ? spare : spare.subarray(0, words);
   }
-  if (best < 0) return new Uint8Array(bytes);
-  const spare = spareBuffers[best]!;
-  spareBuffers[best] = spareBuffers[spareBuffers.length - 1]!;
-  spareBuffers.pop();
-  return new Uint8Array(spare, 0, bytes);
+  return new Uint32Array(words);
 }
 
-/**
- * Pairs a cursor decodes at a time: a small share of its memory (the rest holds the run's bytes),
- * so that the decoded pairs stay in cache while the merge takes them.
- */
-function decodedPairsOf(chunkPairs: number): number {
-  return Math.max(512, Math.min(1 << 14, chunkPairs >> 3));
-}
-
-/**
- * A forward cursor over one run file (or the pair range `range` of it), reading and decoding it
- * in chunks so that the merge's memory is (number of runs × chunk size), whatever the run sizes:
- * `chunkPairs` pairs' worth (8 bytes each), most of it for the run's bytes. `termId` is the
- * final termID of the current pair.
- */
 export class RunCursor {
   private readonly fd: number;
   /** The run's pairs when it is a block in memory (no file: the whole run is one chunk). */
@@ -250,6 +241,7 @@ export class RunCursor {
   readonly path: string;
   /** Pairs this cursor will yield. */
   readonly count: number;
+  private readonly first: number;
   private readonly chunk: Uint32Array;
   private readonly walk?: KeyWalk;
   /** The docID of each document number the run holds (a worker's lexicon); absent: docIDs. */
@@ -264,12 +256,13 @@ export class RunCursor {
   done = false;
 
   constructor(source: RunSource, chunkPairs: number, range?: PairRange, terms?: CursorTerms) {
-    let header: RunHeader;
+    let total: number;
+    let keySpace: number;
     if (typeof source === 'string') {
       this.path = source;
       this.fd = openSync(source, 'r');
       try {
-        header = readRunHeader(this.fd, source);
+        ({ count: total, keySpace } = readRunHeader(this.fd, source));
       } catch (err) {
         closeSync(this.fd);
         throw err;
@@ -279,42 +272,19 @@ export class RunCursor {
       this.fd = -1;
       this.closed = true;
       this.block = source;
-      header = { count: source.count, keySpace: source.keySpace, bodyBytes: 0, sampleCount: 0 };
+      total = source.count;
+      keySpace = source.keySpace;
     }
     if (terms) {
       const { order, finals, docIds } = terms.lexicon;
-      this.walk = new KeyWalk(order, header.keySpace, positionOfTerm(finals, terms.startTerm ?? 0), terms.startKey, finals);
+      this.walk = new KeyWalk(order, keySpace, positionOfTerm(finals, terms.startTerm ?? 0), terms.startKey, finals);
       this.docIds = docIds;
     }
-    const first = range ? range.start : 0;
-    this.count = Math.max(0, (range ? Math.min(range.end, header.count) : header.count) - first);
-    if (this.block) this.chunk = this.block.pairs.subarray(2 * first, 2 * (first + this.count));
-    else {
-      const decodedPairs = Math.min(decodedPairsOf(chunkPairs), Math.max(1, this.count));
-      this.chunk = new Uint32Array(takeBytes(8 * decodedPairs).buffer, 0, 2 * decodedPairs);
-      if (this.count > 0) {
-        const from = range?.from ?? { pair: 0, byte: 0, keyBefore: 0 };
-        const endByte = range?.endByte ?? header.bodyBytes;
-        if (from.pair > first || endByte > header.bodyBytes) throw new Error(`${this.path}: a range past its run`);
-        const bytes = takeBytes(Math.max(64, Math.min(endByte - from.byte, Math.max(1 << 14, 8 * (chunkPairs - decodedPairs)))));
-        this.decoder = new RunBodyDecoder(bodyReader(this.fd), bytes, from, endByte, this.path);
-        // A range that does not start at a known group: its pairs before `first` decoded and dropped.
-        for (let skip = first - from.pair; skip > 0; ) {
-          const n = Math.min(skip, decodedPairs);
-          this.decoder.decode(this.chunk, n);
-          skip -= n;
-        }
-      }
-    }
+    this.first = range ? range.start : 0;
+    this.count = Math.max(0, (range ? Math.min(range.end, total) : total) - this.first);
+    this.chunk = this.block ? this.block.pairs.subarray(2 * this.first, 2 * (this.first + this.count)) : takeChunk(2 * Math.max(1, Math.min(chunkPairs, this.count)));
     this.load();
   }
-  private readonly decoder?: RunBodyDecoder;
-  private readonly tally: DocTally = { doc: 0, tf: 0 };
-  /**
-   * Taken a term at a time (takeTerm): a load decodes only the next group's first pair, for the
-   * merge's heap, and takeTerm counts the rest of the group from the run's bytes (takeDocs).
-   */
-  private termwise = false;
 
   private load(): void {
     this.consumed += this.chunkPairs;
@@ -333,8 +303,9 @@ export class RunCursor {
       this.docId = this.chunk[1]!;
       return;
     }
-    const pairs = Math.min(remaining, this.termwise ? 1 : this.chunk.length >> 1);
-    this.decoder!.decode(this.chunk, pairs);
+    const pairs = Math.min(remaining, this.chunk.length >> 1);
+    const bytes = new Uint8Array(this.chunk.buffer, 0, pairs * 8);
+    if (readFullAt(this.fd, bytes, RUN_HEADER_BYTES + (this.first + this.consumed) * 8) < bytes.length) throw new Error(`${this.path}: run file is truncated`);
     this.chunkPairs = pairs;
     this.pos = 0;
     this.setKey(this.chunk[0]!);
@@ -363,13 +334,11 @@ export class RunCursor {
   /**
    * Consumes every pair of the current term (the run's whole segment for it), appending each
    * distinct docID with its count of pairs (the term frequency in that document) to `out`.
-   * The merge spends most of its time here: the pairs already decoded are counted in one loop,
-   * the rest of a run file's group straight from its bytes (RunBodyDecoder.takeDocs). A run
-   * holds its own document numbers (a worker's): each posting's is mapped to its docID as it
-   * is appended, not every pair's.
+   * One tight loop a chunk, no call a posting: the merge spends most of its time here. The
+   * chunk holds the run's own document numbers (a worker's): each posting's is mapped to its
+   * docID as it is appended, not every pair's as the chunk loads (a pass over every chunk).
    */
   takeTerm(out: PostingsColumns): void {
-    this.termwise = true;
     const term = this.key;
     const map = this.docIds;
     let doc = this.chunk[2 * this.pos + 1]!;
@@ -401,18 +370,6 @@ export class RunCursor {
         p++;
       }
       if (p === end) {
-        // The rest of the group (the term's pairs in this run), counted from the run's bytes.
-        const rest = this.decoder ? Math.min(this.decoder.groupLeft, this.count - this.consumed - end) : 0;
-        if (rest > 0) {
-          out.df = n;
-          this.tally.doc = doc;
-          this.tally.tf = tf;
-          this.decoder!.takeDocs(rest, this.tally, out, map);
-          n = out.df;
-          doc = this.tally.doc;
-          tf = this.tally.tf;
-          this.consumed += rest;
-        }
         this.pos = end - 1;
         this.advance();
       } else {
@@ -492,8 +449,7 @@ export class RunCursor {
     this.close();
     if (this.block || isMainThread || this.released) return;
     this.released = true;
-    spareBuffers.push(this.chunk.buffer as ArrayBuffer);
-    if (this.decoder) spareBuffers.push(this.decoder.buffer);
+    spareChunks.push(new Uint32Array(this.chunk.buffer));
   }
   private released = false;
 }

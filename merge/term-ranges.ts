@@ -5,8 +5,7 @@
  * concatenated in range order are exactly the single-threaded merge's postings.
  */
 import { closeSync, openSync } from 'node:fs';
-import { groupAtOrAfter, readKeySamples, readRunHeader, type CursorTerms, type PairRange } from './runs.js';
-import { SAMPLE_WORDS } from './run-codec.js';
+import { firstPairAtOrAfter, readKeySamples, readRunHeader, sampleStrideOf, type CursorTerms, type PairRange } from './runs.js';
 import { KeyWalk, keysBefore } from './term-order.js';
 import { lexiconOfRun, type RunLexicons } from './run-lexicons.js';
 
@@ -32,23 +31,20 @@ export function splitTermRanges(runPaths: readonly string[], parts: number, lexi
     const path = runPaths[r]!;
     const fd = openSync(path, 'r');
     try {
-      const header = readRunHeader(fd, path);
-      const { count, keySpace } = header;
+      const { count, keySpace } = readRunHeader(fd, path);
       if (count === 0) continue;
       const lexicon = lexicons && lexiconOfRun(lexicons, r);
       const walk = lexicon && new KeyWalk(lexicon.order, keySpace, 0, 0, lexicon.finals);
-      const samples = readKeySamples(fd, path, header);
+      const samples = readKeySamples(fd, path, count);
+      const stride = sampleStrideOf(count);
       const n = Math.min(count, parts * SAMPLES_PER_RANGE);
       const slot = weights.length;
       if (slot >= WEIGHT_SLOTS) throw new Error(`the merge cuts at most ${WEIGHT_SLOTS} runs`);
       weights.push(count / n);
       const chunk = new Float64Array(n);
-      let s = 0;
       for (let i = 0; i < n; i++) {
-        // The pair evenly placed, rounded down to the group of the sample before it.
-        const pair = Math.floor(((i + 0.5) * count) / n);
-        while (SAMPLE_WORDS * (s + 1) < samples.length && samples[SAMPLE_WORDS * (s + 1) + 1]! <= pair) s++;
-        const key = samples[SAMPLE_WORDS * s]!;
+        // The pair evenly placed, rounded down to a sampled one.
+        const key = samples[Math.floor(Math.floor(((i + 0.5) * count) / n) / stride)]!;
         chunk[i] = (walk ? walk.toFinal(key) : key) * WEIGHT_SLOTS + slot;
       }
       chunks.push(chunk);
@@ -107,12 +103,12 @@ export function runSharesFor(runPaths: readonly string[], startTerm: number, key
   const ranges = runPaths.map((path, i) => {
     const fd = openSync(path, 'r');
     try {
-      const header = readRunHeader(fd, path);
+      const { count } = readRunHeader(fd, path);
       const [startKey, endKey] = keys[i]!;
-      const samples = startKey === 0 && endKey === undefined ? undefined : readKeySamples(fd, path, header);
-      const from = startKey === 0 ? { pair: 0, byte: 0, keyBefore: 0 } : groupAtOrAfter(fd, path, header, samples!, startKey!);
-      const to = endKey === undefined ? { pair: header.count, byte: header.bodyBytes } : groupAtOrAfter(fd, path, header, samples!, endKey);
-      return { start: from.pair, end: to.pair, from, endByte: to.byte };
+      const samples = startKey === 0 && endKey === undefined ? undefined : readKeySamples(fd, path, count);
+      const start = startKey === 0 ? 0 : firstPairAtOrAfter(fd, path, count, samples!, startKey!);
+      const end = endKey === undefined ? count : firstPairAtOrAfter(fd, path, count, samples!, endKey);
+      return { start, end };
     } finally {
       closeSync(fd);
     }

@@ -30,6 +30,16 @@ class DiscardSorter implements PairSorter {
   dispose(): void {}
 }
 
+/** A diagnostic parse-alone variant: the blocks written as runs, unsorted (the cost of the run writes). */
+class WriteUnsortedSorter implements PairSorter {
+  readonly kind = 'cpu' as const;
+  async sortBlock(pairs: Uint32Array, count: number, consume: SortedConsumer): Promise<SortTiming> {
+    await consume(pairs.subarray(0, 2 * count));
+    return { totalMs: 0 };
+  }
+  dispose(): void {}
+}
+
 /** A diagnostic parse-alone variant: GpuSort of every block, no run written (the cost of the GPU stage). */
 class SortWithoutWriteSorter implements PairSorter {
   readonly kind = 'gpu' as const;
@@ -50,15 +60,14 @@ class SortWithoutWriteSorter implements PairSorter {
 
 /**
  * What the parse-alone measurement adds to parsing: nothing ('parse', the reference of the
- * ratio), or as a diagnostic (GPUINDEX_BENCH_PARSE_WITH=gpusort: an extra row in the log,
- * overlapped like Indexgpu+) GpuSort without the run writes. (Runs are written from sorted
- * blocks only: their groups need the pairs in order.)
+ * ratio), or as diagnostics (GPUINDEX_BENCH_PARSE_WITH=write,gpusort: extra rows in the log,
+ * overlapped like Indexgpu+) the run writes of unsorted blocks, or GpuSort without the writes.
  */
-export type ParseAloneVariant = 'parse' | 'parse+gpusort';
+export type ParseAloneVariant = 'parse' | 'parse+write' | 'parse+gpusort';
 
 export function parseAloneVariantsFromEnv(): ParseAloneVariant[] {
   const extra = (process.env.GPUINDEX_BENCH_PARSE_WITH ?? '').split(',').filter(Boolean);
-  for (const e of extra) if (e !== 'gpusort') throw new UserError(`GPUINDEX_BENCH_PARSE_WITH: expected gpusort, got ${e}`);
+  for (const e of extra) if (e !== 'write' && e !== 'gpusort') throw new UserError(`GPUINDEX_BENCH_PARSE_WITH: expected write and/or gpusort, got ${e}`);
   return ['parse', ...extra.map((e) => `parse+${e}` as ParseAloneVariant)];
 }
 
@@ -122,6 +131,7 @@ export function median(values: readonly number[]): number {
 async function parseOnly(root: string, files: string[], workers: number, blockSize: number, variant: ParseAloneVariant = 'parse', gpuSort: GpuSortChoice = 'bsn'): Promise<ParseAloneTimes> {
   const scratch = mkdtempSync(join(root, '..', '.gpuindex-bench-runs-'));
   let sorter: PairSorter = new DiscardSorter();
+  if (variant === 'parse+write') sorter = new WriteUnsortedSorter();
   if (variant === 'parse+gpusort') sorter = new SortWithoutWriteSorter((await chooseSorter('gpu', gpuSort === 'auto' ? 'bsn' : gpuSort)).sorter);
   try {
     const tasks = planParseTasks(root, files, files.map((f) => statSync(join(root, f)).size), blockSize);

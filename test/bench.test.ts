@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withEnv } from './helpers/env.js';
-import { hasGpu } from './helpers/gpu-available.js';
 import { benchCsv, benchPipelines, benchTable, median, writeBenchOutputs } from '../src/bench-pipelines.js';
 import { benchWorkers, doublingWorkers, parseWorkerList, workersCsv, workersSvg, workersTable, writeWorkersOutputs } from '../src/bench-workers.js';
 import { UserError } from '../src/shared/errors.js';
@@ -77,26 +76,19 @@ describe('gpuindex bench', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('.gpuindex-bench'))).toEqual([]);
   });
 
-  it.runIf(hasGpu())('GPUINDEX_BENCH_PARSE_WITH=gpusort: a parse-alone row with GpuSort and no run written, logged beside the reference', () =>
+  it('GPUINDEX_BENCH_PARSE_WITH=write: a parse-alone row with the unsorted blocks written as runs, logged beside the reference', () =>
     withEnv('GPUINDEX_BENCH_PARSE_WITH', async (set) => {
-      set('gpusort');
+      set('write');
       const root = crawl(2, 20);
       const logged: string[] = [];
       const rows = await benchPipelines({ crawl: root, sizes: 1, pipelines: ['cpu'], workers: 1, memory: '256MiB', log: (l) => logged.push(l) });
       // The diagnostic row is logged, not tabulated: the ratio's reference stays parse alone.
       expect(rows[0]!.samples.parseOnlyMs).toHaveLength(1);
       expect(logged.filter((l) => /: parse alone \d/.test(l))).toHaveLength(1);
-      expect(logged.filter((l) => /: parse\+gpusort \d/.test(l))).toHaveLength(1);
-      expect(logged.find((l) => l.includes('parse+gpusort'))).toMatch(/CPU \d+\.\d\d s.*workers closed/);
-    }));
-
-  it('GPUINDEX_BENCH_PARSE_WITH: anything but gpusort is refused with its value (unsorted blocks are never runs)', () =>
-    withEnv('GPUINDEX_BENCH_PARSE_WITH', async (set) => {
-      const root = crawl(2, 20);
-      for (const value of ['write', 'sort', 'gpusort,write']) {
-        set(value);
-        await expect(benchPipelines({ crawl: root, sizes: 1, pipelines: ['cpu'], workers: 1 })).rejects.toThrow(`GPUINDEX_BENCH_PARSE_WITH: expected gpusort, got ${value.split(',').find((v) => v !== 'gpusort')}`);
-      }
+      expect(logged.filter((l) => /: parse\+write \d/.test(l))).toHaveLength(1);
+      expect(logged.find((l) => l.includes('parse+write'))).toMatch(/CPU \d+\.\d\d s.*workers closed/);
+      set('sort');
+      await expect(benchPipelines({ crawl: root, sizes: 1, pipelines: ['cpu'], workers: 1 })).rejects.toThrow('GPUINDEX_BENCH_PARSE_WITH: expected write and/or gpusort, got sort');
     }));
 
   it("reports the largest size's Indexgpu+ / parse-alone ratio round by round", () => {

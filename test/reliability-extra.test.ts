@@ -294,25 +294,19 @@ describe('a full disk', () => {
     expect(readdirSync(dir)).toEqual([]);
   }
 
-  /** A tmpfs size (whole pages) of half the reference build's runs. */
-  const halfTheRuns = (): number => {
-    const bytes = Math.floor(reference.runBytes / 2 / 4096) * 4096;
-    expect(bytes).toBeGreaterThanOrEqual(64 * 1024);
-    return bytes;
-  };
-
   const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
   it('a device too small for the runs: exit 1, one line naming ENOSPC and the output, nothing left', ({ skip }) => {
     // The runs (and the temporary folder they are in) live beside the output: there is no
     // separate option for them, so they are on the tmpfs too.
-    const { dir, out, r } = buildOnto(`size=${halfTheRuns()}`, skip);
+    const { dir, out, r } = buildOnto('size=2m', skip);
+    expect(reference.runBytes).toBeGreaterThan(2 * MiB);
     expect(r.stderr).toBe(`gpuindex: no space left on the device for ${out} (ENOSPC: no space left on device, write)\n`);
     expectCleanFailure(dir, r, /^gpuindex: no space left/);
   });
 
   it.runIf(hasGpu())('a device too small for the runs that GpuSort writes on its thread (Indexgpu+): the same one line, no CPU fallback, nothing left', ({ skip }) => {
-    const { dir, out, r } = buildOnto(`size=${halfTheRuns()}`, skip, ['--pipeline', 'gpu+', '--block-size', '20000']);
+    const { dir, out, r } = buildOnto('size=2m', skip, ['--pipeline', 'gpu+', '--block-size', '20000']);
     expect(r.stderr).not.toMatch(/GPU failed/);
     expect(r.stderr.split('\n').filter((l) => !l.startsWith('Warning: ')).join('\n')).toBe(`gpuindex: no space left on the device for ${out} (ENOSPC: no space left on device, write)\n`);
     expect(r.code).toBe(1);

@@ -32,8 +32,8 @@ import type { ParseCounters } from '../pipeline/in-process-pipeline.js';
 import { processAlive } from '../../runtime/process-alive.js';
 import { releaseLockFile, takeLockFile, type LockHolder } from '../../runtime/lock-file.js';
 
-/** 3: run files hold term groups of varints (merge/runs.ts, GPIXRUN4). */
-const FORMAT = 3;
+/** 2: run files end with key samples (merge/runs.ts). */
+const FORMAT = 2;
 const MANIFEST = 'resume.json';
 /** Held by the build using the folder (runtime/lock-file.ts). Two builds of one output would delete and read each other's runs. */
 const LOCK = 'lock';

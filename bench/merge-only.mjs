@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Times only the merge stage (run files -> postings part + impacts), A/B alternated between two
- * builds of the package, on one set of run files made once and kept.
+ * builds of the package, on one set of runs drawn once and kept (each dist writes them as run
+ * files in its own format, once).
  *
  * The runs are synthetic but shaped like a worker-lexicons build's: `--workers` parse workers
  * take batches of `--batch` documents in turn (so their documents interleave in crawl order),
@@ -18,7 +19,7 @@
  * mergeInParallel with that many merge threads (what a build does).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -43,7 +44,7 @@ const opts = {
 const dists = (args.dists ?? 'dist-base,dist').split(',');
 const threadList = (args.threads ?? '1').split(',').map(Number);
 const rounds = num('rounds', 5);
-const runDir = args['run-dir'] ?? join(tmpdir(), `merge-only-runs-${opts.workers}w-${opts.batch}b-${opts.terms}t-${opts.pairs}p-${opts.blockPairs}bp-${opts.seed}s`);
+const runDir = args['run-dir'] ?? join(tmpdir(), `merge-only-pairs-${opts.workers}w-${opts.batch}b-${opts.terms}t-${opts.pairs}p-${opts.blockPairs}bp-${opts.seed}s`);
 
 /** xorshift32: the same runs for the same options. */
 function rng(seed) {
@@ -58,9 +59,11 @@ function rng(seed) {
   };
 }
 
-/** Writes the runs (if not already there) and returns their paths, lexicons and document lengths. */
-async function prepareRuns(dist) {
-  const { writeRunFile } = await import(pathToFileURL(resolve(dist, 'merge/runs.js')).href);
+/**
+ * Draws the runs' sorted pairs (if not already there) and returns their lexicons and document
+ * lengths; each dist writes them as run files in its own format (runPathsFor).
+ */
+async function prepareRuns() {
   const meta = join(runDir, 'meta.json');
   if (existsSync(meta)) return loadRuns(JSON.parse(readFileSync(meta, 'utf8')));
   rmSync(runDir, { recursive: true, force: true });
@@ -101,9 +104,9 @@ async function prepareRuns(dist) {
       sorted[2 * at] = p.keys[i];
       sorted[2 * at + 1] = p.docs[i];
     }
-    const path = join(runDir, `run-w${w}-${String(runs.length).padStart(5, '0')}.bin`);
-    writeRunFile(path, sorted, n, opts.terms);
-    runs.push({ path, owner: w });
+    const name = `run-w${w}-${String(runs.length).padStart(5, '0')}`;
+    writeFileSync(join(runDir, `${name}.pairs`), sorted);
+    runs.push({ name, owner: w, count: n });
     pending[w] = { keys: [], docs: [] };
   };
   let pairs = 0;
@@ -132,12 +135,34 @@ async function prepareRuns(dist) {
 function loadRuns(m) {
   const order = Uint32Array.from({ length: opts.terms }, (_, i) => i);
   return {
-    runPaths: m.runs.map((r) => r.path),
+    runs: m.runs,
     lexicons: { lexicons: m.workerDocs.map((d) => ({ order, docIds: Uint32Array.from(d) })), owners: m.runs.map((r) => r.owner) },
     lengths: Uint32Array.from(m.lengths),
     pairs: m.pairs,
     documents: m.documents,
   };
+}
+
+const runPathsOf = new Map();
+/** The runs as `dist` writes run files, written once per dist and kept in the run folder. */
+async function runPathsFor(dist, runs) {
+  if (runPathsOf.has(dist)) return runPathsOf.get(dist);
+  const dir = join(runDir, `runs-${resolve(dist).replace(/[^A-Za-z0-9]+/g, '_')}`);
+  const paths = runs.runs.map((r) => join(dir, `${r.name}.bin`));
+  if (!existsSync(join(dir, 'done'))) {
+    const { writeRunFile } = await import(pathToFileURL(resolve(dist, 'merge/runs.js')).href);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    runs.runs.forEach((r, i) => {
+      const b = readFileSync(join(runDir, `${r.name}.pairs`));
+      writeRunFile(paths[i], new Uint32Array(b.buffer, b.byteOffset, b.length / 4), r.count, opts.terms);
+    });
+    writeFileSync(join(dir, 'done'), '');
+  }
+  const bytes = paths.reduce((a, p) => a + statSync(p).size, 0);
+  console.log(`${dist}: ${paths.length} run files, ${(bytes / 2 ** 20).toFixed(1)} MiB (${(bytes / runs.pairs).toFixed(2)} bytes a pair)`);
+  runPathsOf.set(dist, paths);
+  return paths;
 }
 
 const modules = new Map();
@@ -165,16 +190,17 @@ const impactsDigest = (paths) => {
 /** One merge of every run with `dist`; returns milliseconds and digests of what it wrote. */
 async function mergeOnce(dist, threads, runs, scratch) {
   const m = await modulesOf(dist);
+  const runPaths = await runPathsFor(dist, runs);
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true });
   const lexicons = m.lexicons.sharedLexicons(runs.lexicons);
   if (threads === 1) {
-    const keys = m.ranges.runKeysAt(runs.runPaths, [0], lexicons);
+    const keys = m.ranges.runKeysAt(runPaths, [0], lexicons);
     const partPath = join(scratch, 'part');
     const impactsPartPath = join(scratch, 'impacts.part');
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const r = m.range.mergeRange({ runPaths: runs.runPaths, chunkPairs: opts.chunkPairs, startTerm: 0, keys, lexicons, lengths: runs.lengths, partPath, impactsPartPath, figuresPartPath: join(scratch, 'figures.part') });
+    const r = m.range.mergeRange({ runPaths, chunkPairs: opts.chunkPairs, startTerm: 0, keys, lexicons, lengths: runs.lengths, partPath, impactsPartPath, figuresPartPath: join(scratch, 'figures.part') });
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(c0);
     const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -186,7 +212,7 @@ async function mergeOnce(dist, threads, runs, scratch) {
   let impacts;
   const t0 = performance.now();
   const c = await m.parallel.mergeInParallel({
-    runPaths: runs.runPaths,
+    runPaths,
     lexicons: runs.lexicons,
     lengths: runs.lengths,
     onImpacts: (i) => (impacts = i),
@@ -202,8 +228,9 @@ async function mergeOnce(dist, threads, runs, scratch) {
   return { ms, postings, impacts: impactsDigest(impacts), terms: c.terms, segmentPops: c.segmentPops, threadsMs: c.threadsMs };
 }
 
-const runs = await prepareRuns(dists[0]);
-console.log(`runs: ${runs.runPaths.length} in ${runDir}; ${runs.pairs} pairs, ${runs.documents} documents, ${opts.workers} workers x ${opts.batch}-document batches, ${opts.terms} terms; chunk ${opts.chunkPairs} pairs`);
+const runs = await prepareRuns();
+for (const dist of dists) await runPathsFor(dist, runs);
+console.log(`runs: ${runs.runs.length} in ${runDir}; ${runs.pairs} pairs, ${runs.documents} documents, ${opts.workers} workers x ${opts.batch}-document batches, ${opts.terms} terms; chunk ${opts.chunkPairs} pairs`);
 const scratch = join(tmpdir(), `merge-only-out-${process.pid}`);
 const times = new Map();
 /** The process's CPU time over an in-process merge (threads=1: the merge and V8's own threads): steadier than wall time on a loaded machine. */

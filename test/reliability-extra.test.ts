@@ -382,6 +382,9 @@ describe.runIf(gpuOk)('an adapter that refuses the requested limits', () => {
       hook = JSON.stringify({ requiredLimits: { [LIMIT]: info.limits[LIMIT] + 1 }, acceptSoftware: true });
     });
 
+    // Blocks the crawl overfills, whatever the worker count: auto then asks for the GPU (a crawl
+    // the workers' blocks hold is sorted on the CPU without one: pipeline-choice.test.ts).
+    const FILLS_BLOCKS = ['--block-size', '16'];
     const refusal = new RegExp(`the adapter refused the device \\([^\\n]*${LIMIT}[^\\n]*\\)`);
 
     it('--sorter gpu fails with one clear line and writes nothing', () => {
@@ -397,7 +400,7 @@ describe.runIf(gpuOk)('an adapter that refuses the requested limits', () => {
 
     it('--sorter auto falls back to the CPU sorter with one notice line, and indexes everything', () => {
       const out = join(work, 'gpu-auto');
-      const r = gpuindex(['build', crawl, '-o', out, '--sorter', 'auto', '--json'], { env: { GPUINDEX_TEST_GPU: hook } });
+      const r = gpuindex(['build', crawl, '-o', out, '--sorter', 'auto', '--json', ...FILLS_BLOCKS], { env: { GPUINDEX_TEST_GPU: hook } });
       expect(r.code).toBe(0);
       const lines = gpuindexLines(r.stderr);
       expect(lines).toHaveLength(1);
@@ -408,7 +411,7 @@ describe.runIf(gpuOk)('an adapter that refuses the requested limits', () => {
     });
 
     it('control: without the refused limit the same hook lets auto sort on the GPU', () => {
-      const r = gpuindex(['build', crawl, '-o', join(work, 'gpu-control'), '--sorter', 'auto', '--json'], { env: { GPUINDEX_TEST_GPU: JSON.stringify({ acceptSoftware: true }) } });
+      const r = gpuindex(['build', crawl, '-o', join(work, 'gpu-control'), '--sorter', 'auto', '--json', ...FILLS_BLOCKS], { env: { GPUINDEX_TEST_GPU: JSON.stringify({ acceptSoftware: true }) } });
       expect(r.code).toBe(0);
       expect(gpuindexLines(r.stderr)).toEqual([]);
       expect(JSON.parse(r.stdout).sorter).toBe('gpu');

@@ -3,7 +3,8 @@
  *   cpu  -> sequential schedule, CPU sorter (Indexcpu)
  *   gpu  -> sequential schedule, GPU sorter (Indexgpu)
  *   gpu+ -> overlapped schedule, GPU sorter (Indexgpu+)
- *   auto -> gpu+ when a GPU adapter exists, else cpu (one notice line)
+ *   auto -> gpu+ when a GPU adapter exists, else cpu (one notice line); the build plan makes
+ *           it cpu before asking when the crawl gives the GPU nothing (src/build/plan.ts)
  * --sorter alone picks the pipeline (cpu -> cpu, gpu -> gpu+); contradicting flags are refused.
  */
 import { UserError } from '../../src/shared/errors.js';

@@ -70,7 +70,7 @@ export async function parseAndSort(c: BuildContext, plan: BuildPlan, out: Output
     // --resume keys its checkpoints by every file's size and time, --shard cuts by exact sizes;
     // otherwise the plan needs few of them (plannedFileSizes).
     const fileStats = options.resume || c.shard ? listing.files.map((f) => statOrZero(join(listing.base, f))) : undefined;
-    const sizes = fileStats ? fileStats.map((st) => st.size) : plannedFileSizes(listing.base, listing.files);
+    const sizes = fileStats ? fileStats.map((st) => st.size) : plan.plannedSizes?.files === listing.files ? plan.plannedSizes.sizes : plannedFileSizes(listing.base, listing.files);
     const workerLexicons = useWorkerLexicons(plan.workers, options.resume === true);
     const tasks = planParseTasks(listing.base, listing.files, sizes, plan.blockSize, c.shard, workerLexicons);
     shard = c.shard && shardIdentity(c, listing, sizes);

@@ -1,5 +1,7 @@
 /** The plan stage: the sorter and schedule, the memory plan, the crawl's listing and its parse tasks. */
-import { ownLexiconsFrom } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
+import { ownLexiconsFrom, useWorkerLexicons } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
+import { crawlPairsBound } from '../../indexer/plan/crawl-pairs.js';
+import { plannedFileSizes } from '../../indexer/parse/file-sizes.js';
 import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan, type MemoryPlanRequest } from '../../indexer/plan/memory-plan.js';
 import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/schedule-choice.js';
 import { planPieceTasks, planTasks, rangeBytesFor, tailCutFor, WORKER_LEXICONS_TAIL_RANGE_BYTES, type ParseTask } from '../../indexer/parse/jsonl-ranges.js';
@@ -21,6 +23,8 @@ export interface BuildPlan {
   /** Parse workers (the plan may lower the default); 0 for documents parsed in process. */
   workers: number;
   listing?: CorpusListing;
+  /** The listing's planned file sizes (plannedFileSizes), where the plan took them: for `files` only. */
+  plannedSizes?: { files: readonly string[]; sizes: number[] };
 }
 
 export async function planBuild(c: BuildContext, state: BuildState): Promise<BuildPlan> {
@@ -29,7 +33,10 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   // (readdir in the thread pool) is most of a folder build's set-up.
   const listed = c.root ? listCorpusFiles(c.root) : undefined;
   listed?.catch(() => {});
-  const pipeline = await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
+  // The default choice weighs the crawl first: one the parse workers hold in their blocks gives
+  // the GPU nothing to sort, and opening it would cost the build 0.3-0.7 s (workersHoldCrawl).
+  const weighed = listed && isDefaultChoice(c) ? await workersHoldCrawl(c, await listed) : undefined;
+  const pipeline = weighed?.holds ? await resolvePipeline('cpu') : await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
   state.sorter = pipeline.sorter;
   if (pipeline.notice) c.notice(pipeline.notice);
   // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no
@@ -37,26 +44,62 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   // Parse workers the CLI started ahead are counted with the workers, not in the baseline.
   await spareWorkersLoaded();
   const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes()) + (pipeline.sorter.compilingBytes ?? 0);
-  const hostBlocks = c.root && pipeline.schedule === 'overlapped' ? 2 : 1;
+  const request = requestFor(c, baselineBytes, pipeline.schedule, pipeline.sorter);
+  await chooseGpuAlgorithm(pipeline, (bytes) => planMemory(request(bytes)), c.notice);
+  const memory = planMemory(request(pipeline.sorter.hostBytesPerPair ?? 0));
+  if (memory.workersLowered) c.notice(memory.workersLowered);
+  const listing = await listed;
+  return { pipeline, memory, baselineBytes, blockSize: memory.blockPairs, workers: c.root ? memory.workers : 0, listing, plannedSizes: weighed?.sizes && listing && { files: listing.files, sizes: weighed.sizes } };
+}
+
+/** The memory plan's request for a schedule and sorter, less the sorter's host bytes a pair. */
+function requestFor(c: BuildContext, baselineBytes: number, schedule: ResolvedPipeline['schedule'], sorter: { sharedBlocks?: boolean; maxPairs?: number }) {
+  const hostBlocks = c.root && schedule === 'overlapped' ? 2 : 1;
   // --positions: a block's positions in fill order and in sorted order (run-positions.ts), u32 each.
   const positionsBytesPerPair = c.options.positions ? 8 * hostBlocks : 0;
-  const request = (sorterBytesPerPair: number): MemoryPlanRequest => ({
+  return (sorterBytesPerPair: number): MemoryPlanRequest => ({
     budgetBytes: c.memoryBytes,
     baselineBytes,
     workers: c.root ? c.workers : 0,
     workersExplicit: c.options.workers !== undefined,
     hostBlocks,
     sorterBytesPerPair: sorterBytesPerPair + positionsBytesPerPair,
-    sharedBlocks: pipeline.sorter.sharedBlocks,
-    maxBlockPairs: pipeline.sorter.maxPairs,
+    sharedBlocks: sorter.sharedBlocks,
+    maxBlockPairs: sorter.maxPairs,
     blockSize: c.explicitBlockSize,
     credits: creditsFromEnv(),
     ownLexiconsFrom: ownLexiconsFrom(c.options.resume === true),
   });
-  await chooseGpuAlgorithm(pipeline, (bytes) => planMemory(request(bytes)), c.notice);
-  const memory = planMemory(request(pipeline.sorter.hostBytesPerPair ?? 0));
-  if (memory.workersLowered) c.notice(memory.workersLowered);
-  return { pipeline, memory, baselineBytes, blockSize: memory.blockPairs, workers: c.root ? memory.workers : 0, listing: await listed };
+}
+
+/** Neither --pipeline nor --sorter names a sorter: the build chooses. */
+function isDefaultChoice(c: BuildContext): boolean {
+  return (c.options.pipeline ?? 'auto') === 'auto' && (c.options.sorter ?? 'auto') === 'auto';
+}
+
+/** Host bytes a pair the GPU sorter asks of a hardware adapter (gpu/gpu-sorter.ts: upload and readback). */
+const GPU_HOST_BYTES_PER_PAIR = 16;
+
+/**
+ * Whether the parse workers, planned as Indexgpu+ would plan them, hold the whole crawl in their
+ * blocks (crawlPairsBound against workers x block pairs). Then each worker's one block is its
+ * last, which it sorts itself whatever the sorter (WorkerBlocks.finish), and the GPU would sort
+ * nothing. Only with lexicons of the workers' own: the shared dictionary's blocks all go to the
+ * sorter. Also the crawl's planned file sizes, which the parse plan reuses.
+ */
+async function workersHoldCrawl(c: BuildContext, listing: CorpusListing): Promise<{ holds: boolean; sizes: number[] }> {
+  const sizes = plannedFileSizes(listing.base, listing.files);
+  const bound = crawlPairsBound(listing.files, sizes) / (c.shard?.count ?? 1);
+  await spareWorkersLoaded();
+  const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
+  let plan: MemoryPlan;
+  try {
+    plan = planMemory(requestFor(c, baselineBytes, 'overlapped', { sharedBlocks: true })(GPU_HOST_BYTES_PER_PAIR));
+  } catch {
+    return { holds: false, sizes }; // the budget is too small for it: the usual choice says why
+  }
+  const ownLexicons = useWorkerLexicons(plan.workers, c.options.resume === true);
+  return { holds: ownLexicons && bound <= plan.workers * plan.blockPairs, sizes };
 }
 
 /**

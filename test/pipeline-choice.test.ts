@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import { generateCorpus } from '../src/gen-corpus.js';
 import { listCorpusFiles } from '../indexer/corpus/index.js';
-import { crawlPairsBound, PAIRS_PER_BYTE_BOUND, PAIRS_PER_GZIP_BYTE_BOUND } from '../indexer/plan/crawl-pairs.js';
+import { expectedCrawlPairs, PAIRS_PER_BYTE } from '../indexer/plan/crawl-pairs.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gpuindex-choice-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -18,15 +18,19 @@ async function filesOf(crawl: string): Promise<{ files: string[]; sizes: number[
   return { files: listing.files, sizes: listing.files.map((f) => statSync(join(listing.base, f)).size) };
 }
 
-describe('crawlPairsBound', () => {
-  it('counts a stored byte at PAIRS_PER_BYTE_BOUND, a gzipped one at PAIRS_PER_GZIP_BYTE_BOUND', () => {
-    expect(crawlPairsBound(['a.jsonl', 'b/c.warc.gz', 'd.HTML.GZ', 'e.txt'], [1000, 100, 10, 3])).toBe(Math.ceil(1003 * PAIRS_PER_BYTE_BOUND + 110 * PAIRS_PER_GZIP_BYTE_BOUND));
-    expect(crawlPairsBound([], [])).toBe(0);
+describe('expectedCrawlPairs', () => {
+  it('counts each stored byte at its format\'s rate: text, markup (HTML, WARC), and either gzipped', () => {
+    const files = ['a.jsonl', 'b/c.warc.gz', 'd.HTML', 'e.txt.gz', 'f.md', 'g.warc'];
+    const sizes = [1000, 100, 200, 50, 10, 300];
+    const { text, html, textGzip, htmlGzip } = PAIRS_PER_BYTE;
+    expect(expectedCrawlPairs(files, sizes)).toBe(Math.ceil(1010 * text + 100 * htmlGzip + 500 * html + 50 * textGzip));
+    expect(expectedCrawlPairs([], [])).toBe(0);
   });
 
   const crawls: Record<string, string> = {};
   beforeAll(async () => {
-    crawls['moby-dick (JSONL, gzipped JSONL, HTML)'] = 'corpus-samples/moby-dick';
+    crawls['moby-dick (JSONL, gzipped JSONL)'] = 'corpus-samples/moby-dick';
+    crawls['moby-dick chapters (HTML)'] = 'corpus-samples/moby-dick/html';
     crawls['postgresql-docs (.warc.gz)'] = 'corpus-samples/postgresql-docs';
     const synthetic = join(work, 'synthetic');
     await generateCorpus({ size: '3MB', seed: 5, output: synthetic, files: 3, threads: 1 });
@@ -38,14 +42,14 @@ describe('crawlPairsBound', () => {
     crawls['synthetic JSONL gzipped'] = gz;
   });
 
-  it('is above the pairs real builds give, for every format of the samples', async () => {
+  it('is within 3x of the pairs real builds give, for every format of the samples', async () => {
     for (const [name, crawl] of Object.entries(crawls)) {
       const { files, sizes } = await filesOf(crawl);
-      const summary = await buildIndex({ input: crawl, output: join(work, `bound-${serial++}`), pipeline: 'cpu', workers: 1 });
+      const summary = await buildIndex({ input: crawl, output: join(work, `rate-${serial++}`), pipeline: 'cpu', workers: 1 });
+      const expected = expectedCrawlPairs(files, sizes);
       expect(summary.pairs, name).toBeGreaterThan(0);
-      expect(summary.pairs, name).toBeLessThanOrEqual(crawlPairsBound(files, sizes));
-      // Not so loose that it means nothing: within 20x of the truth on text (markup gives fewer).
-      if (name.startsWith('synthetic')) expect(crawlPairsBound(files, sizes), name).toBeLessThan(20 * summary.pairs);
+      expect(expected / summary.pairs, name).toBeGreaterThan(1 / 3);
+      expect(expected / summary.pairs, name).toBeLessThan(3);
     }
   });
 });
@@ -62,6 +66,8 @@ describe('the default choice of sorter', () => {
     const s = await buildIndex({ input: crawl, output: join(work, `choice-${serial++}`), workers: 4 });
     expect(s.pipeline).toBe('cpu');
     expect(askedForGpu(s)).toBe(false);
+    // Held indeed: one block a worker, the one each sorts itself.
+    expect(s.blocks).toBeLessThanOrEqual(4);
     // So does an explicit auto: it is the default, named.
     const named = await buildIndex({ input: crawl, output: join(work, `choice-${serial++}`), workers: 4, pipeline: 'auto', sorter: 'auto' });
     expect(askedForGpu(named)).toBe(false);

@@ -1,6 +1,6 @@
 /** The plan stage: the sorter and schedule, the memory plan, the crawl's listing and its parse tasks. */
-import { ownLexiconsFrom, useWorkerLexicons } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
-import { crawlPairsBound } from '../../indexer/plan/crawl-pairs.js';
+import { ownLexiconsFrom, useWorkerLexicons, workerBlockPairs } from '../../indexer/pipeline/worker-lexicons-pipeline.js';
+import { expectedCrawlPairs } from '../../indexer/plan/crawl-pairs.js';
 import { plannedFileSizes } from '../../indexer/parse/file-sizes.js';
 import { measureBaseline, PAIR_BYTES, planMemory, type MemoryPlan, type MemoryPlanRequest } from '../../indexer/plan/memory-plan.js';
 import { resolvePipeline, type ResolvedPipeline } from '../../indexer/pipeline/schedule-choice.js';
@@ -81,15 +81,16 @@ function isDefaultChoice(c: BuildContext): boolean {
 const GPU_HOST_BYTES_PER_PAIR = 16;
 
 /**
- * Whether the parse workers, planned as Indexgpu+ would plan them, hold the whole crawl in their
- * blocks (crawlPairsBound against workers x block pairs). Then each worker's one block is its
- * last, which it sorts itself whatever the sorter (WorkerBlocks.finish), and the GPU would sort
+ * Whether the parse workers, planned as Indexgpu+ would plan them, are expected to hold the whole
+ * crawl in their first blocks (expectedCrawlPairs against each worker's block: its share of the
+ * plan's three block-sized arrays, in two blocks). Then each worker's one block is its last,
+ * which it sorts itself whatever the sorter (WorkerBlocks.finish), and the GPU would sort
  * nothing. Only with lexicons of the workers' own: the shared dictionary's blocks all go to the
  * sorter. Also the crawl's planned file sizes, which the parse plan reuses.
  */
 async function workersHoldCrawl(c: BuildContext, listing: CorpusListing): Promise<{ holds: boolean; sizes: number[] }> {
   const sizes = plannedFileSizes(listing.base, listing.files);
-  const bound = crawlPairsBound(listing.files, sizes) / (c.shard?.count ?? 1);
+  const expected = expectedCrawlPairs(listing.files, sizes) / (c.shard?.count ?? 1);
   await spareWorkersLoaded();
   const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
   let plan: MemoryPlan;
@@ -98,8 +99,9 @@ async function workersHoldCrawl(c: BuildContext, listing: CorpusListing): Promis
   } catch {
     return { holds: false, sizes }; // the budget is too small for it: the usual choice says why
   }
-  const ownLexicons = useWorkerLexicons(plan.workers, c.options.resume === true);
-  return { holds: ownLexicons && bound <= plan.workers * plan.blockPairs, sizes };
+  if (!useWorkerLexicons(plan.workers, c.options.resume === true)) return { holds: false, sizes };
+  const perWorker = workerBlockPairs(plan.blockPairs, plan.workers, 3, 2);
+  return { holds: expected <= plan.workers * perWorker, sizes };
 }
 
 /**

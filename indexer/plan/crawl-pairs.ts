@@ -12,8 +12,8 @@ import { formatOf } from '../corpus/formats.js';
 /** Expected pairs a stored byte, by format; gzipped files by the rate of their bytes as stored. */
 export const PAIRS_PER_BYTE = {
   text: 0.15,
-  /** Markup gives none: documentation pages hold a quarter of their bytes in text or less. */
-  html: 0.04,
+  /** Markup gives none: documentation and web pages hold a fifth to a quarter of their bytes in text. */
+  html: 0.03,
   textGzip: 0.4,
   htmlGzip: 0.15,
 } as const;

@@ -79,6 +79,8 @@ function isDefaultChoice(c: BuildContext): boolean {
 
 /** Host bytes a pair the GPU sorter asks of a hardware adapter (gpu/gpu-sorter.ts: upload and readback). */
 const GPU_HOST_BYTES_PER_PAIR = 16;
+/** What an open GPU adds to the baseline the plan starts from (372-392 MB against 63 MB without, 16-core H200 machine). */
+const GPU_BASELINE_BYTES = 320 * 2 ** 20;
 
 /**
  * Whether the parse workers, planned as Indexgpu+ would plan them, are expected to hold the whole
@@ -92,7 +94,7 @@ async function workersHoldCrawl(c: BuildContext, listing: CorpusListing): Promis
   const sizes = plannedFileSizes(listing.base, listing.files);
   const expected = expectedCrawlPairs(listing.files, sizes) / (c.shard?.count ?? 1);
   await spareWorkersLoaded();
-  const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes());
+  const baselineBytes = Math.max(0, measureBaseline() - c.hostBytes - spareWorkerBytes()) + GPU_BASELINE_BYTES;
   let plan: MemoryPlan;
   try {
     plan = planMemory(requestFor(c, baselineBytes, 'overlapped', { sharedBlocks: true })(GPU_HOST_BYTES_PER_PAIR));

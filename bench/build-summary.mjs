@@ -52,6 +52,10 @@ for (const file of args.filter((a) => !a.startsWith('--'))) {
         `parsers busy avg ${s3(avg)} (${s3(Math.min(...busy))}..${s3(Math.max(...busy))}) blocked ${s3(blocked)} s, ${(mb / p.length / (avg / 1000)).toFixed(1)} MB/s per worker`,
         `started ${range(p.map((v) => v.startedAtMs))} ms, first batch ${range(p.map((v) => v.firstBatchAtMs))} ms, last ${range(p.map((v) => v.lastBatchAtMs))} ms`,
       );
+      if (p.some((v) => v.blockWaitMs !== undefined)) {
+        const mean = (k) => p.reduce((a, v) => a + (v[k] ?? 0), 0) / p.length;
+        parts.push(`waiting for handed-over blocks avg ${s3(mean('blockWaitMs'))} s parsing, ${s3(mean('endWaitMs'))} s at the end`);
+      }
     }
     const st = s.stages ?? {};
     if (st.fill) parts.push(`fill ${s3(st.fill.busyMs)} s, waiting for batches ${s3(st.fill.batchWaitMs ?? 0)} s`);

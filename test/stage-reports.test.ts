@@ -6,6 +6,7 @@ import { settleMeanwhile } from '../indexer/pipeline/worker-pipeline.js';
 import { buildIndex } from '../src/build.js';
 import { withEnv } from './helpers/env.js';
 import { readIndexContent } from './helpers/index-files.js';
+import { hasGpu } from './helpers/gpu-available.js';
 import Database from 'better-sqlite3';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpuindex-stages-'));
@@ -32,6 +33,25 @@ describe('the per-stage report of a build with parse workers', () => {
       expect(p.lastBatchAtMs!).toBeLessThanOrEqual(span + 1);
     }
     expect(s.stages.fill!.batchWaitMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports what workers with blocks of their own waited for blocks they handed over: nothing where they sort their own', async () => {
+    const crawl = join(dir, 'crawl');
+    const own = await buildIndex({ input: crawl, output: join(dir, 'idx-own'), workers: 4, sorter: 'cpu', blockSize: 1000 });
+    const parsers = Object.entries(own.stages).filter(([k]) => /^parser\d+$/.test(k)).map(([, v]) => v);
+    expect(parsers).toHaveLength(4);
+    for (const p of parsers) expect([p.blockWaitMs, p.endWaitMs]).toEqual([0, 0]);
+    // One dictionary (2 workers): the workers fill no blocks, and report no such wait.
+    const shared = await buildIndex({ input: crawl, output: join(dir, 'idx-shared'), workers: 2, sorter: 'cpu', blockSize: 1000 });
+    expect(shared.stages.parser0!.blockWaitMs).toBeUndefined();
+  });
+
+  it.runIf(hasGpu())('reports the waits of workers whose one block goes to the GPU thread (Indexgpu): each seal waits for it', async () => {
+    const s = await buildIndex({ input: join(dir, 'crawl'), output: join(dir, 'idx-gpu-wait'), workers: 4, pipeline: 'gpu', blockSize: 1000 });
+    const parsers = Object.entries(s.stages).filter(([k]) => /^parser\d+$/.test(k)).map(([, v]) => v);
+    expect(s.blocks).toBeGreaterThan(4);
+    expect(parsers.reduce((a, p) => a + p.blockWaitMs!, 0)).toBeGreaterThan(0);
+    for (const p of parsers) expect(p.endWaitMs).toBeGreaterThanOrEqual(0);
   });
 
   it('lays out the timeline: sort, write, written per block in order with its pairs, then last batch, workers closed, released', async () => {
@@ -200,8 +220,13 @@ describe('settleMeanwhile (the main thread writing document rows while the sort 
     let pieces = 0;
     let reject!: (e: Error) => void;
     const p = new Promise<void>((_, r) => (reject = r));
-    const waiting = settleMeanwhile(p, () => ++pieces < 3);
-    setTimeout(() => reject(new Error('sort failed')), 20);
+    // The rejection comes two turns after idle says it has nothing left (no timer: a loaded
+    // machine once let a 20 ms timer fire before the third piece): a caller that went on
+    // calling idle would count more pieces by then.
+    const waiting = settleMeanwhile(p, () => {
+      if (++pieces === 3) setImmediate(() => setImmediate(() => reject(new Error('sort failed'))));
+      return pieces < 3;
+    });
     await expect(waiting).rejects.toThrow('sort failed');
     expect(pieces).toBe(3);
   });

@@ -70,6 +70,12 @@ export class WorkerBlocks {
   private scratch?: Uint32Array;
   private runs = 0;
   private failure?: Error;
+  /**
+   * Milliseconds this worker waited for a block it handed over to come back: while parsing (the
+   * block to fill next was still being sorted), and at its end (finish: every block written).
+   */
+  blockWaitMs = 0;
+  endWaitMs = 0;
 
   constructor(
     private readonly config: WorkerBlocksConfig,
@@ -143,7 +149,11 @@ export class WorkerBlocks {
    */
   async finish(): Promise<void> {
     if (this.overflowWords > 0) await this.seal();
-    while (this.busy.some((b) => b) && !this.failure) await this.waitForWake();
+    if (this.busy.some((b) => b) && !this.failure) {
+      const t0 = performance.now();
+      while (this.busy.some((b) => b) && !this.failure) await this.waitForWake();
+      this.endWaitMs += performance.now() - t0;
+    }
     if (this.failure) throw this.failure;
     if (this.count > 0) {
       // Every other block is free now: one of them is the sort's scratch.
@@ -190,7 +200,11 @@ export class WorkerBlocks {
       this.count = 0;
       this.current = (this.current + 1) % this.blocks.length;
     }
-    while (this.busy[this.current] && !this.failure) await this.waitForWake();
+    if (this.busy[this.current] && !this.failure) {
+      const t0 = performance.now();
+      while (this.busy[this.current] && !this.failure) await this.waitForWake();
+      this.blockWaitMs += performance.now() - t0;
+    }
     if (this.failure) throw this.failure;
   }
 

@@ -231,11 +231,11 @@ export interface OwnLexiconConfig extends WorkerBlocksConfig {
  * to disk ('lexicon-spilled': generation `generation`, merge/spilled-lexicon.ts); once it has
  * parsed its last document, its last generation's lexicon (terms in code point order, its ids
  * in that order) and how many documents it numbered; then, its last block's run written,
- * 'finished'.
+ * 'finished', with the milliseconds it waited for blocks it handed over (WorkerBlocks).
  */
 export type OwnLexiconMessage =
   | ({ type: 'run' } & WrittenRun)
   | ({ type: 'block' } & HandedBlock)
   | { type: 'lexicon-spilled'; generation: number; path: string }
   | { type: 'lexicon'; generation: number; terms: ByteLexicon; order: Uint32Array; documents: number }
-  | { type: 'finished' };
+  | { type: 'finished'; blockWaitMs?: number; endWaitMs?: number };

@@ -47,6 +47,9 @@ export interface WorkerTimes {
   lastBatchAt?: number;
   /** performance.now() (this thread's clock) when the worker's code began running. */
   startedAt?: number;
+  /** Workers filling blocks of their own: what they waited for blocks they handed over, while parsing and at their end. */
+  blockWaitMs?: number;
+  endWaitMs?: number;
 }
 
 /** A message of batches from a worker (BatchBundle), while its batches are consumed. */
@@ -322,6 +325,8 @@ export class ParsePool {
       return;
     }
     if (m.type === 'finished') {
+      if (m.blockWaitMs !== undefined) this.times[w]!.blockWaitMs = m.blockWaitMs;
+      if (m.endWaitMs !== undefined) this.times[w]!.endWaitMs = m.endWaitMs;
       this.retired[w] ??= this.workers[w]!.terminate();
       this.finished.tick();
       return;

@@ -561,7 +561,7 @@ async function main(): Promise<void> {
     const { terms, order } = lexicon!.finish();
     port.postMessage({ type: 'lexicon', generation: lexicon!.generation, terms, order, documents: blocks.documents } satisfies FromWorker, [order.buffer as ArrayBuffer]);
     await blocks.finish();
-    port.postMessage({ type: 'finished' } satisfies FromWorker);
+    port.postMessage({ type: 'finished', blockWaitMs: blocks.blockWaitMs, endWaitMs: blocks.endWaitMs } satisfies FromWorker);
   }
   port.close();
 }

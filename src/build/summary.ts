@@ -38,6 +38,13 @@ export interface StageReport {
   /** Parse workers only: when the worker's code began running (its modules loaded), in ms after the parse phase began. */
   startedAtMs?: number;
   /**
+   * Parse workers filling blocks of their own only: milliseconds the worker waited for a block it
+   * handed over to the GPU thread to come back, while parsing (within busyMs) and at its end
+   * (within idleMs, after its last batch); 0 where it sorts its own blocks.
+   */
+  blockWaitMs?: number;
+  endWaitMs?: number;
+  /**
    * 'fill' (the main thread) only: milliseconds it waited for the next batch in crawl order
    * (writing document rows ahead meanwhile), and for the sort stage to take the next block.
    */
@@ -149,6 +156,8 @@ export function stageReports(clock: StageClock, parsed: PipelineResult | WorkerP
       if (t.firstBatchAt !== undefined) stages[`parser${i}`]!.firstBatchAtMs = round(t.firstBatchAt - parseStart);
       if (t.lastBatchAt !== undefined) stages[`parser${i}`]!.lastBatchAtMs = round(t.lastBatchAt - parseStart);
       if (t.startedAt !== undefined) stages[`parser${i}`]!.startedAtMs = round(t.startedAt - parseStart);
+      if (t.blockWaitMs !== undefined) stages[`parser${i}`]!.blockWaitMs = round(t.blockWaitMs);
+      if (t.endWaitMs !== undefined) stages[`parser${i}`]!.endWaitMs = round(t.endWaitMs);
     });
     stages.fill = { ...report(b.fill ?? 0, parseSortMs), batchWaitMs: round(parsed.batchWaitMs), sortWaitMs: round(parsed.sortWaitMs) };
   } else {

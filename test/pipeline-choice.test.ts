@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
+import { MAX_WORKERS_A_GPU_THREAD } from '../src/build/plan.js';
 import { generateCorpus } from '../src/gen-corpus.js';
 import { listCorpusFiles } from '../indexer/corpus/index.js';
 import { expectedCrawlPairs, PAIRS_PER_BYTE } from '../indexer/plan/crawl-pairs.js';
@@ -80,6 +81,14 @@ describe('the default choice of sorter', () => {
     // One worker: the shared dictionary's blocks all go to the sorter, the last one too.
     const shared = await buildIndex({ input: crawl, output: join(work, `choice-${serial++}`), workers: 1 });
     expect(askedForGpu(shared)).toBe(true);
+  });
+
+  it('sorts on the CPU, without asking for a GPU, with more workers than one GPU thread keeps up with', async () => {
+    // Blocks of 100 pairs: the crawl overfills them, so the worker count alone decides.
+    const many = await buildIndex({ input: crawl, output: join(work, `choice-${serial++}`), workers: MAX_WORKERS_A_GPU_THREAD + 1, blockSize: 100, memory: '4GiB' });
+    expect([many.pipeline, askedForGpu(many)]).toEqual(['cpu', false]);
+    const some = await buildIndex({ input: crawl, output: join(work, `choice-${serial++}`), workers: MAX_WORKERS_A_GPU_THREAD, blockSize: 100, memory: '4GiB' });
+    expect(askedForGpu(some)).toBe(true);
   });
 
   it('asks nothing of the crawl when a sorter is named: --sorter cpu never opens a GPU', async () => {

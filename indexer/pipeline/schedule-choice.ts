@@ -4,7 +4,8 @@
  *   gpu  -> sequential schedule, GPU sorter (Indexgpu)
  *   gpu+ -> overlapped schedule, GPU sorter (Indexgpu+)
  *   auto -> gpu+ when a GPU adapter exists, else cpu (one notice line); the build plan makes
- *           it cpu before asking when the crawl gives the GPU nothing (src/build/plan.ts)
+ *           it cpu before asking when the crawl gives the GPU nothing or the workers would
+ *           wait on its one thread (src/build/plan.ts)
  * --sorter alone picks the pipeline (cpu -> cpu, gpu -> gpu+); contradicting flags are refused.
  */
 import { UserError } from '../../src/shared/errors.js';

@@ -33,10 +33,11 @@ export async function planBuild(c: BuildContext, state: BuildState): Promise<Bui
   // (readdir in the thread pool) is most of a folder build's set-up.
   const listed = c.root ? listCorpusFiles(c.root) : undefined;
   listed?.catch(() => {});
-  // The default choice weighs the crawl first: one the parse workers hold in their blocks gives
-  // the GPU nothing to sort, and opening it would cost the build 0.3-0.7 s (workersHoldCrawl).
-  const weighed = listed && isDefaultChoice(c) ? await workersHoldCrawl(c, await listed) : undefined;
-  const pipeline = weighed?.holds ? await resolvePipeline('cpu') : await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
+  // The default choice weighs the crawl and the workers first (cpuByDefault): opening a GPU
+  // that would sort nothing, or hold up more workers than its one thread keeps up with, costs
+  // the build more than the GPU gives.
+  const weighed = listed && isDefaultChoice(c) ? await cpuByDefault(c, await listed) : undefined;
+  const pipeline = weighed?.cpu ? await resolvePipeline('cpu') : await resolvePipeline(c.options.pipeline, c.options.sorter, c.options.gpuSort);
   state.sorter = pipeline.sorter;
   if (pipeline.notice) c.notice(pipeline.notice);
   // The memory plan: --memory less the process as it stands now (modules loaded, sorter open, no
@@ -83,14 +84,26 @@ const GPU_HOST_BYTES_PER_PAIR = 16;
 const GPU_BASELINE_BYTES = 320 * 2 ** 20;
 
 /**
- * Whether the parse workers, planned as Indexgpu+ would plan them, are expected to hold the whole
- * crawl in their first blocks (expectedCrawlPairs against each worker's block: its share of the
- * plan's three block-sized arrays, in two blocks). Then each worker's one block is its last,
- * which it sorts itself whatever the sorter (WorkerBlocks.finish), and the GPU would sort
- * nothing. Only with lexicons of the workers' own: the shared dictionary's blocks all go to the
- * sorter. Also the crawl's planned file sizes, which the parse plan reuses.
+ * Parse workers one GPU thread keeps supplied with sorted blocks: it uploads, sorts, reads back
+ * and writes every run in turn. The 8 GB crawl with 31 workers (32-core H200 machine): each
+ * worker waited 1.2 s for its blocks, Indexgpu+ 797 MB/s against Indexcpu's 965-1,017; with 32
+ * on 64 cores 880 against 959; with 15 on 16 cores the two are even.
  */
-async function workersHoldCrawl(c: BuildContext, listing: CorpusListing): Promise<{ holds: boolean; sizes: number[] }> {
+export const MAX_WORKERS_A_GPU_THREAD = 16;
+
+/**
+ * Whether the default sorts on the CPU without opening the GPU. Only with lexicons of the
+ * workers' own, which fill and sort blocks of their own (the shared dictionary's blocks all go
+ * to the sorter), and then when either:
+ * - the workers outnumber MAX_WORKERS_A_GPU_THREAD: the one GPU thread would hold them up;
+ * - the parse workers, planned as Indexgpu+ would plan them, are expected to hold the whole
+ *   crawl in their first blocks (expectedCrawlPairs against each worker's block: its share of
+ *   the plan's three block-sized arrays, in two blocks). Each worker's one block is then its
+ *   last, which it sorts itself whatever the sorter (WorkerBlocks.finish): the GPU would sort
+ *   nothing.
+ * Also the crawl's planned file sizes, which the parse plan reuses.
+ */
+async function cpuByDefault(c: BuildContext, listing: CorpusListing): Promise<{ cpu: boolean; sizes: number[] }> {
   const sizes = plannedFileSizes(listing.base, listing.files);
   const expected = expectedCrawlPairs(listing.files, sizes) / (c.shard?.count ?? 1);
   await spareWorkersLoaded();
@@ -99,11 +112,12 @@ async function workersHoldCrawl(c: BuildContext, listing: CorpusListing): Promis
   try {
     plan = planMemory(requestFor(c, baselineBytes, 'overlapped', { sharedBlocks: true })(GPU_HOST_BYTES_PER_PAIR));
   } catch {
-    return { holds: false, sizes }; // the budget is too small for it: the usual choice says why
+    return { cpu: false, sizes }; // the budget is too small for it: the usual choice says why
   }
-  if (!useWorkerLexicons(plan.workers, c.options.resume === true)) return { holds: false, sizes };
+  if (!useWorkerLexicons(plan.workers, c.options.resume === true)) return { cpu: false, sizes };
+  if (plan.workers > MAX_WORKERS_A_GPU_THREAD) return { cpu: true, sizes };
   const perWorker = workerBlockPairs(plan.blockPairs, plan.workers, 3, 2);
-  return { holds: expected <= plan.workers * perWorker, sizes };
+  return { cpu: expected <= plan.workers * perWorker, sizes };
 }
 
 /**

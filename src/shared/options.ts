@@ -74,8 +74,8 @@ export const GPU_SORT_CHOICES: readonly GpuSortChoice[] = ['bsn', 'radix', 'auto
 /**
  * Indexcpu, Indexgpu, Indexgpu+ (Fig. 7 of Capannini, Silvestri and Baraglia, "Sorting on GPUs
  * for large scale datasets: a thorough comparison"); 'auto' is gpu+ when a GPU adapter exists,
- * else cpu; cpu without asking for the GPU when the crawl is expected to fit the parse workers'
- * first blocks (src/build/plan.ts).
+ * else cpu; cpu without asking for the GPU when the parse workers outnumber what its one thread
+ * keeps up with, or the crawl is expected to fit their first blocks (src/build/plan.ts).
  */
 export type PipelineChoice = 'cpu' | 'gpu' | 'gpu+' | 'auto';
 export const PIPELINE_CHOICES: readonly PipelineChoice[] = ['auto', 'cpu', 'gpu', 'gpu+'];

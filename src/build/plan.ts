@@ -28,9 +28,10 @@ export interface BuildPlan {
 }
 
 export async function planBuild(c: BuildContext, state: BuildState): Promise<BuildPlan> {
-  // The crawl is listed while the sorter is chosen: the GPU probe (a thread that loads the
+  // The crawl is listed while a named sorter is chosen: the GPU probe (a thread that loads the
   // device and asks for an adapter) leaves this thread idle, and the walk of 200,000 small files
-  // (readdir in the thread pool) is most of a folder build's set-up.
+  // (readdir in the thread pool) is most of a folder build's set-up. The default choice weighs
+  // the listing first.
   const listed = c.root ? listCorpusFiles(c.root) : undefined;
   listed?.catch(() => {});
   // The default choice weighs the crawl and the workers first (cpuByDefault): opening a GPU

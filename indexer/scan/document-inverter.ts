@@ -3,7 +3,6 @@
  * the tokenizer's analysis of each distinct raw token, cached, through the WebAssembly scanner
  * for pure-ASCII text. Its own module so that parse workers load nothing of the sort stage.
  */
-import { isAscii } from 'node:buffer';
 import type { SourceDocument } from '../corpus/index.js';
 import type { Tokenizer } from '../analysis/tokenizer.js';
 import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
@@ -449,11 +448,10 @@ export class DocumentInverter {
    * separator of the BMP; else undefined.
    */
   private asciiStandIns(text: Uint8Array): Uint8Array | undefined {
-    // Most pages' text is ASCII: told natively (SIMD), not by a loop over every byte.
-    if (isAscii(text)) return text;
     const n = text.length;
     let i = 0;
     while (i < n && text[i]! < 0x80) i++;
+    if (i === n) return text;
     if (this.standIns.length < n) this.standIns = new Uint8Array(Math.max(n, this.standIns.length * 2));
     const out = this.standIns;
     out.set(text.subarray(0, i));

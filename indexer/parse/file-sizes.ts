@@ -9,38 +9,15 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatOf } from '../corpus/formats.js';
+import { formatOfListed } from '../corpus/formats.js';
 
 /** Up to this many files of a kind that is never cut are all stat'ed; above it, a sample this large. */
 export const SIZE_SAMPLE_FILES = 1024;
 
 /** Whether the plan may cut the file into ranges, so that its exact size matters. */
-function mayBeCutByFormat(path: string): boolean {
-  const fmt = formatOf(path);
-  return fmt !== undefined && ((fmt.format === 'jsonl' && !fmt.gzip) || (fmt.format === 'warc' && fmt.gzip));
-}
-
-/** mayBeCutByFormat by the base name's extension as written, with the one before a '.gz' (all formatOf reads). */
-const cutByExtension = new Map<string, boolean>();
-const GZ = /\.gz$/i;
-
-/**
- * mayBeCutByFormat, cached by extension: 200,000 formatOf calls (a lower-cased copy of each
- * name) were most of this plan step's ~90 ms, on the main thread before any worker starts.
- */
 export function mayBeCut(path: string): boolean {
-  const slash = path.lastIndexOf('/');
-  const dot = path.lastIndexOf('.');
-  const from = dot > slash && GZ.test(path) ? path.lastIndexOf('.', dot - 1) : dot;
-  // No extension of the base name's own (or a bare '.gz' one): rare, asked directly.
-  if (from <= slash) return mayBeCutByFormat(path);
-  const ext = path.slice(from);
-  let cut = cutByExtension.get(ext);
-  if (cut === undefined) {
-    cut = mayBeCutByFormat(path);
-    if (cutByExtension.size < 4096) cutByExtension.set(ext, cut);
-  }
-  return cut;
+  const fmt = formatOfListed(path);
+  return fmt !== undefined && ((fmt.format === 'jsonl' && !fmt.gzip) || (fmt.format === 'warc' && fmt.gzip));
 }
 
 function sizeOrZero(full: string): number {

@@ -7,7 +7,7 @@
  * 0.028 for the html-docs crawls, 0.09 for Moby-Dick's chapters; a byte of .warc.gz 0.15
  * (html-docs) and 0.12 (the PostgreSQL sample); a byte of .jsonl.gz 0.45 (synthetic), 0.35 (mail).
  */
-import { formatOf } from '../corpus/formats.js';
+import { formatOfListed } from '../corpus/formats.js';
 
 /** Expected pairs a stored byte, by format; gzipped files by the rate of their bytes as stored. */
 export const PAIRS_PER_BYTE = {
@@ -20,27 +20,15 @@ export const PAIRS_PER_BYTE = {
 
 /** The rate of a file by its name: WARC holds web pages (HTML's rate), every other format text. */
 function rateOf(name: string): number {
-  const fmt = formatOf(name);
+  const fmt = formatOfListed(name);
   const markup = fmt?.format === 'html' || fmt?.format === 'warc';
   if (fmt?.gzip) return markup ? PAIRS_PER_BYTE.htmlGzip : PAIRS_PER_BYTE.textGzip;
   return markup ? PAIRS_PER_BYTE.html : PAIRS_PER_BYTE.text;
 }
 
-/** Rates by the name's last 16 characters, lowercased (its extensions): formatOf for each of 200,000 names is not free. */
-const rates = new Map<string, number>();
-
 /** The expected pairs of files `files` (a listing's: each of a format the readers take) of stored sizes `sizes`. */
 export function expectedCrawlPairs(files: readonly string[], sizes: readonly number[]): number {
   let pairs = 0;
-  for (let i = 0; i < files.length; i++) {
-    const name = files[i]!;
-    const key = name.slice(-16).toLowerCase();
-    let rate = rates.get(key);
-    if (rate === undefined) {
-      rate = rateOf(name);
-      if (rates.size < 4096) rates.set(key, rate);
-    }
-    pairs += (sizes[i] ?? 0) * rate;
-  }
+  for (let i = 0; i < files.length; i++) pairs += (sizes[i] ?? 0) * rateOf(files[i]!);
   return Math.ceil(pairs);
 }

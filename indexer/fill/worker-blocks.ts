@@ -149,11 +149,7 @@ export class WorkerBlocks {
    */
   async finish(): Promise<void> {
     if (this.overflowWords > 0) await this.seal();
-    if (this.busy.some((b) => b) && !this.failure) {
-      const t0 = performance.now();
-      while (this.busy.some((b) => b) && !this.failure) await this.waitForWake();
-      this.endWaitMs += performance.now() - t0;
-    }
+    this.endWaitMs += await this.waitWhile(() => this.busy.some((b) => b));
     if (this.failure) throw this.failure;
     if (this.count > 0) {
       // Every other block is free now: one of them is the sort's scratch.
@@ -200,11 +196,7 @@ export class WorkerBlocks {
       this.count = 0;
       this.current = (this.current + 1) % this.blocks.length;
     }
-    if (this.busy[this.current] && !this.failure) {
-      const t0 = performance.now();
-      while (this.busy[this.current] && !this.failure) await this.waitForWake();
-      this.blockWaitMs += performance.now() - t0;
-    }
+    this.blockWaitMs += await this.waitWhile(() => this.busy[this.current]!);
     if (this.failure) throw this.failure;
   }
 
@@ -225,6 +217,14 @@ export class WorkerBlocks {
     const runBytes = writeRunFile(path, sorted, count, keys.length);
     if (positions) writeRunPositions(positionsPathOf(path), positions, count);
     this.onRun({ path, generation: this.lexicon.generation, pairs: count, runBytes, keySpace: keys.length, sortMs: t1 - t0, writeMs: performance.now() - t1 });
+  }
+
+  /** Waits for wakes while `pending()` and nothing failed; the milliseconds it waited (0 where it did not). */
+  private async waitWhile(pending: () => boolean): Promise<number> {
+    if (!pending() || this.failure) return 0;
+    const t0 = performance.now();
+    while (pending() && !this.failure) await this.waitForWake();
+    return performance.now() - t0;
   }
 
   private waitForWake(): Promise<void> {

@@ -4,15 +4,16 @@
  * every other record, one skip line per fault.
  *
  * A `.warc.gz` is a series of gzip members, one per record (Common Crawl's layout), or one for
- * the whole file. Members are inflated one at a time with node:zlib's synchronous raw inflate,
- * so each member's place in the file is known: that is what a fault names, what a damaged
- * member is skipped by (the reader resumes at the next member whose content starts a record),
- * and where a large file is cut into parse tasks (`range`: the members that start in
+ * the whole file. Members are inflated one at a time by node:zlib's raw inflate (one engine
+ * reused for all, raw-inflater.ts), so each member's place in the file is known: that is what
+ * a fault names, what a damaged member is skipped by (the reader resumes at the next member
+ * whose content starts a record), and where a large file is cut into parse tasks (`range`: the members that start in
  * [start, end), see indexer/parse/jsonl-ranges.ts). A member too large to inflate in one call
  * (a whole-file member) is streamed.
  */
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { constants, crc32, createInflateRaw, inflateRawSync } from 'node:zlib';
+import { RawInflater } from './raw-inflater.js';
 import { recordOutcome } from './warc-document.js';
 import type { BytesInverters } from './read-file.js';
 import { MAX_BLOCK_BYTES, WarcRecordParser, type WarcRecord } from './warc-records.js';
@@ -24,12 +25,8 @@ const READ_BYTES = 1 << 20;
 const WINDOW_BYTES = 4 << 20;
 /** First window a member's compressed bytes are read into; grown 4x while the member does not end in it. */
 const FIRST_WINDOW = 256 * 1024;
-/**
- * Output chunk of a member's inflate, allocated afresh for every member: two of a WARC's three
- * records are a few hundred bytes, and with every core parsing, 64 KiB chunks cost a 16-core build
- * 5 % more than 16 KiB ones do, though a page then takes several chunks and their concatenation.
- */
-const INFLATE_CHUNK_BYTES = 16 * 1024;
+/** This thread's inflate engine, reused for every member of every file it reads (raw-inflater.ts). */
+const inflater = new RawInflater();
 /** Members whose compressed bytes do not end within this are streamed. */
 const MAX_SYNC_WINDOW = 64 << 20;
 /** Largest output of one synchronous inflate (a record's block and its header). */
@@ -270,10 +267,9 @@ class GzipFile {
     for (let w = FIRST_WINDOW; ; w *= 4) {
       const window = this.read(dataStart, w);
       try {
-        const r = inflateRawSync(window, { info: true, chunkSize: INFLATE_CHUNK_BYTES, maxOutputLength: MAX_SYNC_OUTPUT }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
-        const consumed = r.engine.bytesWritten;
-        if (this.trailerFault(dataStart + consumed, crc32(r.buffer), r.buffer.length) !== undefined) return { stream: true, dataStart, damaged: true };
-        return { out: r.buffer, next: dataStart + consumed + 8 };
+        const r = inflater.inflate(window, MAX_SYNC_OUTPUT);
+        if (this.trailerFault(dataStart + r.consumed, crc32(r.buffer), r.buffer.length) !== undefined) return { stream: true, dataStart, damaged: true };
+        return { out: r.buffer, next: dataStart + r.consumed + 8 };
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         const more = code === 'Z_BUF_ERROR' && window.length === w;

@@ -1,6 +1,6 @@
 /** Worker-thread entry of writeImpactsParallel: the impacts of one range of terms. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { computeImpacts, type ImpactsTask } from './impacts.js';
+import { computeImpacts, type ImpactsTask } from './segment-impacts.js';
 import { SegmentReader } from './segment-reader.js';
 
 const task = workerData as ImpactsTask;

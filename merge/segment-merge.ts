@@ -15,7 +15,7 @@ import { readDeletes } from './deletes.js';
 import { PostingsFileWriter } from './postings-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE, type CollectionStats } from './index-store.js';
 import { writeManifest } from './manifest.js';
-import { writeImpacts } from './impacts.js';
+import { writeImpacts } from './segment-impacts.js';
 import { SegmentReader, type SegmentFigures } from './segment-reader.js';
 import { TermHeap } from './term-heap.js';
 import { POSITIONS_FILE, type PositionsFile } from './positions-file.js';

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { hasWarcColumns, INDEX_DB, POSTINGS_FILE, READABLE_INDEX_FORMATS, readableFormats, type CollectionStats } from './index-store.js';
 import { openLexicon, type Lexicon, type SegmentFigures } from './lexicon-reader.js';
 import { readFullAt } from '../runtime/read-at.js';
+import { SegmentFormatError } from './segment-format-error.js';
 
 export type { SegmentFigures } from './lexicon-reader.js';
 
@@ -18,10 +19,7 @@ const WINDOW_BYTES = 1 << 20;
 /** SegmentReader.joinedRows: count, smallest and largest docID, and each column joined by U+0000 (null: no row). */
 export type JoinedRows = [count: number, min: number | null, max: number | null, ids: string | null, paths: string | null];
 
-/** Why a folder is not a readable segment: thrown as a plain Error; callers word it for the user. */
-export class SegmentFormatError extends Error {
-  override readonly name = 'SegmentFormatError';
-}
+export { SegmentFormatError } from './segment-format-error.js';
 
 /** SQLite's codes for a file that is not a database or is damaged (better-sqlite3 sets `code`). */
 const SQLITE_DAMAGED = /^SQLITE_(CORRUPT|NOTADB)/;

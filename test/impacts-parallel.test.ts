@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildIndex } from '../src/build.js';
 import fc from 'fast-check';
-import { IMPACTS_FILE, openImpacts, readImpacts, writeImpacts, writeImpactsAt, writeImpactsFile, writeImpactsParallel } from '../merge/impacts.js';
+import { IMPACTS_FILE, openImpacts, readImpacts, writeImpactsAt, writeImpactsFile } from '../merge/impacts.js';
+import { writeImpacts, writeImpactsParallel } from '../merge/segment-impacts.js';
 import { ImpactsBuilder, impactsByTerm, type Impacts, type TermImpacts } from '../merge/impact-blocks.js';
 import { withEnv } from './helpers/env.js';
 

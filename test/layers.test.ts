@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error: a plain ES module without types
 import { findViolations, importsOf, layerFiles, layerOf } from '../scripts/check-layers.mjs';
@@ -42,5 +44,16 @@ describe('layers', () => {
     ]);
     expect(layerOf('src/shared/options.ts')).toBe(0);
     expect(layerOf('src/build.ts')).toBe(5);
+  });
+
+  it('the parse and merge threads\' bundles load no SQLite: those threads start on every build, the merge threads on its tail', () => {
+    for (const [script, entry] of [
+      ['merge/merge-worker.js', 'mergeRange'],
+      ['indexer/parse/parse-worker.js', 'parentPort'],
+    ]) {
+      const js = readFileSync(join(root, 'dist', script!), 'utf8');
+      expect(js).toContain(entry);
+      expect(js).not.toMatch(/from "better-sqlite3"/);
+    }
   });
 });

@@ -8,7 +8,8 @@ import { writeIndex, writeIndexFromTally, writeIndexParallel, type PositionsTarg
 import { POSITIONS_FILE, positionBounds } from '../../merge/positions-file.js';
 import { INDEX_DB, INDEX_FORMAT_VERSION, IndexStoreWriter, POSTINGS_FILE } from '../../merge/index-store.js';
 import { writeManifest } from '../../merge/manifest.js';
-import { writeImpactsFile, writeImpactsParallel } from '../../merge/impacts.js';
+import { writeImpactsFile } from '../../merge/impacts.js';
+import { writeImpactsParallel } from '../../merge/segment-impacts.js';
 import { AbortError } from '../shared/errors.js';
 import { stopStartedThreads } from '../../runtime/worker-script.js';
 import { MERGE_THREAD_SCRIPT } from '../../merge/parallel-merge.js';

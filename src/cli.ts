@@ -99,7 +99,7 @@ program
   .option('--sorter <kind>', 'block sorter: auto | gpu | cpu', 'auto')
   .option('--gpu-sort <kind>', 'GPU sorting algorithm: bsn (bitonic network, in place) | radix (LSD radix sort, a second block buffer on the GPU) | auto (radix when that fits the GPU and the memory plan)', 'bsn')
   .option('--workers <n>', 'parse worker threads (default: cores - 1, at most 32)', intOption('--workers'))
-  .option('--merge-threads <n>', 'merge threads, each taking a range of terms (default: one per parse worker on crawls of 4Mi pairs or more)', intOption('--merge-threads'))
+  .option('--merge-threads <n>', 'merge threads, each taking a range of terms (default: one per 5Mi pairs, at most one per parse worker)', intOption('--merge-threads'))
   .option('--stem <kind>', 'stemmer: porter | none', 'porter')
   .option('--stopwords <list>', 'stopwords: english | none | <file>', 'english')
   .option('--cjk <mode>', 'CJK segmentation: unigram | bigram', 'unigram')

@@ -144,8 +144,8 @@ export interface BuildOptions extends TokenizerOptions {
   shard?: string;
   /**
    * Threads for the merge, each taking a range of terms (the index is the same for any
-   * count). Default: one per parse worker when the crawl gives at least 4Mi pairs, else 1
-   * (threads cost more than they save on a small merge). CLI `--merge-threads <n>`.
+   * count). Default: one per 5Mi pairs of the crawl, at least 1 and at most one per parse
+   * worker (a thread's start costs more than a small share saves). CLI `--merge-threads <n>`.
    */
   mergeThreads?: number;
   /**

@@ -22,6 +22,7 @@ import { WorkerBlocks } from '../fill/worker-blocks.js';
 import { writeSpilledLexicon } from '../../merge/spilled-lexicon.js';
 import { join } from 'node:path';
 import { collectFullHeap } from '../../runtime/full-gc.js';
+import { warmUpRadixSort } from '../sort/cpu-sorter.js';
 
 /** When this worker's code began running (after its imports), for the summary's start-up figures. */
 const startedAt = performance.timeOrigin + performance.now();
@@ -106,6 +107,10 @@ let stopping = false;
 let aborting = false;
 /** Thrown where the parse notices `aborting`; main() answers 'aborted' for it. */
 const ABORTED = new Error('parse aborted');
+
+// A worker of its own lexicon sorts its last block itself, once, on the build's tail: the sort's
+// code is optimized now, while the worker waits for its build (cpu-sorter.ts).
+warmUpRadixSort();
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'init') setUp(m.init);

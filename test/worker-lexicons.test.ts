@@ -188,11 +188,11 @@ describe('workers with lexicons of their own', () => {
 describe('the merge of workers\' runs', () => {
   const termArb = fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'é', '中', '\uffee', '😀'), minLength: 1, maxLength: 3 });
 
-  it('unites sorted lexicons into the sorted set of their terms, each term at its rank, on 1 to 4 threads', async () => {
+  it('unites sorted lexicons into the sorted set of their terms, each term at its rank, on 1 to 4 threads, by the scan, the heap, and the scan giving way to the heap', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.uniqueArray(termArb, { maxLength: 20 }), { maxLength: 6 }), fc.integer({ min: 1, max: 4 }), async (lists, threads) => {
+      fc.asyncProperty(fc.array(fc.uniqueArray(termArb, { maxLength: 20 }), { maxLength: 6 }), fc.integer({ min: 1, max: 4 }), fc.constantFrom(undefined, 0, 3), async (lists, threads, scanProbeTerms) => {
         const sorted = lists.map((l) => [...l].sort(byUtf8));
-        const union = await uniteLexicons(sorted.map((l) => byteLexicon(l)), threads, 0);
+        const union = await uniteLexicons(sorted.map((l) => byteLexicon(l)), threads, 0, scanProbeTerms);
         const { finals } = union;
         const terms = [...termsOfTexts(union.texts)];
         expect(union.count).toBe(terms.length);
@@ -210,15 +210,17 @@ describe('the merge of workers\' runs', () => {
     // Every 'a'/'b' word of 7 to 10 letters, dealt to three lists: neighbours differ in their last byte only.
     const words = [7, 8, 9, 10].flatMap((n) => Array.from({ length: 2 ** n }, (_, i) => i.toString(2).padStart(n, '0').replace(/0/g, 'a').replace(/1/g, 'b')));
     const dealt = [0, 1, 2].map((r) => words.filter((_, i) => i % 3 === r).sort(byUtf8));
-    const all = await uniteLexicons(dealt.map((l) => byteLexicon(l)), 1, 0);
-    const allTerms = [...termsOfTexts(all.texts)];
-    expect(allTerms).toEqual([...words].sort(byUtf8));
-    dealt.forEach((l, w) => l.forEach((t, p) => expect(allTerms[all.finals[w]![p]!]).toBe(t)));
+    for (const scanProbeTerms of [undefined, 0, 100]) {
+      const all = await uniteLexicons(dealt.map((l) => byteLexicon(l)), 1, 0, scanProbeTerms);
+      const allTerms = [...termsOfTexts(all.texts)];
+      expect(allTerms).toEqual([...words].sort(byUtf8));
+      dealt.forEach((l, w) => l.forEach((t, p) => expect(allTerms[all.finals[w]![p]!]).toBe(t)));
+    }
     const longArb = fc.oneof(fc.string({ unit: fc.constantFrom('a', 'b'), minLength: 7, maxLength: 10 }), fc.string({ unit: fc.constantFrom('a', 'b', 'é', '😀'), minLength: 0, maxLength: 14 }));
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.uniqueArray(longArb, { maxLength: 30 }), { maxLength: 5 }), fc.integer({ min: 1, max: 3 }), async (lists, threads) => {
+      fc.asyncProperty(fc.array(fc.uniqueArray(longArb, { maxLength: 30 }), { maxLength: 5 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom(undefined, 0, 5), async (lists, threads, scanProbeTerms) => {
         const sorted = lists.map((l) => [...l].sort(byUtf8));
-        const union = await uniteLexicons(sorted.map((l) => byteLexicon(l)), threads, 0);
+        const union = await uniteLexicons(sorted.map((l) => byteLexicon(l)), threads, 0, scanProbeTerms);
         const terms = [...termsOfTexts(union.texts)].slice(0, union.count);
         expect(terms).toEqual([...new Set(lists.flat())].sort(byUtf8));
         sorted.forEach((l, w) => l.forEach((t, p) => expect(terms[union.finals[w]![p]!]).toBe(t)));
@@ -238,8 +240,8 @@ describe('the merge of workers\' runs', () => {
     });
     const lists = [words(90_000), words(40_000), words(3), words(70_000)].map((l) => [...new Set(l)].sort(byUtf8));
     const expected = [...new Set(lists.flat())].sort(byUtf8);
-    for (const threads of [1, 3]) {
-      const union = await uniteLexicons(lists.map((l) => byteLexicon(l)), threads, 1000);
+    for (const [threads, scanProbeTerms] of [[1, undefined], [1, 0], [3, undefined], [3, 0]] as const) {
+      const union = await uniteLexicons(lists.map((l) => byteLexicon(l)), threads, 1000, scanProbeTerms);
       const terms = [...termsOfTexts(union.texts)];
       expect(union.count).toBe(expected.length);
       expect(terms).toEqual(expected);

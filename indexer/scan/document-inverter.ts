@@ -459,8 +459,12 @@ export class DocumentInverter {
     while (i < n) {
       const b = text[i]!;
       if (b < 0x80) {
-        out[o++] = b;
-        i++;
+        // A run of ASCII, copied at once: most of a page's text between its other characters.
+        let j = i + 1;
+        while (j < n && text[j]! < 0x80) j++;
+        out.set(text.subarray(i, j), o);
+        o += j - i;
+        i = j;
         continue;
       }
       let c: number;

@@ -69,10 +69,14 @@ describe('RawInflater (one node:zlib engine reused across members)', () => {
     }
   });
 
-  it('hands out buffers of their own: a later member does not overwrite an earlier one', () => {
+  it('hands out views of its buffer, valid until the next member; a member kept is not overwritten', () => {
     const inflater = new RawInflater();
     const a = inflater.inflate(deflateRawSync(Buffer.from('first record')), 1000).buffer;
-    inflater.inflate(deflateRawSync(Buffer.from('second, longer record')), 1000);
-    expect(a.toString()).toBe('first record');
+    inflater.inflate(deflateRawSync(Buffer.from('SECOND, longer record')), 1000);
+    expect(a.toString()).toBe('SECOND, long');
+    const b = inflater.inflate(deflateRawSync(Buffer.from('third record')), 1000).buffer;
+    inflater.keep();
+    inflater.inflate(deflateRawSync(Buffer.from('FOURTH, longer record')), 1000);
+    expect(b.toString()).toBe('third record');
   });
 });

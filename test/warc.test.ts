@@ -95,6 +95,30 @@ describe('WARC records', () => {
     });
   }
 
+  it('reads records gzipped in members cut anywhere inside them, each member going on with the record before', async () => {
+    const whole = Buffer.concat(records);
+    const starts = new Set<number>();
+    let at = 0;
+    for (const r of records) {
+      starts.add(at);
+      at += r.length;
+    }
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: whole.length - 1 }), { minLength: 1, maxLength: 12 }), async (cuts) => {
+        // A cut at a record's start would make its member start the record: these go on with one.
+        const points = [0, ...cuts.filter((c) => !starts.has(c)).sort((a, b) => a - b), whole.length];
+        const f = fresh('split.warc.gz');
+        writeFileSync(f, Buffer.concat(points.slice(1).map((end, i) => gzipSync(whole.subarray(points[i]!, end)))));
+        const { docs, skips, ignored } = await read(f);
+        expect(skips).toEqual([]);
+        expect(docs.map((d) => d.externalId)).toEqual(expected.ids);
+        expect(docs.map((d) => d.text.replace(/\s+/g, ' ').trim())).toEqual(expected.texts);
+        expect(ignored.join(';')).toEqual(expected.ignored.join(';'));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('takes a .warc.wet.gz (Common Crawl text) as WARC', async () => {
     const f = write('CC-MAIN-x.warc.wet.gz', [record('warcinfo', undefined, 'application/warc-fields', 'x: y\r\n'), record('conversion', 'http://h/w', 'text/plain', 'wet words')], 'members');
     const { docs, ignored } = await read(f);

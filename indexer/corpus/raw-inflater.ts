@@ -4,8 +4,9 @@
  * engine (a Transform stream, zlib's state and window) and its output chunks for every call and
  * frees them after it: a cost per member, not per byte, that grows with the cores allocating at
  * once (warc.ts). This drives the engine's handle directly, as node:zlib's own synchronous path
- * does, into one output buffer kept across members. Where the handle is not what this expects
- * (another Node), every call falls back to `inflateRawSync`, with the same results.
+ * does, into one output buffer kept across members, whose bytes each member's caller reads in
+ * place (keep). Where the handle is not what this expects (another Node), every call falls back
+ * to `inflateRawSync`, with the same results.
  */
 import { constants, createInflateRaw, inflateRawSync, type InflateRaw } from 'node:zlib';
 
@@ -24,7 +25,7 @@ interface OpenEngine {
   state: Uint32Array;
 }
 
-/** An inflated member: its bytes (a buffer of their own) and the compressed bytes it took. */
+/** An inflated member: its bytes (a view valid until the next inflate, unless kept) and the compressed bytes it took. */
 export interface RawInflated {
   buffer: Buffer;
   consumed: number;
@@ -80,9 +81,16 @@ export class RawInflater {
       this.discard();
       throw err;
     }
-    const buffer = Buffer.allocUnsafe(outAt);
-    this.out.copy(buffer, 0, 0, outAt);
-    return { buffer, consumed: inOff };
+    return { buffer: this.out.subarray(0, outAt), consumed: inOff };
+  }
+
+  /**
+   * The caller holds the last member's bytes past the next inflate (a record that goes on in the
+   * next member): the next one goes into a new output buffer. Copying every member out instead
+   * cost a WARC worker ~10 % of its time (profiled on the 2-core machine).
+   */
+  keep(): void {
+    if (this.direct) this.out = Buffer.allocUnsafe(FIRST_OUTPUT_BYTES);
   }
 
   /** Frees the engine (a reader's end). */

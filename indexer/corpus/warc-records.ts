@@ -69,6 +69,11 @@ export class WarcRecordParser {
     return this.base + this.held;
   }
 
+  /** Whether the parser holds bytes pushed (views of them) past the push: the next push's caller must not reuse them. */
+  get holdsBytes(): boolean {
+    return this.held > 0;
+  }
+
   /** Whether a record has begun and not ended (bytes held that are not just separators, nor skipped by a scan after damage). */
   get midRecord(): boolean {
     if (this.discard > 0) return true;

@@ -134,6 +134,8 @@ export async function* readWarcRecords(
         startMember(m.out);
         members.add(parser.position, pos);
         parser.push(m.out);
+        // m.out is the inflater's buffer: the parser may go on holding part of it.
+        if (parser.holdsBytes) inflater.keep();
         pos = m.next;
       } else {
         // Too large for one call, or damaged: streamed, so that what inflates before a fault is

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CorpusError,
@@ -288,6 +289,38 @@ describe('bad input becomes skip items, never exceptions', () => {
     const array = await collect(readCorpusFile(dir, 'junk.json.gz'));
     expect(array.docs.map((d) => d.externalId)).toEqual(ids(300));
     expect(array.skips).toHaveLength(1);
+  });
+
+  it('lists any tree of folders depth first, each folder\'s names in code unit order, as a naive walk does (subfolders listed ahead)', async () => {
+    const naive = (dir: string, rel: string): string[] =>
+      readdirSync(dir, { withFileTypes: true })
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        .flatMap((e) => (e.isDirectory() ? naive(join(dir, e.name), rel + e.name + '/') : [rel + e.name]));
+    type Tree = { [name: string]: Tree | null };
+    const name = fc.stringMatching(/^[aBz0é_-]{1,4}$/);
+    const tree: fc.Arbitrary<Tree> = fc.letrec<{ t: Tree }>((tie) => ({
+      t: fc.dictionary(name, fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant(null), tie('t')), { maxKeys: 5 }),
+    })).t;
+    let k = 0;
+    await fc.assert(
+      fc.asyncProperty(tree, async (t) => {
+        const root = join(work, `tree-${k++}`);
+        const make = (dir: string, node: Tree): void => {
+          mkdirSync(dir, { recursive: true });
+          for (const [n, child] of Object.entries(node)) {
+            if (child === null) writeFileSync(join(dir, `${n}.txt`), 'words');
+            else make(join(dir, n), child);
+          }
+        };
+        make(root, t);
+        try {
+          expect((await listCorpusFiles(root)).files).toEqual(naive(root, ''));
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('unsupported extensions are listed apart from bad input by the walk, and skipped by readCorpusFile', async () => {

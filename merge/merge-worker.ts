@@ -1,8 +1,7 @@
 /** Worker-thread entry of the parallel merge: merges its term ranges in turn (range-merge.ts), posting each result. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { taskOfThread, warmUpFolder } from '../runtime/worker-script.js';
+import { taskOfThread } from '../runtime/worker-script.js';
 import { mergeRange, type RangeMergeTask } from './range-merge.js';
-import { warmUpMerge } from './merge-warm-up.js';
 
 taskOfThread<{ series: RangeMergeTask[] }>(workerData, parentPort, ({ series }) => {
   for (const task of series) {
@@ -11,6 +10,3 @@ taskOfThread<{ series: RangeMergeTask[] }>(workerData, parentPort, ({ series }) 
     parentPort!.postMessage(result, positions as ArrayBuffer[]);
   }
 });
-// Started as the CLI starts (merge-thread-spares.ts): warm up while the task is far off (it waits in the port meanwhile).
-const warmUp = warmUpFolder(workerData);
-if (warmUp !== undefined) warmUpMerge(warmUp);

@@ -8,7 +8,6 @@
  * positions part, appended the same way to positions.bin.
  */
 import { rmSync, statSync } from 'node:fs';
-import { MERGE_THREAD_SCRIPT } from './merge-thread-spares.js';
 import { join } from 'node:path';
 import type { MergeCounters } from './heap-merge.js';
 import type { PostingsFileWriter } from './postings-file.js';
@@ -78,7 +77,8 @@ export interface ParallelMergeCounters extends MergeCounters {
   postings: number;
 }
 
-export { MERGE_THREAD_SCRIPT };
+/** The merge thread's script (runtime/worker-script.ts startThreads may start its threads ahead). */
+export const MERGE_THREAD_SCRIPT = 'merge/merge-worker.js';
 
 /**
  * Term ranges a merge thread takes, one after the other. The main thread appends the parts in

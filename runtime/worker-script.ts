@@ -87,16 +87,14 @@ const started = new Map<string, EarlyThread[]>();
 /**
  * Starts threads of `modulePath` now, up to `count` waiting, for runOnThread to hand tasks to
  * later: a thread's start (an isolate, Node, its modules: 30-80 ms) then overlaps what the
- * build does meanwhile. Its script takes the task from its first message (taskOfThread), and
- * with `warmUp` (a folder) runs its warm-up there first (warmUpFolder). Those not used hold the
- * process open no longer than stopStartedThreads.
+ * build does meanwhile. Its script takes the task from workerData or, started so, from its first
+ * message (taskOfThread). Those not used hold the process open no longer than stopStartedThreads.
  */
-export function startThreads(modulePath: string, count: number, { warmUp }: { warmUp?: string } = {}): void {
+export function startThreads(modulePath: string, count: number): void {
   const list = started.get(modulePath) ?? [];
   started.set(modulePath, list);
   while (list.length < count) {
-    const ahead: AheadOfTask = { aheadOfTask: warmUp === undefined ? {} : { warmUp } };
-    const early: EarlyThread = { worker: new Worker(workerScript(modulePath), { workerData: ahead }), onError: (err) => (early.failure ??= err) };
+    const early: EarlyThread = { worker: new Worker(workerScript(modulePath)), onError: (err) => (early.failure ??= err) };
     early.worker.on('error', early.onError);
     early.worker.unref();
     list.push(early);
@@ -114,23 +112,10 @@ export function stopStartedThreads(modulePath?: string, keep = 0): void {
   for (const list of lists) for (const t of list.splice(keep)) void t.worker.terminate();
 }
 
-/** The workerData of a thread started ahead of its task (startThreads). */
-interface AheadOfTask {
-  /** `warmUp`: a folder the thread's warm-up may write in (its own subfolder, removed after). */
-  aheadOfTask: { warmUp?: string };
-}
-
-const aheadOfTask = (workerData: unknown): AheadOfTask['aheadOfTask'] | undefined => (workerData as Partial<AheadOfTask> | null | undefined)?.aheadOfTask;
-
 /** A thread script's task: its workerData, or (a thread started ahead) its first message. */
 export function taskOfThread<T>(workerData: unknown, port: MessagePort | null, run: (task: T) => void): void {
-  if (workerData !== undefined && workerData !== null && !aheadOfTask(workerData)) run(workerData as T);
+  if (workerData !== undefined && workerData !== null) run(workerData as T);
   else port!.once('message', (task: T) => run(task));
-}
-
-/** Where this thread, started ahead of its task with a warm-up to run meanwhile, may write it (startThreads' `warmUp`); undefined: no warm-up. */
-export function warmUpFolder(workerData: unknown): string | undefined {
-  return aheadOfTask(workerData)?.warmUp;
 }
 
 /** `a` in a SharedArrayBuffer (itself if it is already): threads then read it without a copy each. */

@@ -2,13 +2,11 @@
  * Imported first by cli.ts, before commander and the rest: for `gpuindex build`, starts the
  * build's parse workers at once (indexer/parse-worker-spares.ts), so their start-up (about
  * 80 ms before a worker's code runs on the 2-core development machine) passes while this
- * thread loads its modules, and its merge threads, warming up (merge/merge-thread-spares.ts).
- * The build takes them over; any it does not need are ended.
+ * thread loads its modules. The build takes them over; any it does not need are ended.
  */
 import { defaultWorkerCount } from './shared/options.js';
 import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
 import { prestartParseWorkers } from '../indexer/parse/parse-worker-spares.js';
-import { prestartMergeThreads } from '../merge/merge-thread-spares.js';
 
 /** The --workers value of a build's arguments, or the build's default (cores - 1, at most 32). */
 function workersArg(args: readonly string[]): number {
@@ -23,10 +21,8 @@ function workersArg(args: readonly string[]): number {
 const args = process.argv.slice(2);
 if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h') && process.env.GPUINDEX_PRESTART !== '0') {
   try {
-    const workers = workersArg(args);
-    prestartParseWorkers(workers, workerYoungGenerationMb());
-    prestartMergeThreads(workers);
+    prestartParseWorkers(workersArg(args), workerYoungGenerationMb());
   } catch {
-    // No spare workers or threads: the build starts its own (and reports any real problem then).
+    // No spare workers: the build starts its own (and reports any real problem then).
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -14,7 +14,6 @@ import { RunCursor, writeRunFile } from '../merge/runs.js';
 import { pairRangesFor, splitTermRanges } from '../merge/term-ranges.js';
 import { writeIndex, writeIndexParallel, type IndexContents } from '../merge/write-index.js';
 import { MERGE_THREAD_SCRIPT } from '../merge/parallel-merge.js';
-import { warmUpMerge } from '../merge/merge-warm-up.js';
 import { startThreads, stopStartedThreads, threadsWaiting } from '../runtime/worker-script.js';
 import { contentsIn, documentTable } from './helpers/index-contents.js';
 import { readIndexContent } from './helpers/index-files.js';
@@ -228,36 +227,6 @@ describe('merge threads in a build', () => {
     expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(2);
     stopStartedThreads(MERGE_THREAD_SCRIPT);
     expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(0);
-  });
-
-  it('merge threads started with a warm-up merge first (as the CLI starts them) give the same bytes and leave their warm-up folder empty', async () => {
-    const { blocks, terms } = denseTerms([
-      [[1, 0], [2, 1], [3, 2], [1, 5]],
-      [[2, 0], [3, 4], [4, 6]],
-      [[1, 3], [4, 1], [5, 9]],
-    ]);
-    const paths = writeRuns(blocks.map((pairs, r) => pairs.map(([t, d]) => [t, 10 * r + d] as [number, number])));
-    const cold = freshDir();
-    const warm = freshDir();
-    const warmUp = freshDir();
-    const a = await writeIndexParallel(cold, paths, contents(cold, terms, 30), 1 << 20, 3);
-    const untouched = statSync(warmUp).mtimeMs;
-    startThreads(MERGE_THREAD_SCRIPT, 3, { warmUp });
-    const b = await writeIndexParallel(warm, paths, contents(warm, terms, 30), 1 << 20, 3);
-    expect(b.merge.threads).toBe(3);
-    expect(threadsWaiting(MERGE_THREAD_SCRIPT)).toBe(0);
-    for (const f of ['postings.bin', 'lexicon.bin', 'index.sqlite']) expect(readFileSync(join(warm, f))).toEqual(readFileSync(join(cold, f)));
-    expect(b.postingsSha256).toBe(a.postingsSha256);
-    // Each thread warmed up before its range (the task waited in its port), in a folder it made and removed.
-    expect(readdirSync(warmUp)).toEqual([]);
-    expect(statSync(warmUp).mtimeMs).toBeGreaterThan(untouched);
-  });
-
-  it('a warm-up merge writes postings, figures and impacts of synthetic runs, and removes them', () => {
-    const parent = freshDir();
-    expect(warmUpMerge(parent)).toBe(true);
-    expect(readdirSync(parent)).toEqual([]);
-    expect(warmUpMerge(join(parent, 'missing'))).toBe(false);
   });
 
   it('gives the same index with 1 and 3 merge threads', async () => {

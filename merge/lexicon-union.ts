@@ -201,29 +201,42 @@ export function uniteRange(task: UnionRangeTask, scanProbeTerms = task.scanProbe
   // distinct), and then this costs ~2k comparisons a distinct term where the heap sifts once a
   // list at it, ~k log k. Where the lists share fewer terms than a SCAN_MIN_SHARE of them on
   // average over the first SCAN_PROBE_TERMS distinct terms, the heap takes over.
+  /** The term being ranked: list t's current term when it was taken (t moves on before the others are compared). */
+  let termBytes: Uint8Array = new Uint8Array(0);
+  let termFrom = 0;
+  let termLength = 0;
+  let termKey0 = 0;
+  let termKey1 = 0;
+  /** Takes list t's current term as the next distinct one: emits it, returns its rank. */
+  const takeTerm = (t: number): number => {
+    termBytes = bytes[t]!;
+    termFrom = from[t]!;
+    termLength = to[t]! - termFrom;
+    termKey0 = key0[t]!;
+    termKey1 = key1[t]!;
+    emit(termBytes, termFrom, termLength);
+    return count++;
+  };
+  /** Whether list w's current term is the one being ranked. */
+  const atTerm = (w: number): boolean => {
+    const wa = from[w]!;
+    if (to[w]! - wa !== termLength || key0[w] !== termKey0 || key1[w] !== termKey1) return false;
+    const wb = bytes[w]!;
+    for (let i = 8; i < termLength; i++) if (wb[wa + i] !== termBytes[termFrom + i]) return false;
+    return true;
+  };
+
   let advanced = 0;
   while (size > 0) {
     if (count === scanProbeTerms && advanced <= SCAN_MIN_SHARE * size * count) break;
     let t = heap[0]!;
     for (let j = 1; j < size; j++) if (less(heap[j]!, t)) t = heap[j]!;
-    const tb = bytes[t]!;
-    const ta = from[t]!;
-    const tn = to[t]! - ta;
-    const tk0 = key0[t]!;
-    const tk1 = key1[t]!;
-    const rank = count++;
-    emit(tb, ta, tn);
+    const rank = takeTerm(t);
     for (let j = 0; j < size; ) {
       const w = heap[j]!;
-      if (w !== t) {
-        const wb = bytes[w]!;
-        const wa = from[w]!;
-        let same = to[w]! - wa === tn && key0[w] === tk0 && key1[w] === tk1;
-        for (let i = 8; same && i < tn; i++) same = wb[wa + i] === tb[ta + i];
-        if (!same) {
-          j++;
-          continue;
-        }
+      if (w !== t && !atTerm(w)) {
+        j++;
+        continue;
       }
       advanced++;
       finals[w]![at[w]!] = rank;
@@ -236,30 +249,11 @@ export function uniteRange(task: UnionRangeTask, scanProbeTerms = task.scanProbe
   }
   for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(i);
   while (size > 0) {
-    const t = heap[0]!;
-    const tb = bytes[t]!;
-    const ta = from[t]!;
-    const tn = to[t]! - ta;
-    const tk0 = key0[t]!;
-    const tk1 = key1[t]!;
-    const rank = count++;
-    emit(tb, ta, tn);
-    // Every list at this term takes its rank and moves on; the term's bytes stay in list t's buffer.
+    const rank = takeTerm(heap[0]!);
+    // Every list at this term takes its rank and moves on; the term's bytes stay in its list's buffer.
     for (let first = true; ; first = false) {
       const w = heap[0]!;
-      if (!first) {
-        const wb = bytes[w]!;
-        const wa = from[w]!;
-        if (to[w]! - wa !== tn || key0[w] !== tk0 || key1[w] !== tk1) break;
-        let same = true;
-        for (let i = 8; i < tn; i++) {
-          if (wb[wa + i] !== tb[ta + i]) {
-            same = false;
-            break;
-          }
-        }
-        if (!same) break;
-      }
+      if (!first && !atTerm(w)) break;
       finals[w]![at[w]!] = rank;
       const next = at[w]! + 1;
       if (next < stops[w]!) place(w, next);

@@ -69,6 +69,17 @@ describe('RawInflater (one node:zlib engine reused across members)', () => {
     }
   });
 
+  it('does not keep a large member\'s output buffer for the next member', () => {
+    const inflater = new RawInflater();
+    const big = inflater.inflate(deflateRawSync(Buffer.alloc(16 << 20, 'a')), 1 << 26).buffer;
+    expect(big.buffer.byteLength).toBeGreaterThanOrEqual(16 << 20);
+    const small = inflater.inflate(deflateRawSync(Buffer.from('small record')), 1000).buffer;
+    expect(small.toString()).toBe('small record');
+    expect(small.buffer.byteLength).toBeLessThan(1 << 20);
+    // The large member's bytes were not written over by the next one's.
+    expect(big.subarray(0, 12).toString()).toBe('aaaaaaaaaaaa');
+  });
+
   it('hands out views of its buffer, valid until the next member; a member kept is not overwritten', () => {
     const inflater = new RawInflater();
     const a = inflater.inflate(deflateRawSync(Buffer.from('first record')), 1000).buffer;

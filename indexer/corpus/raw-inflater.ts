@@ -32,6 +32,8 @@ export interface RawInflated {
 }
 
 const FIRST_OUTPUT_BYTES = 256 * 1024;
+/** An output buffer grown past this for one large member is not kept for the next (a 100 MB record's would be, a thread's life long). */
+const MAX_KEPT_OUTPUT_BYTES = 4 << 20;
 
 /** An error shaped as inflateRawSync throws it: `code` is what callers decide on. */
 function zlibError(message: string, code: string, errno?: number): Error {
@@ -55,6 +57,7 @@ export class RawInflater {
    * code when the data is corrupt.
    */
   inflate(input: Buffer, maxOutput: number): RawInflated {
+    if (this.out.length > MAX_KEPT_OUTPUT_BYTES) this.out = Buffer.allocUnsafe(FIRST_OUTPUT_BYTES);
     const open = this.direct ? this.engine() : undefined;
     if (!open) return this.viaSyncCall(input, maxOutput);
     const { handle, state } = open;

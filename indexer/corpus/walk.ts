@@ -13,7 +13,7 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { formatOf, SUPPORTED_EXTENSIONS } from './formats.js';
+import { formatOf, formatOfListed, SUPPORTED_EXTENSIONS } from './formats.js';
 import { CorpusError, type SkippedItem } from './types.js';
 import { UNSUPPORTED_TYPE } from './unsupported.js';
 
@@ -62,22 +62,8 @@ export async function walkCorpus(root: string): Promise<{ base: string; entries:
  */
 type CompactEntry = string | { skip: SkippedItem };
 
-/** Whether a file name has a supported extension (formatOf), cached by its extension as written. */
-const supportedByExtension = new Map<string, boolean>();
-const GZ = /\.gz$/i;
-function supported(name: string): boolean {
-  const dot = name.lastIndexOf('.');
-  // The extension with a '.gz' after it, if any: formatOf looks past it.
-  const from = dot > 0 && GZ.test(name) ? name.lastIndexOf('.', dot - 1) : dot;
-  if (from < 0) return formatOf(name) !== undefined;
-  const ext = name.slice(from);
-  let ok = supportedByExtension.get(ext);
-  if (ok === undefined) {
-    ok = formatOf(name) !== undefined;
-    if (supportedByExtension.size < 4096) supportedByExtension.set(ext, ok);
-  }
-  return ok;
-}
+/** Whether a file name has a supported extension (formatOf, cached by its extension: formatOfListed). */
+const supported = (name: string): boolean => formatOfListed(name) !== undefined;
 
 async function walkCompact(root: string): Promise<{ base: string; entries: CompactEntry[] }> {
   let rootStat;

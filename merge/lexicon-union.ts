@@ -96,18 +96,19 @@ function lowerBound(l: ByteLexicon, term: string): number {
 /** Distinct terms joined into one piece of a range's result. */
 const PIECE_TERMS = 1 << 16;
 
+/** See uniteRange's scan: the share of the lists a distinct term must be in, on average, for the scan to go on. */
+const SCAN_MIN_SHARE = 0.25;
+const SCAN_PROBE_TERMS = 1024;
+
 /**
  * Merges the task's ranges: writes range-local ranks into finals, returns the distinct terms.
  * Terms are compared as UTF-8 bytes in the lists' own buffers (byte order is code point order):
  * no string is made for a term until its piece of the result is decoded in one call, which made
  * the union several times faster than a heap of decoded strings.
  */
-/** See uniteRange's scan: the share of the lists a distinct term must be in, on average, for the scan to go on. */
-const SCAN_MIN_SHARE = 0.25;
-const SCAN_PROBE_TERMS = 1024;
-
-export function uniteRange(task: UnionRangeTask, scanProbeTerms = task.scanProbeTerms ?? SCAN_PROBE_TERMS): UnionRangeResult {
+export function uniteRange(task: UnionRangeTask): UnionRangeResult {
   const { lists, finals, starts, stops } = task;
+  const scanProbeTerms = task.scanProbeTerms ?? SCAN_PROBE_TERMS;
   const k = lists.length;
   const bytes = lists.map((l) => l.bytes);
   const ends = lists.map((l) => l.ends);
@@ -182,8 +183,19 @@ export function uniteRange(task: UnionRangeTask, scanProbeTerms = task.scanProbe
     pieceTerms = 0;
   };
   let count = 0;
-  /** Appends the term in `tb` [ta, ta + tn) to the pieces of the result. */
-  const emit = (tb: Uint8Array, ta: number, tn: number): void => {
+  /** The term being ranked: list t's current term when it was taken (t moves on before the others are compared). */
+  let termBytes: Uint8Array = new Uint8Array(0);
+  let termFrom = 0;
+  let termLength = 0;
+  let termKey0 = 0;
+  let termKey1 = 0;
+  /** Takes list t's current term as the next distinct one: appends its bytes to the result's piece, returns its rank. */
+  const takeTerm = (t: number): number => {
+    const tb = (termBytes = bytes[t]!);
+    const ta = (termFrom = from[t]!);
+    const tn = (termLength = to[t]! - ta);
+    termKey0 = key0[t]!;
+    termKey1 = key1[t]!;
     if (pieceBytes + tn + 1 > piece.length) {
       const grown = Buffer.allocUnsafe(Math.max(2 * piece.length, pieceBytes + tn + 1));
       piece.copy(grown, 0, 0, pieceBytes);
@@ -193,28 +205,6 @@ export function uniteRange(task: UnionRangeTask, scanProbeTerms = task.scanProbe
     piece[pieceBytes + tn] = 0;
     pieceBytes += tn + 1;
     if (++pieceTerms === PIECE_TERMS) closePiece();
-  };
-
-  // The scan: the lists with terms left are `heap[0, size)` in no order; each distinct term is
-  // the least of their current terms (k comparisons), and every list at it moves on. Parse
-  // workers' lexicons share most terms (the HTML crawl's 15 workers: 427 k terms, 30 k
-  // distinct), and then this costs ~2k comparisons a distinct term where the heap sifts once a
-  // list at it, ~k log k. Where the lists share fewer terms than a SCAN_MIN_SHARE of them on
-  // average over the first SCAN_PROBE_TERMS distinct terms, the heap takes over.
-  /** The term being ranked: list t's current term when it was taken (t moves on before the others are compared). */
-  let termBytes: Uint8Array = new Uint8Array(0);
-  let termFrom = 0;
-  let termLength = 0;
-  let termKey0 = 0;
-  let termKey1 = 0;
-  /** Takes list t's current term as the next distinct one: emits it, returns its rank. */
-  const takeTerm = (t: number): number => {
-    termBytes = bytes[t]!;
-    termFrom = from[t]!;
-    termLength = to[t]! - termFrom;
-    termKey0 = key0[t]!;
-    termKey1 = key1[t]!;
-    emit(termBytes, termFrom, termLength);
     return count++;
   };
   /** Whether list w's current term is the one being ranked. */
@@ -226,6 +216,12 @@ export function uniteRange(task: UnionRangeTask, scanProbeTerms = task.scanProbe
     return true;
   };
 
+  // The scan: the lists with terms left are `heap[0, size)` in no order; each distinct term is
+  // the least of their current terms (k comparisons), and every list at it moves on. Parse
+  // workers' lexicons share most terms (the HTML crawl's 15 workers: 427 k terms, 30 k
+  // distinct), and then this costs ~2k comparisons a distinct term where the heap sifts once a
+  // list at it, ~k log k. Where the lists share fewer terms than a SCAN_MIN_SHARE of them on
+  // average over the first SCAN_PROBE_TERMS distinct terms, the heap takes over.
   let advanced = 0;
   while (size > 0) {
     if (count === scanProbeTerms && advanced <= SCAN_MIN_SHARE * size * count) break;
@@ -355,10 +351,11 @@ export async function uniteLexicons(lists: readonly ByteLexicon[], threads = 1, 
     stops: lists.map((l, w) => (r === cuts.length ? l.ends.length : cuts[r]![w]!)),
   });
   const shared = parts > 1 ? lists.map(shareLexicon) : [...lists];
+  const knob = scanProbeTerms !== undefined ? { scanProbeTerms } : {};
   const results =
     parts > 1
-      ? await Promise.all(Array.from({ length: cuts.length + 1 }, (_, r) => runRange({ lists: shared, finals, ...bounds(r), ...(scanProbeTerms !== undefined ? { scanProbeTerms } : {}) })))
-      : [uniteRange({ lists: shared, finals, ...bounds(0) }, scanProbeTerms)];
+      ? await Promise.all(Array.from({ length: cuts.length + 1 }, (_, r) => runRange({ lists: shared, finals, ...bounds(r), ...knob })))
+      : [uniteRange({ lists: shared, finals, ...bounds(0), ...knob })];
   // Each range's ranks start after the ranges before it.
   let count = 0;
   const texts: string[] = [];

@@ -8,6 +8,7 @@ import { readCorpusFile, type CorpusItem } from '../indexer/corpus/index.js';
 import { readSmallFileSync } from '../indexer/corpus/read-small-file.js';
 import { createTokenizer } from '../indexer/analysis/tokenizer.js';
 import { DocumentInverter, LocalTerms } from '../indexer/scan/document-inverter.js';
+import { tokenStrings } from './helpers/raw-tokens.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gpuindex-small-file-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -60,8 +61,11 @@ describe('readSmallFileSync', () => {
     );
   });
 
-  it('inverts an ASCII .txt file, and a UTF-8 .html page\'s extracted text, from their bytes as the decoded documents are inverted (same TermIds, same raw tokens numbered)', async () => {
-    // Two inverters numbering raw tokens alike: one fed bytes, one the decoded documents, file after file.
+  it('inverts an ASCII .txt file, and a UTF-8 .html page\'s extracted text, from their bytes as the decoded documents are inverted (the same terms in order)', async () => {
+    // Two inverters numbering raw tokens as they come: one fed bytes, one the decoded documents,
+    // file after file. The words around a letter beyond ASCII take the Unicode analysis on the
+    // bytes' side, whose cache is not the scanner's: a raw token may get a second local id there,
+    // so the two are compared by the terms their ids stand for.
     const viaBytes = new LocalTerms();
     const viaText = new LocalTerms();
     const tokenizer = createTokenizer({});
@@ -69,8 +73,16 @@ describe('readSmallFileSync', () => {
     const textInverter = new DocumentInverter(tokenizer, viaText);
     expect(bytesInverter.wasmScan).toBe(true);
     const fromBytes = { txt: 0, html: 0 };
+    const rawsViaBytes: string[] = [];
+    const rawsViaText: string[] = [];
+    let mixedPages = 0;
+    /** The terms local ids stand for (the raw tokens `terms` numbered so far, analysed). */
+    const termsOf = (ids: number[], terms: LocalTerms, raws: string[]): (string | null)[] => {
+      raws.push(...tokenStrings(terms.takeUnsent()));
+      return ids.map((id) => tokenizer.analyzeToken(raws[id]!));
+    };
     const ascii = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', '9', ' ', '\n', '.', "'", '-', '_', '\t', 'the', 'and', '\u0000'), maxLength: 200 });
-    // Page text: ASCII, separators (taken as bytes), other characters (declined: decoded), an entity, markup.
+    // Page text: ASCII, separators (stand-ins), other characters (words analysed apart), an entity, markup.
     const words = fc.string({ unit: fc.constantFrom('a', 'b', 'Z', '9', ' ', 'the', 'and', "'", '\u00b6', '\u2019', '\u00a0', '\u2014', '\u00e9', '\ud83d\ude00', '&amp;', '&nbsp;', '<b>', '</b>', '<p>', '<br>'), maxLength: 60 });
     const page = fc.tuple(words, words).map(([title, body]) => Buffer.from(`<html><head><title>${title}</title></head><body><p>${body}</p></body></html>`, 'utf8'));
     const file = fc.oneof(
@@ -90,6 +102,8 @@ describe('readSmallFileSync', () => {
           },
         });
         const [reference] = await viaReader(name);
+        // A generated page (UTF-8) is never declined now, whatever characters its text holds.
+        if (bytes.subarray(0, 19).toString('latin1') === '<html><head><title>') expect(called).toBe('html');
         if (!called) {
           // Not ASCII, a NUL, empty, or not a .txt; a page whose text the inverter declined: decoded as before.
           expect(item === undefined || JSON.stringify(item) === JSON.stringify(reference)).toBe(true);
@@ -98,20 +112,21 @@ describe('readSmallFileSync', () => {
           return;
         }
         fromBytes[called]++;
+        if (called === 'html' && /[\u00e9\ud83d]/.test(bytes.toString('utf8'))) mixedPages++;
         expect(name).toBe(called === 'txt' ? 'r.txt' : 'r.html');
         expect(item?.kind).toBe('doc');
         expect(reference?.kind).toBe('doc');
         if (item?.kind !== 'doc' || reference?.kind !== 'doc') return;
         expect(item.doc.externalId).toBe(reference.doc.externalId);
         expect(item.doc.bytes).toBe(reference.doc.bytes);
-        expect([...item.doc.termIds!]).toEqual([...textInverter.invert(reference.doc)]);
+        const expected = [...textInverter.invert(reference.doc)];
+        expect(termsOf([...item.doc.termIds!], viaBytes, rawsViaBytes)).toEqual(termsOf(expected, viaText, rawsViaText));
         expect(bytesInverter.titleLength).toBe(textInverter.titleLength);
-        expect(viaBytes.count).toBe(viaText.count);
       }),
       { numRuns: 800 },
     );
     expect(fromBytes.txt).toBeGreaterThan(30);
     expect(fromBytes.html).toBeGreaterThan(30);
-    expect(viaBytes.takeUnsent()).toEqual(viaText.takeUnsent());
+    expect(mixedPages).toBeGreaterThan(30);
   });
 });

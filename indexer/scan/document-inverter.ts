@@ -39,6 +39,25 @@ const ASCII_SPACE = /[ \t\n\r]/g;
 const isAsciiSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 const STOPWORD = -1;
 
+/** The first ASCII whitespace in `text` from `i`, or its length. */
+function nextAsciiSpace(text: Uint8Array, i: number): number {
+  const n = text.length;
+  while (i < n && !isAsciiSpace(text[i]!)) i++;
+  return i;
+}
+
+/** The BMP character whose UTF-8 starts at text[i] (not ASCII), or -1: beyond the BMP, cut, or not UTF-8. */
+function bmpCharAt(text: Uint8Array, i: number): number {
+  const n = text.length;
+  const b = text[i]!;
+  if (b >= 0xc2 && b < 0xe0 && i + 1 < n && (text[i + 1]! & 0xc0) === 0x80) return ((b & 0x1f) << 6) | (text[i + 1]! & 0x3f);
+  if (b >= 0xe0 && b < 0xf0 && i + 2 < n && (text[i + 1]! & 0xc0) === 0x80 && (text[i + 2]! & 0xc0) === 0x80) {
+    const c = ((b & 0x0f) << 12) | ((text[i + 1]! & 0x3f) << 6) | (text[i + 2]! & 0x3f);
+    return c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? -1 : c;
+  }
+  return -1;
+}
+
 /**
  * The id a raw token (not yet seen by this inverter's caches) stands for in the TermIds it
  * emits, or STOPWORD. Called once per distinct raw token, in order of first occurrence.
@@ -162,13 +181,15 @@ export class DocumentInverter {
    * `numbering`: how a raw token not seen before gets its id; a LocalTerms numbers them as a
    * parse worker does (rawTokenIds), and the WebAssembly scanner then numbers its own the same
    * way (ScanNumbering). `unicodeTableAfterUnits`: see UNICODE_TABLE_AFTER_UNITS (tests set 0,
-   * or a few units to cross it); `islandsFromChars`: see ISLANDS_FROM_CHARS.
+   * or a few units to cross it); `islandsFromChars`: see ISLANDS_FROM_CHARS; `bytesChunk`: the
+   * longest piece scanUtf8 hands the scanner (tests make it short to cut texts often).
    */
   constructor(
     private readonly tokenizer: Tokenizer,
     numbering: RawTokenNumbering | LocalTerms,
     private readonly unicodeTableAfterUnits = UNICODE_TABLE_AFTER_UNITS,
     private readonly islandsFromChars = ISLANDS_FROM_CHARS,
+    private readonly bytesChunk = CHUNK,
   ) {
     this.bigrams = tokenizer.options.cjk === 'bigram';
     this.titleWeight = tokenizer.options.titleWeight ?? 1;
@@ -413,24 +434,25 @@ export class DocumentInverter {
 
   /**
    * invert() of a document whose text is given as UTF-8 bytes (an HTML page's extraction, valid
-   * UTF-8), with no string made of the text: where it is ASCII, or where its other characters
-   * are all separators (addWithAsciiSeparators' rule, each character read from its bytes and
-   * written as its one-byte stand-in), the same TermIds as invert() of the decoded text. A view
-   * of them, or undefined where the text must be decoded and take invert() (which starts afresh).
+   * UTF-8), with no string made of its ASCII and separator characters (scanUtf8): the same
+   * TermIds as invert() of the decoded text. A view of them, or undefined where the text must be
+   * decoded and take invert() (which starts afresh): no WebAssembly scanner, or a stretch of a
+   * chunk's length with no ASCII whitespace.
    */
   invertUtf8(title: string, text: Uint8Array): Uint32Array | undefined {
     const table = this.wasmTable;
-    if (table === undefined || text.length > CHUNK) return undefined;
+    if (table === undefined) return undefined;
     this.length = 0;
     this.titleLength = 0;
     if (title) {
       this.add(title);
       this.weightTitle(0);
     }
-    // After the title, whose analysis may use the stand-ins' buffer too.
-    const bytes = this.asciiStandIns(text);
-    if (bytes === undefined) return undefined;
-    return this.scanTextBytes(table, bytes);
+    // As add() does before a text (after the title, which may use the stand-ins' buffer too).
+    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
+    if (table.size >= RAW_CACHE_LIMIT) table.clear();
+    if (!this.scanUtf8(table, text)) return undefined;
+    return this.termIds.subarray(0, this.length);
   }
 
   /** A document's text as ASCII bytes (at most a chunk) into the scanner, after its title: the document's TermIds. */
@@ -443,44 +465,100 @@ export class DocumentInverter {
   }
 
   /**
-   * UTF-8 `text` itself where it is all ASCII; else its characters as one byte each (ASCII as
-   * they are, the others as their separator stand-ins) where every other character is a
-   * separator of the BMP; else undefined.
+   * UTF-8 `text` into the scanner in pieces cut at ASCII whitespace, each at most a chunk: ASCII
+   * as it is and separators as their one-byte stand-ins (addWithAsciiSeparators' rule); the
+   * words around any other character (a letter or mark beyond ASCII, a symbol NFKC changes, a
+   * character beyond the BMP) decoded and analysed as addIslands analyses its islands. The same
+   * tokens as the decoded text's analysis, since no token spans ASCII whitespace and
+   * normalization looks no further. A page with a few accented names among 100 KB of English
+   * thus takes the scanner for all but those words. False where a chunk's length of text holds
+   * no ASCII whitespace (the scan may have emitted part of it).
    */
-  private asciiStandIns(text: Uint8Array): Uint8Array | undefined {
+  private scanUtf8(table: WasmAsciiTable, text: Uint8Array): boolean {
     const n = text.length;
+    const chunk = this.bytesChunk;
+    const maxLength = this.tokenizer.maxTokenLength;
     let i = 0;
     while (i < n && text[i]! < 0x80) i++;
-    if (i === n) return text;
-    if (this.standIns.length < n) this.standIns = new Uint8Array(Math.max(n, this.standIns.length * 2));
+    if (i === n && n <= chunk) {
+      table.scanAsciiBytes(text, maxLength, this.analyse, this.pushAll);
+      return true;
+    }
+    const cap = Math.min(n, chunk);
+    if (this.standIns.length < cap) this.standIns = new Uint8Array(Math.max(cap, this.standIns.length * 2));
     const out = this.standIns;
-    out.set(text.subarray(0, i));
-    let o = i;
+    // out[0, o) holds text[pieceIn, i) as stand-ins; its last ASCII whitespace ends at spaceIn / spaceOut.
+    let o = 0;
+    let spaceIn = 0;
+    let spaceOut = 0;
+    i = 0;
     while (i < n) {
+      if (o === chunk) {
+        // A chunk's worth: scan it up to its last whitespace, keep the rest for the next piece.
+        if (spaceOut === 0) return false;
+        table.scanAsciiBytes(out.subarray(0, spaceOut), maxLength, this.analyse, this.pushAll);
+        out.copyWithin(0, spaceOut, o);
+        o -= spaceOut;
+        spaceOut = 0;
+      }
       const b = text[i]!;
       if (b < 0x80) {
-        // A run of ASCII, copied at once: most of a page's text between its other characters.
+        // A run of ASCII, copied at once (most of a page's text), and its last whitespace.
         let j = i + 1;
-        while (j < n && text[j]! < 0x80) j++;
+        const stop = Math.min(n, i + chunk - o);
+        while (j < stop && text[j]! < 0x80) j++;
         out.set(text.subarray(i, j), o);
+        for (let k = j - 1; k >= i; k--) {
+          if (isAsciiSpace(text[k]!)) {
+            spaceIn = k + 1;
+            spaceOut = o + (k + 1 - i);
+            break;
+          }
+        }
         o += j - i;
         i = j;
         continue;
       }
-      let c: number;
-      if (b >= 0xc2 && b < 0xe0 && i + 1 < n && (text[i + 1]! & 0xc0) === 0x80) {
-        c = ((b & 0x1f) << 6) | (text[i + 1]! & 0x3f);
-        i += 2;
-      } else if (b >= 0xe0 && b < 0xf0 && i + 2 < n && (text[i + 1]! & 0xc0) === 0x80 && (text[i + 2]! & 0xc0) === 0x80) {
-        c = ((b & 0x0f) << 12) | ((text[i + 1]! & 0x3f) << 6) | (text[i + 2]! & 0x3f);
-        if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff)) return undefined;
-        i += 3;
-      } else return undefined; // beyond the BMP (a surrogate pair in the string: never a separator), or not UTF-8
-      const standIn = this.standInOf(c);
-      if (standIn === NOT_SEPARATOR) return undefined;
-      out[o++] = standIn;
+      const c = bmpCharAt(text, i);
+      const standIn = c < 0 ? NOT_SEPARATOR : this.standInOf(c);
+      if (standIn !== NOT_SEPARATOR) {
+        out[o++] = standIn;
+        i += c < 0x800 ? 2 : 3;
+        continue;
+      }
+      // An island, from the piece's last whitespace: what comes before it is a piece of its own.
+      if (spaceOut > 0) table.scanAsciiBytes(out.subarray(0, spaceOut), maxLength, this.analyse, this.pushAll);
+      const end = this.islandEnd(text, i);
+      this.addNonAscii(Buffer.from(text.buffer, text.byteOffset + spaceIn, end - spaceIn).toString('utf8'));
+      i = end;
+      o = 0;
+      spaceIn = end;
+      spaceOut = 0;
     }
-    return out.subarray(0, o);
+    if (o > 0) table.scanAsciiBytes(out.subarray(0, o), maxLength, this.analyse, this.pushAll);
+    return true;
+  }
+
+  /**
+   * Where the island holding the character at text[i] ends: at the ASCII whitespace after its
+   * word, or after a later word of the same kind that starts less than MIN_ASCII_PIECE bytes on
+   * (addIslands' rule: a scanner call costs more than so short a piece).
+   */
+  private islandEnd(text: Uint8Array, i: number): number {
+    const n = text.length;
+    let end = nextAsciiSpace(text, i);
+    for (let j = end; j < n && j < end + MIN_ASCII_PIECE; ) {
+      if (text[j]! < 0x80) {
+        j++;
+        continue;
+      }
+      const c = bmpCharAt(text, j);
+      if (c < 0 || this.standInOf(c) === NOT_SEPARATOR) {
+        end = nextAsciiSpace(text, j);
+        j = end;
+      } else j += c < 0x800 ? 2 : 3;
+    }
+    return end;
   }
 
   /** Returns a view of the document's TermIds, valid until the next call. */

@@ -147,14 +147,17 @@ describe('the ASCII fast path of the parser', () => {
     /** The longest run of bytes with no ASCII whitespace (space, tab, LF, CR) in `bytes`. */
     const longestWord = (bytes: Uint8Array): number => Math.max(0, ...Buffer.from(bytes).toString('latin1').split(/[ \t\n\r]/).map((w) => w.length));
     fc.assert(
-      fc.property(fc.array(doc, { minLength: 1, maxLength: 6 }), fc.constantFrom(CHUNK, 300, 40, 9), (docs, chunk) => {
+      fc.property(fc.array(doc, { minLength: 1, maxLength: 6 }), fc.constantFrom(CHUNK, 300, 40, 9), fc.nat(7), (docs, chunk, offset) => {
         const tokenizer = createTokenizer();
         const viaString = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
         const viaBytes = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()), undefined, undefined, chunk);
         for (const d of docs) {
           const expected = Array.from(viaString.invert(d));
           const expectedTitle = viaString.titleLength;
-          const bytes = Buffer.from(d.text, 'utf8');
+          // At any offset in its buffer (the scan reads aligned words of it).
+          const utf8 = Buffer.from(d.text, 'utf8');
+          const bytes = new Uint8Array(new ArrayBuffer(offset + utf8.length + 5), offset, utf8.length);
+          bytes.set(utf8);
           const inverted = viaBytes.invertUtf8(d.title, bytes);
           if (longestWord(bytes) < chunk) expect(inverted).toBeDefined();
           const actual = inverted ? Array.from(inverted) : Array.from(viaBytes.invert(d));

@@ -3,6 +3,7 @@
  * the tokenizer's analysis of each distinct raw token, cached, through the WebAssembly scanner
  * for pure-ASCII text. Its own module so that parse workers load nothing of the sort stage.
  */
+import { isAscii } from 'node:buffer';
 import type { SourceDocument } from '../corpus/index.js';
 import type { Tokenizer } from '../analysis/tokenizer.js';
 import { AsciiTermTable, PARSER_TABLE_SLOTS, scanAscii } from './ascii-terms.js';
@@ -478,9 +479,7 @@ export class DocumentInverter {
     const n = text.length;
     const chunk = this.bytesChunk;
     const maxLength = this.tokenizer.maxTokenLength;
-    let i = 0;
-    while (i < n && text[i]! < 0x80) i++;
-    if (i === n && n <= chunk) {
+    if (n <= chunk && isAscii(text)) {
       table.scanAsciiBytes(text, maxLength, this.analyse, this.pushAll);
       return true;
     }
@@ -491,7 +490,7 @@ export class DocumentInverter {
     let o = 0;
     let spaceIn = 0;
     let spaceOut = 0;
-    i = 0;
+    let i = 0;
     while (i < n) {
       if (o === chunk) {
         // A chunk's worth: scan it up to its last whitespace, keep the rest for the next piece.
@@ -504,9 +503,7 @@ export class DocumentInverter {
       const b = text[i]!;
       if (b < 0x80) {
         // A run of ASCII, copied at once (most of a page's text), and its last whitespace.
-        let j = i + 1;
-        const stop = Math.min(n, i + chunk - o);
-        while (j < stop && text[j]! < 0x80) j++;
+        const j = this.asciiEnd(text, i + 1, Math.min(n, i + chunk - o));
         out.set(text.subarray(i, j), o);
         for (let k = j - 1; k >= i; k--) {
           if (isAsciiSpace(text[k]!)) {
@@ -538,6 +535,29 @@ export class DocumentInverter {
     if (o > 0) table.scanAsciiBytes(out.subarray(0, o), maxLength, this.analyse, this.pushAll);
     return true;
   }
+
+  /**
+   * The first byte of text[i, end) that is not ASCII, or end: four bytes at a time where they
+   * are aligned (a page's text between its few other characters runs for hundreds of bytes).
+   */
+  private asciiEnd(text: Uint8Array, i: number, end: number): number {
+    const at = text.byteOffset;
+    while (i < end && ((at + i) & 3) !== 0) {
+      if (text[i]! >= 0x80) return i;
+      i++;
+    }
+    if (i >= end) return end;
+    if (this.words.buffer !== text.buffer) this.words = new Uint32Array(text.buffer, 0, text.buffer.byteLength >> 2);
+    const words = this.words;
+    let w = (at + i) >> 2;
+    const wordsEnd = (at + end) >> 2;
+    while (w < wordsEnd && (words[w]! & 0x80808080) === 0) w++;
+    i = (w << 2) - at;
+    while (i < end && text[i]! < 0x80) i++;
+    return i;
+  }
+  /** A view of the words of the last text's buffer (asciiEnd). */
+  private words: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
 
   /**
    * Where the island holding the character at text[i] ends: at the ASCII whitespace after its

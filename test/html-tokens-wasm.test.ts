@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { htmlToText, htmlUtf8ToText } from '../indexer/corpus/html.js';
-import { ASK, BAIL, DONE, EV_OPEN, FULL, HtmlTokens } from '../indexer/corpus/html-tokens-wasm.js';
+import { ASK, BAIL, DONE, EV_OPEN, EV_OPEN_TAG, FULL, HtmlTokens } from '../indexer/corpus/html-tokens-wasm.js';
 
 /** What the WebAssembly pass answers for a whole page: its answers in order (ASKs answered "not foreign") and the events' kinds. */
 function runOf(tokens: HtmlTokens, page: Buffer): { answers: number[]; kinds: number[]; numbers: number[] } {
@@ -12,7 +12,7 @@ function runOf(tokens: HtmlTokens, page: Buffer): { answers: number[]; kinds: nu
     answers.push(r);
     for (let e = 0; e < tokens.events.length; e += 4) {
       kinds.push(tokens.events[e]!);
-      if (tokens.events[e] === EV_OPEN) numbers.push(tokens.events[e + 3]!);
+      if (tokens.events[e] === EV_OPEN || tokens.events[e] === EV_OPEN_TAG) numbers.push(tokens.events[e + 3]!);
     }
     if (r !== FULL && r !== ASK) return { answers, kinds, numbers };
   }

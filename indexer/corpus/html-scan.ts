@@ -16,7 +16,7 @@
 import { createRequire } from 'node:module';
 import type { EntityDecoder } from 'entities/decode';
 import { Extraction, READ_DECODED, latin1, type HtmlText } from './html-elements.js';
-import { ASK, BAIL, DONE, EV_CDATA, EV_CLOSE, EV_CUT_NAME, EV_LAST_CHAR, EV_OPEN, EV_OPEN_END, EV_RAW, EV_SELF_CLOSE, EV_TEXT, EV_TEXT_AMP, FULL, htmlTokens, type HtmlTokens } from './html-tokens-wasm.js';
+import { ASK, BAIL, DONE, EV_CDATA, EV_CLOSE, EV_CUT_NAME, EV_LAST_CHAR, EV_OPEN, EV_OPEN_TAG, EV_RAW, EV_SELF_CLOSE, EV_TEXT, EV_TEXT_AMP, FULL, htmlTokens, type HtmlTokens } from './html-tokens-wasm.js';
 
 // The entity decoder is required on first use: a crawl without HTML (and every parse worker's
 // start-up) skips loading its tables.
@@ -296,11 +296,12 @@ function scanEvents(tokens: HtmlTokens, page: Uint8Array, x: Extraction): boolea
         case EV_TEXT_AMP:
           decodedText(page, x, a, b);
           break;
+        case EV_OPEN_TAG:
+          x.onopentagnumbered(ev[e + 3]!, a, b);
+          x.onopentagend();
+          break;
         case EV_OPEN:
           x.onopentagnumbered(ev[e + 3]!, a, b);
-          break;
-        case EV_OPEN_END:
-          x.onopentagend();
           break;
         case EV_SELF_CLOSE:
           x.onselfclosingtag();

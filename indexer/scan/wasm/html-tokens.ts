@@ -39,10 +39,10 @@ export const EV_TEXT: i32 = 1;
 export const EV_TEXT_AMP: i32 = 2;
 /** Text [a, b) that is not decoded (raw text elements, and the Tokenizer's quirks). */
 export const EV_RAW: i32 = 3;
-/** A start tag's name [a, b); c its number (or -1). */
+/** A start tag's name [a, b); c its number (or -1): a tag that ends with '/>' (EV_SELF_CLOSE follows), or with the page. */
 export const EV_OPEN: i32 = 4;
-/** The start tag ended with '>'. */
-export const EV_OPEN_END: i32 = 5;
+/** A start tag's name [a, b), c its number (or -1), ended with '>' (most tags: one event, not EV_OPEN and its end). */
+export const EV_OPEN_TAG: i32 = 5;
 /** The start tag ended with '/>'. */
 export const EV_SELF_CLOSE: i32 = 6;
 /** An end tag's name [a, b); c its number (or -1). */
@@ -534,13 +534,17 @@ function run(): i32 {
         }
         if (foreignAnswer) special = -1;
       }
-      emit4(EV_OPEN, i, end, nameNumber(i, end));
+      const number = nameNumber(i, end);
       const ended = skipAttributes(end);
-      if (ended < 0) {
-        if (ended == -1) emit(EV_LAST_CHAR, 0, 0);
-        return DONE;
+      if (ended == ENDED_OPEN) emit4(EV_OPEN_TAG, i, end, number);
+      else {
+        emit4(EV_OPEN, i, end, number);
+        if (ended < 0) {
+          if (ended == -1) emit(EV_LAST_CHAR, 0, 0);
+          return DONE;
+        }
+        emit(EV_SELF_CLOSE, 0, 0);
       }
-      emit(ended == ENDED_SELF_CLOSING ? EV_SELF_CLOSE : EV_OPEN_END, 0, 0);
       text = i = tagEnd + 1;
       if (special >= 0) {
         const kind = KINDS[special];

@@ -52,6 +52,11 @@ export function decodeHtmlPage(buf: Buffer, httpContentType?: string): Decoded |
   return decodeOrKeepUtf8(buf, true, httpContentType);
 }
 
+/** decodeFile of a text file, where valid UTF-8 comes back as its bytes (after the BOM), undecoded (`utf8`). */
+export function decodeTextFile(buf: Buffer): Decoded | { utf8: Buffer } {
+  return decodeOrKeepUtf8(buf, false, undefined);
+}
+
 /** decodeFile, but valid UTF-8 is given back as its bytes (after the BOM), undecoded. */
 function decodeOrKeepUtf8(buf: Buffer, html: boolean, httpContentType: string | undefined): Decoded | { utf8: Buffer } {
   if (buf.length === 0) return { reason: 'empty file' };

@@ -18,14 +18,14 @@
  *    every document inflated whole before the damage stays, whatever the file's size (a JSONL
  *    line the damage cuts is not one; a whole-file document is skipped).
  */
-import { isAscii, isUtf8 } from 'node:buffer';
+import { isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pipeline, Readable } from 'node:stream';
 import { constants as zlibConstants, createGunzip } from 'node:zlib';
-import { decodeFile, hasNulByte } from './decode.js';
+import { decodeFile, decodeTextFile, hasNulByte } from './decode.js';
 import { documentFromJson, resolveFields, type ResolvedFields } from './fields.js';
 import { formatOf, type CorpusFormat } from './formats.js';
 import { readHtmlPage, readHtmlPageInverted, type PageRead, type Utf8TextInverter } from './html.js';
@@ -742,10 +742,8 @@ async function* readWholeDocument(full: string, path: string, gzip: boolean, for
  * a view valid until the next call, or undefined where the text must be decoded.
  */
 export interface BytesInverters {
-  /** A document without title whose text is ASCII bytes (invertAsciiBytes). */
-  asciiText: (bytes: Uint8Array) => Uint32Array | undefined;
-  /** A page's title and its text's UTF-8 bytes (invertUtf8). */
-  utf8Html: Utf8TextInverter;
+  /** A document's title and its text's UTF-8 bytes (invertUtf8): a page's extraction, a text file. */
+  utf8Text: Utf8TextInverter;
   /** The title's terms in the TermIds the last call gave (for positions). */
   titleLength: () => number;
 }
@@ -753,17 +751,17 @@ export interface BytesInverters {
 /**
  * The document of a whole .html, .txt or .md file's bytes (not kept: `buf` may be reused). With
  * `inverters` it comes inverted (SourceDocument.termIds, title and text '') where it can be from
- * its bytes: a .txt file of ASCII bytes without NUL, which decode to themselves (no BOM can be
- * there, and a text file's encoding is UTF-8 without one), and a UTF-8 page's extracted text
- * where utf8Html takes it (readHtmlPageInverted).
+ * its bytes: a .txt file decided UTF-8 (decodeFile's rule) whose bytes are valid, and a UTF-8
+ * page's extracted text (readHtmlPageInverted), where utf8Text takes them.
  */
 export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, inverters?: BytesInverters): CorpusItem {
   const inverted = (termIds: Uint32Array): CorpusItem => ({ kind: 'doc', doc: { externalId: path, path, title: '', text: '', bytes: buf.length, termIds } });
-  if (inverters && format === 'text' && isAscii(buf) && buf.indexOf(0) < 0) {
-    const termIds = inverters.asciiText(buf);
+  if (inverters && format === 'text') {
+    const decoded = decodeTextFile(buf);
+    const termIds = 'utf8' in decoded ? inverters.utf8Text('', decoded.utf8) : undefined;
     if (termIds) return inverted(termIds);
   }
-  const read: PageRead | { termIds: Uint32Array } = format !== 'html' ? decodeFile(buf) : inverters ? readHtmlPageInverted(buf, inverters.utf8Html) : readHtmlPage(buf);
+  const read: PageRead | { termIds: Uint32Array } = format !== 'html' ? decodeFile(buf) : inverters ? readHtmlPageInverted(buf, inverters.utf8Text) : readHtmlPage(buf);
   if ('termIds' in read) return inverted(read.termIds);
   if ('reason' in read) return { kind: 'skip', skip: { path, reason: read.reason } };
   const { title = '', text } = format === 'markdown' ? markdownTitle(read.text) : read;

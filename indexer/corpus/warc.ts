@@ -40,7 +40,7 @@ const RECORD_START = Buffer.from('WARC/1.');
 export async function* readWarc(full: string, path: string, gzip: boolean, size: number, doc: (d: CorpusItem & { kind: 'doc' }) => CorpusItem, range?: LineRange, inverters?: BytesInverters): AsyncGenerator<CorpusItem> {
   let items = 0;
   const toItem = (r: WarcRecord): CorpusItem => {
-    const o = recordOutcome(r, path, inverters?.utf8Html);
+    const o = recordOutcome(r, path, inverters?.utf8Text);
     if ('doc' in o && o.doc.termIds) {
       // A member's records are read before the worker takes the first: the TermIds are copied
       // out of the inverter's view, with the title's length the inverter holds until its next call.

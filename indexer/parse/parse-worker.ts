@@ -52,8 +52,7 @@ let lexiconFull = false;
 let lexiconWeighedAt = 0;
 /** ASCII .txt files, and UTF-8 .html pages' text, straight into the scanner from their bytes (read-small-file.ts). */
 const bytesInverters: BytesInverters = {
-  asciiText: (bytes) => inverter.invertAsciiBytes(bytes),
-  utf8Html: (title, text) => inverter.invertUtf8(title, text),
+  utf8Text: (title, text) => inverter.invertUtf8(title, text),
   titleLength: () => inverter.titleLength,
 };
 /** ParseWorkerInit.smallFilesTogether. */

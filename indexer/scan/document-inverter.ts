@@ -421,21 +421,8 @@ export class DocumentInverter {
   }
 
   /**
-   * invert() of a document with no title whose text is `bytes`, all ASCII (the caller checks),
-   * without the text as a string: a view of its TermIds, or undefined where it must take
-   * invert() (no WebAssembly scanner, or longer than one chunk).
-   */
-  invertAsciiBytes(bytes: Uint8Array): Uint32Array | undefined {
-    if (this.wasmTable === undefined || bytes.length > CHUNK) return undefined;
-    this.length = 0;
-    // No title: the document before may have had one (--positions reads titleLength after each).
-    this.titleLength = 0;
-    return this.scanTextBytes(this.wasmTable, bytes);
-  }
-
-  /**
-   * invert() of a document whose text is given as UTF-8 bytes (an HTML page's extraction, valid
-   * UTF-8), with no string made of its ASCII and separator characters (scanUtf8): the same
+   * invert() of a document whose text is given as UTF-8 bytes (an HTML page's extraction, a text
+   * file; valid UTF-8), with no string made of its ASCII and separator characters (scanUtf8): the same
    * TermIds as invert() of the decoded text. A view of them, or undefined where the text must be
    * decoded and take invert() (which starts afresh): no WebAssembly scanner, or a stretch of a
    * chunk's length with no ASCII whitespace.
@@ -453,15 +440,6 @@ export class DocumentInverter {
     if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
     if (table.size >= RAW_CACHE_LIMIT) table.clear();
     if (!this.scanUtf8(table, text)) return undefined;
-    return this.termIds.subarray(0, this.length);
-  }
-
-  /** A document's text as ASCII bytes (at most a chunk) into the scanner, after its title: the document's TermIds. */
-  private scanTextBytes(table: WasmAsciiTable, bytes: Uint8Array): Uint32Array {
-    // As add() does before a text.
-    if (this.asciiTable.size >= RAW_CACHE_LIMIT) this.asciiTable.clear();
-    if (table.size >= RAW_CACHE_LIMIT) table.clear();
-    table.scanAsciiBytes(bytes, this.tokenizer.maxTokenLength, this.analyse, this.pushAll);
     return this.termIds.subarray(0, this.length);
   }
 

@@ -169,6 +169,19 @@ describe('the ASCII fast path of the parser', () => {
     );
   });
 
+  it('inverts a UTF-8 text that lies in a buffer over 4 MiB (whose view it does not keep) as the decoded text', () => {
+    const tokenizer = createTokenizer();
+    const viaString = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
+    const viaBytes = new DocumentInverter(tokenizer, analysedTermIds(tokenizer, new TermDictionary()));
+    const text = 'Caf\u00e9 au lait \u2014 the na\u00efve r\u00e9sum\u00e9 of '.repeat(40) + 'plain ASCII words after it '.repeat(20);
+    const utf8 = Buffer.from(text, 'utf8');
+    for (const size of [(4 << 20) + 64, 64 << 10]) {
+      const bytes = new Uint8Array(new ArrayBuffer(size + utf8.length), size - 3, utf8.length);
+      bytes.set(utf8);
+      expect(Array.from(viaBytes.invertUtf8('', bytes)!)).toEqual(Array.from(viaString.invert({ title: '', text })));
+    }
+  });
+
   it('keeps working as its table grows (20,000 distinct tokens)', () => {
     const text = Array.from({ length: 20000 }, (_, i) => `w${i} W${i % 7}`).join(' ');
     expect(fastTokens(text)).toEqual(rawTokens(text));

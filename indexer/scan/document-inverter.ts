@@ -40,6 +40,9 @@ const ASCII_SPACE = /[ \t\n\r]/g;
 const isAsciiSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 const STOPWORD = -1;
 
+/** asciiEnd keeps its view of a text's buffer for the next text only up to this size. */
+const WORDS_KEPT_BYTES = 4 << 20;
+
 /** The first ASCII whitespace in `text` from `i`, or its length. */
 function nextAsciiSpace(text: Uint8Array, i: number): number {
   const n = text.length;
@@ -464,7 +467,8 @@ export class DocumentInverter {
     const cap = Math.min(n, chunk);
     if (this.standIns.length < cap) this.standIns = new Uint8Array(Math.max(cap, this.standIns.length * 2));
     const out = this.standIns;
-    // out[0, o) holds text[pieceIn, i) as stand-ins; its last ASCII whitespace ends at spaceIn / spaceOut.
+    // out[0, o) holds the current piece's stand-ins, up to text[i]; its last ASCII whitespace
+    // ends at text[spaceIn] and out[spaceOut] (0: none yet, and spaceIn is where the piece starts).
     let o = 0;
     let spaceIn = 0;
     let spaceOut = 0;
@@ -525,8 +529,12 @@ export class DocumentInverter {
       i++;
     }
     if (i >= end) return end;
-    if (this.words.buffer !== text.buffer) this.words = new Uint32Array(text.buffer, 0, text.buffer.byteLength >> 2);
-    const words = this.words;
+    let words = this.words;
+    if (words.buffer !== text.buffer) {
+      words = new Uint32Array(text.buffer, 0, text.buffer.byteLength >> 2);
+      // Not a large buffer (a 100 MB record's): the view would hold it past its text.
+      if (text.buffer.byteLength <= WORDS_KEPT_BYTES) this.words = words;
+    }
     let w = (at + i) >> 2;
     const wordsEnd = (at + end) >> 2;
     while (w < wordsEnd && (words[w]! & 0x80808080) === 0) w++;

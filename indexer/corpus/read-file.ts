@@ -756,12 +756,18 @@ export interface BytesInverters {
  */
 export function wholeDocument(buf: Buffer, path: string, format: Exclude<CorpusFormat, 'jsonl' | 'json'>, inverters?: BytesInverters): CorpusItem {
   const inverted = (termIds: Uint32Array): CorpusItem => ({ kind: 'doc', doc: { externalId: path, path, title: '', text: '', bytes: buf.length, termIds } });
+  // A text file decoded once, whether its bytes are inverted or not.
+  let textFile: PageRead | undefined;
   if (inverters && format === 'text') {
     const decoded = decodeTextFile(buf);
-    const termIds = 'utf8' in decoded ? inverters.utf8Text('', decoded.utf8) : undefined;
-    if (termIds) return inverted(termIds);
+    if (!('utf8' in decoded)) textFile = decoded;
+    else {
+      const termIds = inverters.utf8Text('', decoded.utf8);
+      if (termIds) return inverted(termIds);
+      textFile = { text: decoded.utf8.toString('utf8') };
+    }
   }
-  const read: PageRead | { termIds: Uint32Array } = format !== 'html' ? decodeFile(buf) : inverters ? readHtmlPageInverted(buf, inverters.utf8Text) : readHtmlPage(buf);
+  const read: PageRead | { termIds: Uint32Array } = textFile ?? (format !== 'html' ? decodeFile(buf) : inverters ? readHtmlPageInverted(buf, inverters.utf8Text) : readHtmlPage(buf));
   if ('termIds' in read) return inverted(read.termIds);
   if ('reason' in read) return { kind: 'skip', skip: { path, reason: read.reason } };
   const { title = '', text } = format === 'markdown' ? markdownTitle(read.text) : read;

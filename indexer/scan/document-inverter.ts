@@ -467,6 +467,7 @@ export class DocumentInverter {
     const cap = Math.min(n, chunk);
     if (this.standIns.length < cap) this.standIns = new Uint8Array(Math.max(cap, this.standIns.length * 2));
     const out = this.standIns;
+    const scanPiece = (length: number): void => void table.scanAsciiBytes(out.subarray(0, length), maxLength, this.analyse, this.pushAll);
     // out[0, o) holds the current piece's stand-ins, up to text[i]; its last ASCII whitespace
     // ends at text[spaceIn] and out[spaceOut] (0: none yet, and spaceIn is where the piece starts).
     let o = 0;
@@ -477,7 +478,7 @@ export class DocumentInverter {
       if (o === chunk) {
         // A chunk's worth: scan it up to its last whitespace, keep the rest for the next piece.
         if (spaceOut === 0) return false;
-        table.scanAsciiBytes(out.subarray(0, spaceOut), maxLength, this.analyse, this.pushAll);
+        scanPiece(spaceOut);
         out.copyWithin(0, spaceOut, o);
         o -= spaceOut;
         spaceOut = 0;
@@ -506,7 +507,7 @@ export class DocumentInverter {
         continue;
       }
       // An island, from the piece's last whitespace: what comes before it is a piece of its own.
-      if (spaceOut > 0) table.scanAsciiBytes(out.subarray(0, spaceOut), maxLength, this.analyse, this.pushAll);
+      if (spaceOut > 0) scanPiece(spaceOut);
       const end = this.islandEnd(text, i);
       this.addNonAscii(Buffer.from(text.buffer, text.byteOffset + spaceIn, end - spaceIn).toString('utf8'));
       i = end;
@@ -514,7 +515,7 @@ export class DocumentInverter {
       spaceIn = end;
       spaceOut = 0;
     }
-    if (o > 0) table.scanAsciiBytes(out.subarray(0, o), maxLength, this.analyse, this.pushAll);
+    if (o > 0) scanPiece(o);
     return true;
   }
 

@@ -192,8 +192,8 @@ function scatterDigits(pairs: Uint32Array, count: number, scratch: Uint32Array, 
 /** Calls and pairs of warmUpRadixSort: 32 k pairs, ~11 ms on the 2-core machine (as many calls of 20 k pairs took 25 ms, for the same gain). */
 const WARM_UP_CALLS = 8;
 const WARM_UP_PAIRS = 4000;
-/** Keys of the warm-up blocks: more than 2^MAX_DIGIT_BITS, so that they take two digits as a crawl's do. */
-const WARM_UP_KEYS = 5000;
+/** Keys of the warm-up blocks: more than 2^ONE_PASS_MAX_BITS, so that they take two digits as a large vocabulary's do (one digit runs the same loops). */
+const WARM_UP_KEYS = 40000;
 
 /**
  * Sorts a few small synthetic blocks (keys mapped, docIDs ascending: a worker's path), so that V8

@@ -189,7 +189,7 @@ function scatterDigits(pairs: Uint32Array, count: number, scratch: Uint32Array, 
   return src;
 }
 
-/** Calls and pairs of warmUpRadixSort: 32 k pairs, ~11 ms on the 2-core machine (as many calls of 20 k pairs took 25 ms, for the same gain). */
+/** Calls and pairs of warmUpRadixSort: 32 k pairs, 11-20 ms on the 2-core machine (as many calls of 20 k pairs took 25 ms, for the same gain). */
 const WARM_UP_CALLS = 8;
 const WARM_UP_PAIRS = 4000;
 /** Keys of the warm-up blocks: more than 2^ONE_PASS_MAX_BITS, so that they take two digits as a large vocabulary's do (one digit runs the same loops). */

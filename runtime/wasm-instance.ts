@@ -14,8 +14,12 @@ const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 const compiled = new Map<string, object>();
 
-/** A new instance of the module at `path` (from the package root, e.g. 'indexer/scan/wasm/ascii-scan.wasm'), its exports typed `T`. */
-export function wasmInstance<T>(path: string): T {
+/**
+ * A new instance of the module at `path` (from the package root, e.g.
+ * 'indexer/scan/wasm/ascii-scan.wasm'), its exports typed `T`; `env` holds the functions it imports
+ * besides the runtime's.
+ */
+export function wasmInstance<T>(path: string, env: Record<string, (...args: number[]) => number | void> = {}): T {
   let module = compiled.get(path);
   if (module === undefined) {
     const url = assetUrl(path);
@@ -28,5 +32,8 @@ export function wasmInstance<T>(path: string): T {
     compiled.set(path, (module = new wasm.Module(bytes)));
   }
   const name = path.slice(path.lastIndexOf('/') + 1);
-  return new wasm.Instance(module, { env: { abort: () => { throw new Error(`gpuindex: ${name} aborted`); } } }).exports as T;
+  const abort = (): never => {
+    throw new Error(`gpuindex: ${name} aborted`);
+  };
+  return new wasm.Instance(module, { env: { abort, ...env } }).exports as T;
 }

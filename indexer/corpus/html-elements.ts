@@ -54,8 +54,24 @@ const NONE = 0;
 const SVG = 1;
 const MATHML = 2;
 
+/**
+ * Every lowercased tag name the rules above speak of: what the WebAssembly element stack is told
+ * of (html-tokens-wasm.ts), with tagRules and svgSpelling.
+ */
+export const RULE_NAMES: readonly string[] = [
+  ...new Set([
+    ...HIDDEN, ...BLOCK, ...OPEN_IMPLIES_CLOSE.keys(), ...[...OPEN_IMPLIES_CLOSE.values()].flatMap((set) => [...set]), ...VOID_ELEMENTS,
+    ...[...HTML_INTEGRATION].filter((name) => name === name.toLowerCase()), ...SVG_NAMES.keys(), 'svg', 'math', 'image', 'form', 'title',
+  ]),
+];
+
+/** A name's spelling in SVG content (e.g. clipPath for clippath), if it has one. */
+export function svgSpelling(name: string): string | undefined {
+  return SVG_NAMES.get(name);
+}
+
 /** What the rules above say of one tag name, looked up once a name (a tag costs no Set lookups). */
-interface Tag {
+export interface Tag {
   readonly name: string;
   readonly hidden: boolean;
   readonly block: boolean;
@@ -68,7 +84,7 @@ interface Tag {
 
 const tags = new Map<string, Tag>();
 
-function tagNamed(name: string): Tag {
+export function tagRules(name: string): Tag {
   let tag = tags.get(name);
   if (tag === undefined) {
     const context = name === 'svg' ? SVG : name === 'math' ? MATHML : HTML_INTEGRATION.has(name) ? NONE : -1;
@@ -87,8 +103,6 @@ function tagNamed(name: string): Tag {
  */
 const RECENT_BITS = 10;
 const recent: (Tag | undefined)[] = new Array<Tag | undefined>(1 << RECENT_BITS).fill(undefined);
-/** Tags by the numbers html-tokens.wasm gives their names (this thread's instance, the same for its life). */
-const numbered: Tag[] = [];
 
 export interface HtmlText {
   title: string;
@@ -96,7 +110,7 @@ export interface HtmlText {
 }
 
 /** A title's white space collapsed and trimmed. */
-const tidyTitle = (s: string): string => s.replace(/\s+/g, ' ').trim();
+export const tidyTitle = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 /**
  * The Tokenizer's callbacks: the Parser's element stack (top at the end here), and the text
@@ -118,21 +132,19 @@ export class Extraction {
   opening = false;
 
   /**
-   * The page's bytes where it is UTF-8 read as one-byte characters (htmlUtf8ToText): entities go
-   * in as their UTF-8 bytes, the text is copied as bytes into `out` (no string a piece), and take()
-   * decodes title and text.
+   * The page's bytes where it is UTF-8 read as one-byte characters (htmlUtf8ToText, where the
+   * WebAssembly extraction does not read it): `html` is them as latin1, entities go in as their
+   * UTF-8 bytes, the text is copied as bytes into `out` (no string a piece), and take() decodes
+   * title and text.
    */
   page: Uint8Array | undefined;
   /** The text's bytes so far, on a UTF-8 page: out[0, outLength). */
   private outLength = 0;
-  /** The page is read from `page` alone (html-tokens-wasm.ts), with no string of it: `html` is empty. */
-  private bytesOnly = false;
 
-  /** Starts a page: its characters `html`, and its UTF-8 bytes `page` where it is read as bytes; `html` '' where only the bytes are read. */
+  /** Starts a page: its characters `html`, and its UTF-8 bytes `page` where it is read as bytes. */
   reset(html: string, page?: Uint8Array): void {
     this.html = html;
     this.page = page;
-    this.bytesOnly = page !== undefined && html.length === 0 && page.length > 0;
     this.outLength = 0;
     this.parts = [];
     this.title = undefined;
@@ -145,12 +157,8 @@ export class Extraction {
     this.opening = false;
   }
 
-  /** The page's title and text, once `onend` has run; forgets the page. */
+  /** The page's title and text, once `onend` has run, where it was read decoded; forgets the page. */
   take(): HtmlText {
-    if (this.page !== undefined) {
-      const { title, text } = this.takeUtf8();
-      return { title, text: Buffer.from(text.buffer, text.byteOffset, text.length).toString('utf8') };
-    }
     const { title, parts } = this;
     this.reset('');
     return { title: title ? tidyTitle(title.join('')) : '', text: parts.join('') };
@@ -221,7 +229,6 @@ export class Extraction {
 
   /** The tag named by the page's characters [start, end), lowercased (the Parser's readTagName). */
   private tagAt(start: number, end: number): Tag {
-    if (this.bytesOnly) return this.adjusted(this.tagOfBytes(start, end));
     const html = this.html;
     let h = end - start;
     let ascii = true;
@@ -238,26 +245,10 @@ export class Extraction {
     if (ascii) {
       const slot = (h ^ (h >>> 15)) & ((1 << RECENT_BITS) - 1);
       tag = recent[slot];
-      if (tag === undefined || !sameName(tag.name, html, start, end)) recent[slot] = tag = tagNamed(html.slice(start, end).toLowerCase());
+      if (tag === undefined || !sameName(tag.name, html, start, end)) recent[slot] = tag = tagRules(html.slice(start, end).toLowerCase());
     } else if (this.page !== undefined) throw READ_DECODED;
-    else tag = tagNamed(html.slice(start, end).toLowerCase());
+    else tag = tagRules(html.slice(start, end).toLowerCase());
     return this.adjusted(tag);
-  }
-
-  /** tagAt's name lookup from the page's bytes (bytesOnly). */
-  private tagOfBytes(start: number, end: number): Tag {
-    const page = this.page!;
-    let h = end - start;
-    for (let i = start; i < end; i++) {
-      let c = page[i]!;
-      if (c >= 0x80) throw READ_DECODED;
-      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-      h = Math.imul(h ^ c, 0x01000193);
-    }
-    const slot = (h ^ (h >>> 15)) & ((1 << RECENT_BITS) - 1);
-    const tag = recent[slot];
-    if (tag !== undefined && sameNameBytes(tag.name, page, start, end)) return tag;
-    return (recent[slot] = tagNamed(latin1(page, start, end).toLowerCase()));
   }
 
   /** The tag as the element stack names it: SVG's mixed-case names in foreign content, <image> as <img>. */
@@ -265,13 +256,13 @@ export class Extraction {
     const context = this.foreign[this.foreign.length - 1]!;
     if (context === SVG) {
       const adjusted = SVG_NAMES.get(tag.name);
-      return adjusted === undefined ? tag : tagNamed(adjusted);
+      return adjusted === undefined ? tag : tagRules(adjusted);
     }
     if (this.foreign.length > 1) {
       const adjusted = SVG_NAMES.get(tag.name);
-      if (adjusted !== undefined && this.stack.some((t) => t.name === adjusted)) return tagNamed(adjusted);
+      if (adjusted !== undefined && this.stack.some((t) => t.name === adjusted)) return tagRules(adjusted);
     }
-    if (context === NONE && tag.name === 'image') return tagNamed('img');
+    if (context === NONE && tag.name === 'image') return tagRules('img');
     return tag;
   }
 
@@ -326,7 +317,7 @@ export class Extraction {
       if (end - start > 64) out.set(page.subarray(start, end), at);
       else for (let i = start; i < end; i++) out[at + i - start] = page[i]!;
       this.outLength = at + end - start;
-    } else if (start < end) this.text(this.bytesOnly ? latin1(page!, start, end) : this.html.slice(start, end));
+    } else if (start < end) this.text(this.html.slice(start, end));
     else this.text('');
   }
   ontextentity(codepoint: number): void {
@@ -334,19 +325,6 @@ export class Extraction {
   }
   onopentagname(start: number, end: number): void {
     this.open(this.tagAt(start, end));
-  }
-  /** onopentagname of a page read as bytes, its name numbered by html-tokens-wasm.ts (-1: not). */
-  onopentagnumbered(number: number, start: number, end: number): void {
-    this.open(this.numberedTag(number, start, end));
-  }
-  onclosetagnumbered(number: number, start: number, end: number): void {
-    this.closeTag(this.numberedTag(number, start, end));
-  }
-
-  /** tagAt for a name html-tokens.wasm numbered (the page's [start, end) is that name), or did not (-1). */
-  private numberedTag(number: number, start: number, end: number): Tag {
-    if (number < 0) return this.adjusted(this.tagOfBytes(start, end));
-    return this.adjusted((numbered[number] ??= tagNamed(latin1(this.page!, start, end).toLowerCase())));
   }
   onopentagend(): void {
     this.endOpen();
@@ -381,20 +359,19 @@ export class Extraction {
    * a surrogate pair in the decoded page, which bytes cannot say: that page is read decoded.
    */
   onlastchar(): void {
-    const { html, page, bytesOnly } = this;
-    const n = bytesOnly ? page!.length : html.length;
+    const { html, page } = this;
+    const n = html.length;
     let start = n - 1;
     if (page !== undefined) {
-      // Once a page: its bytes, or (the JS scan) its bytes read as latin1.
-      const at = (i: number): number => (bytesOnly ? page[i]! : html.charCodeAt(i));
-      while (start > 0 && (at(start) & 0xc0) === 0x80) start--;
-      if (at(start) >= 0xf0) throw READ_DECODED;
+      // The page's bytes, read as latin1.
+      while (start > 0 && (html.charCodeAt(start) & 0xc0) === 0x80) start--;
+      if (html.charCodeAt(start) >= 0xf0) throw READ_DECODED;
     }
     this.ontext(start, n);
   }
   oncdata(start: number, end: number, offset: number): void {
     // CDATA is text in foreign content and a comment elsewhere (HTML, recognizeCDATA off).
-    if (this.isInForeignContext()) this.text(this.bytesOnly ? latin1(this.page!, start, end - offset) : this.html.slice(start, end - offset));
+    if (this.isInForeignContext()) this.text(this.html.slice(start, end - offset));
   }
   onend(): void {
     for (let i = this.stack.length - 1; i >= 0; i--) this.closed(this.stack[i]!);
@@ -421,22 +398,6 @@ let out = new Uint8Array(OUT_FIRST_BYTES);
 function utf8AsLatin1(s: string): string {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.from(s, 'utf8').toString('latin1');
   return s;
-}
-
-/** Bytes [start, end) as one-byte characters. */
-export function latin1(bytes: Uint8Array, start: number, end: number): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
-}
-
-/** Whether `name` is the page's bytes [start, end) lowercased (ASCII). */
-function sameNameBytes(name: string, page: Uint8Array, start: number, end: number): boolean {
-  if (name.length !== end - start) return false;
-  for (let i = 0; i < name.length; i++) {
-    let c = page[start + i]!;
-    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-    if (c !== name.charCodeAt(i)) return false;
-  }
-  return true;
 }
 
 /** Whether `name` is the page's characters [start, end) lowercased (ASCII). */

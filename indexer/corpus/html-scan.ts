@@ -1,5 +1,7 @@
 /**
- * The tokens of an HTML page for its text, in one pass over the decoded string: the same tokens,
+ * The tokens of an HTML page for its text, in one pass over the decoded string (or over a UTF-8
+ * page's bytes read as latin1, where the WebAssembly extraction of html-tokens-wasm.ts does not
+ * read it): the same tokens,
  * in the same order, as htmlparser2's Tokenizer (version 12, HTML mode, entities decoded) gives
  * the callbacks of html-elements.ts, but only those the text depends on (tag names, text, entities
  * in text, CDATA). Where the Tokenizer moves one character at a time through a state machine and
@@ -10,17 +12,11 @@
  * tag): the index of a page is the same whichever tokenizes it (test/html-text.test.ts checks it
  * with fast-check against the Tokenizer and the stock Parser, and on every page of the samples).
  *
- * Entities in text decode through the `entities` package's decoder (the HTML named-entity table
- * and its rules for a missing ';'), the one the Tokenizer uses.
+ * Entities in text decode as the Tokenizer's do (html-entities.ts).
  */
-import { createRequire } from 'node:module';
-import type { EntityDecoder } from 'entities/decode';
-import { Extraction, READ_DECODED, latin1, type HtmlText } from './html-elements.js';
-import { ASK, BAIL, DONE, EV_CDATA, EV_CLOSE, EV_CUT_NAME, EV_LAST_CHAR, EV_OPEN, EV_OPEN_TAG, EV_RAW, EV_SELF_CLOSE, EV_TEXT, EV_TEXT_AMP, FULL, htmlTokens, type HtmlTokens } from './html-tokens-wasm.js';
-
-// The entity decoder is required on first use: a crawl without HTML (and every parse worker's
-// start-up) skips loading its tables.
-const require = createRequire(import.meta.url);
+import { decodeEntity, entityText } from './html-entities.js';
+import { Extraction, READ_DECODED, tidyTitle, type HtmlText } from './html-elements.js';
+import { htmlTokens, type HtmlTokens } from './html-tokens-wasm.js';
 
 const LT = 0x3c;
 const GT = 0x3e;
@@ -161,37 +157,6 @@ function skipAttributes(html: string, at: number): number {
   return state === SELF_CLOSING ? -1 : -2;
 }
 
-// An entity in text: the decoder reports its code points here.
-let entityText = '';
-let entityDecoder: EntityDecoder | undefined;
-/** DecodingMode.Legacy: text, where a named entity may end without ';'. */
-let legacyMode = 0;
-
-function decoder(): EntityDecoder {
-  if (entityDecoder === undefined) {
-    const entities = require('entities/decode') as typeof import('entities/decode');
-    legacyMode = entities.DecodingMode.Legacy;
-    entityDecoder = new entities.EntityDecoder(entities.htmlDecodeTree, (cp) => {
-      entityText += String.fromCodePoint(cp);
-    });
-  }
-  return entityDecoder;
-}
-
-/**
- * The entity at html[amp] ('&'), decoded as text: the characters it takes ('&' included) with its
- * text in `entityText`, or 0 where it is none (the '&' is text). The page's end ends it, as the
- * Tokenizer's does at the end of its input.
- */
-function decodeEntity(html: string, amp: number): number {
-  entityText = '';
-  if (amp + 1 >= html.length) return 0;
-  const d = decoder();
-  d.startEntity(legacyMode);
-  const taken = d.write(html, amp + 1);
-  return taken >= 0 ? taken : d.end();
-}
-
 /** Where a comment's end ('-->', '--!>', or '>' right after '<!--' or '<!---') is, from `start` (after '<!--'); -1 if none. */
 function commentEnd(html: string, start: number): number {
   const n = html.length;
@@ -236,8 +201,8 @@ export function htmlToText(html: string): HtmlText {
  * whose last character outside the BMP is half kept (Extraction.onlastchar).
  */
 export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = htmlTokens()): HtmlText {
-  const x = extractUtf8(page, tokens);
-  return x instanceof Extraction ? x.take() : x;
+  const read = htmlUtf8ToTextBytes(page, tokens);
+  return 'textUtf8' in read ? { title: read.title, text: utf8(read.textUtf8) } : read;
 }
 
 /**
@@ -245,109 +210,34 @@ export function htmlUtf8ToText(page: Buffer, tokens: HtmlTokens | undefined = ht
  * page is extracted) where the page was read as bytes: no string of it is made.
  */
 export function htmlUtf8ToTextBytes(page: Buffer, tokens: HtmlTokens | undefined = htmlTokens()): HtmlText | { title: string; textUtf8: Uint8Array } {
-  const x = extractUtf8(page, tokens);
-  if (!(x instanceof Extraction)) return x;
-  const { title, text } = x.takeUtf8();
-  return { title, textUtf8: text };
-}
-
-/** The extraction of a UTF-8 page read as bytes, ended; or the page's text where it had to be read decoded. */
-function extractUtf8(page: Buffer, tokens: HtmlTokens | undefined): Extraction | HtmlText {
+  if (tokens && page.length <= WASM_PAGE_MAX_BYTES) {
+    const read = tokens.extract(page);
+    if (read) return { title: read.title.length > 0 ? tidyTitle(utf8(read.title)) : '', textUtf8: read.text };
+  }
+  // The JS scan, of the bytes as a latin1 string.
   const x = (extraction ??= new Extraction());
   try {
-    // The markup pass in WebAssembly from the bytes alone where it takes the page; else the JS
-    // scan, of the bytes as a latin1 string.
-    x.reset('', page);
-    if (!tokens || page.length > WASM_PAGE_MAX_BYTES || !scanEvents(tokens, page, x)) {
-      const html = page.toString('latin1');
-      x.reset(html, page);
-      scan(html, x);
-    }
+    const html = page.toString('latin1');
+    x.reset(html, page);
+    scan(html, x);
   } catch (err) {
     if (err !== READ_DECODED) throw err;
     return htmlToText(page.toString('utf8'));
   }
   x.onend();
-  return x;
+  const { title, text } = x.takeUtf8();
+  return { title, textUtf8: text };
+}
+
+function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
 }
 
 /**
- * Pages larger than this go the JS way: the instance's memory, which holds the page, grows to
- * the largest page it reads and never shrinks (most pages are under 1 MiB).
+ * Pages larger than this go the JS way: the instance's memory, which holds the page and room for
+ * its text, grows to the largest page it reads and never shrinks (most pages are under 1 MiB).
  */
 const WASM_PAGE_MAX_BYTES = 8 << 20;
-
-/**
- * Feeds `x` the page's tokens from the WebAssembly pass over its bytes (html-tokens-wasm.ts): what
- * scan() gives it, entities decoded here alike. False where the pass left the page to scan().
- */
-function scanEvents(tokens: HtmlTokens, page: Uint8Array, x: Extraction): boolean {
-  for (let r = tokens.scan(page); ; r = r === ASK ? tokens.answer(x.isInForeignContext()) : tokens.resume()) {
-    if (r === BAIL) return false;
-    const ev = tokens.events;
-    for (let e = 0; e < ev.length; e += 4) {
-      const a = ev[e + 1]!;
-      const b = ev[e + 2]!;
-      switch (ev[e]) {
-        case EV_TEXT:
-        case EV_RAW:
-          x.ontext(a, b);
-          break;
-        case EV_TEXT_AMP:
-          decodedText(page, x, a, b);
-          break;
-        case EV_OPEN_TAG:
-          x.onopentagnumbered(ev[e + 3]!, a, b);
-          x.onopentagend();
-          break;
-        case EV_OPEN:
-          x.onopentagnumbered(ev[e + 3]!, a, b);
-          break;
-        case EV_SELF_CLOSE:
-          x.onselfclosingtag();
-          break;
-        case EV_CLOSE:
-          x.onclosetagnumbered(ev[e + 3]!, a, b);
-          break;
-        case EV_LAST_CHAR:
-          x.onlastchar();
-          break;
-        case EV_CDATA:
-          x.oncdata(a, b + 2, 2);
-          break;
-        case EV_CUT_NAME:
-          if (!x.isInForeignContext()) x.ontext(a, b);
-          break;
-        default:
-          throw new Error(`html-tokens.wasm: event ${ev[e]}`);
-      }
-    }
-    if (r === DONE) return true;
-    if (r !== FULL && r !== ASK) throw new Error(`html-tokens.wasm: answer ${r}`);
-  }
-}
-
-/**
- * Text [start, end) of the page's bytes to `x`, its entities decoded (as scan() does between
- * tags). The entities are read from the text as a string up to the character after it ('<', where
- * every entity has ended) or the page's end: what the decoder sees of the whole page.
- */
-function decodedText(page: Uint8Array, x: Extraction, start: number, end: number): void {
-  const s = latin1(page, start, Math.min(page.length, end + 1));
-  const stop = end - start;
-  let text = 0;
-  let amp = s.indexOf('&');
-  while (amp >= 0 && amp < stop) {
-    const taken = decodeEntity(s, amp);
-    if (taken > 0) {
-      if (text < amp) x.ontext(start + text, start + amp);
-      x.entity(entityText);
-      text = amp + taken;
-    }
-    amp = s.indexOf('&', taken > 0 ? amp + taken : amp + 1);
-  }
-  if (text < stop) x.ontext(start + text, end);
-}
 
 /** Feeds `x` the page's tokens, up to and not including the end (`onend`). */
 function scan(html: string, x: Extraction): void {
@@ -368,7 +258,7 @@ function scan(html: string, x: Extraction): void {
       const taken = decodeEntity(html, amp);
       if (taken > 0) {
         if (text < amp) x.ontext(text, amp);
-        x.entity(entityText);
+        x.entity(entityText());
         text = amp + taken;
         // An entity ends before a '<' (its characters are letters, digits, '#' and ';').
       }
@@ -484,7 +374,7 @@ function specialContent(html: string, x: Extraction, start: number, close: Uint8
           const taken = decodeEntity(html, i);
           if (taken > 0) {
             if (text < i) x.ontext(text, i);
-            x.entity(entityText);
+            x.entity(entityText());
             text = i + taken;
             i = text - 1;
           }

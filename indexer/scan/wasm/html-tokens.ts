@@ -1,25 +1,22 @@
 // AssemblyScript, compiled to html-tokens.wasm by `npm run build` (asc; not part of tsc's build).
 //
-// The markup pass of indexer/corpus/html-scan.ts's scan() over a page's bytes in linear memory:
-// the same tokens in the same order (those the text depends on), written as events for the JS
-// side (indexer/corpus/html-wasm.ts), which keeps the element stack and the text. It does in
-// WebAssembly what the JS scan does on a latin1 copy of the page with indexOf and charCodeAt
-// (the page's bytes to its tokens, about half of extracting the text). Entities are left to the
-// JS side (the `entities` package's decoder): an event says where each one may start.
+// A UTF-8 page's bytes to its visible text and title, in WebAssembly: the markup pass of
+// indexer/corpus/html-scan.ts's scan() (the same tokens in the same order, those the text depends
+// on) drives the element stack of html-stack.ts, which writes the text (html-page.ts). The JS
+// side gives the page and takes the text's bytes; it decodes only the entities this does not
+// (html-stack.ts). A page this cannot read as the Tokenizer and the Parser would (a tag name with
+// a byte beyond ASCII, more than a table's tag names or elements, the Tokenizer's quirk of an
+// '&' in a <title> right after part of its end tag) fails (FAIL) and goes the JS way.
 //
-// Foreign content (SVG, MathML) is the JS side's to know, from its element stack: once a page has
-// opened an <svg> or <math>, the scan asks (ASK) before it reads a raw-text or RCDATA element's
-// content, and CDATA goes out as an event the JS side keeps only in foreign content. A '&' that
-// the Tokenizer does not decode inside a <title> or <textarea> (right after part of its end tag)
-// sends the page the JS way (BAIL).
-//
-// Memory: the tag-name table (NAME_SLOTS slots and their names' bytes, kept from page to page),
-// the page's bytes at inPtr (grown as pages need), then the events: EVENT_CAP quadruples of i32
-// (kind, a, b, c). When the events are full the scan stops between two tokens (FULL); the JS side
-// takes them and calls resume().
-//
-// Tag names are numbered here (c of EV_OPEN and EV_CLOSE: a number a lowercased ASCII name keeps
-// in this instance, or -1), so the JS side looks a tag up by number, not by its characters.
+// Tag names are numbered (html-names.ts), so the stack compares numbers, not characters.
+
+import { forgetNames, nameNumber } from './html-names';
+import { at, failed, inPtr, n, outLength, outPtr, startPage, titleLength, titlePtr } from './html-page';
+import { adjusted, closeTag, endOpen, endPage, inForeign, lastChar, open, resetStack, pageText, selfClosing, textWithEntities } from './html-stack';
+
+export { defineTag, numberOf } from './html-names';
+export { input } from './html-page';
+export { defineImage, entityBuffer, setEntityLength } from './html-stack';
 
 const LT: u32 = 0x3c;
 const GT: u32 = 0x3e;
@@ -32,152 +29,10 @@ const DQUOTE: u32 = 0x22;
 const SQUOTE: u32 = 0x27;
 const EQ: u32 = 0x3d;
 
-// Events (kind, a, b).
-/** Text [a, b) with no '&'. */
-export const EV_TEXT: i32 = 1;
-/** Text [a, b) with an '&': its entities are decoded (every '&' in it may start one). */
-export const EV_TEXT_AMP: i32 = 2;
-/** Text [a, b) that is not decoded (raw text elements, and the Tokenizer's quirks). */
-export const EV_RAW: i32 = 3;
-/** A start tag's name [a, b); c its number (or -1): a tag that ends with '/>' (EV_SELF_CLOSE follows), or with the page. */
-export const EV_OPEN: i32 = 4;
-/** A start tag's name [a, b), c its number (or -1), ended with '>' (most tags: one event, not EV_OPEN and its end). */
-export const EV_OPEN_TAG: i32 = 5;
-/** The start tag ended with '/>'. */
-export const EV_SELF_CLOSE: i32 = 6;
-/** An end tag's name [a, b); c its number (or -1). */
-export const EV_CLOSE: i32 = 7;
-/** The page's last character is text (the page ended inside a tag). */
-export const EV_LAST_CHAR: i32 = 8;
-/** A CDATA section's content [a, b): text in foreign content, nothing elsewhere. */
-export const EV_CDATA: i32 = 9;
-/** The page ended inside the name [a, b) of what may be a raw-text element: text outside foreign content. */
-export const EV_CUT_NAME: i32 = 10;
-
-/** scan()/resume(): the page is done; the events are all out. */
+/** extract(): the text and title are written. */
 export const DONE: i32 = 0;
-/** The events are full: take them, then resume(). */
-export const FULL: i32 = 1;
-/** The page needs the JS scan. */
-export const BAIL: i32 = 2;
-/** Take the events, then answer(whether the element stack is in foreign content). */
-export const ASK: i32 = 3;
-
-const EVENT_CAP: u32 = 16384;
-/** Room left for one token's events (text, a tag and its raw content, an end tag). */
-const TOKEN_EVENTS: u32 = 8;
-const PAD: u32 = 16;
-
-let inPtr: usize = 0;
-let inCap: u32 = 0;
-let evPtr: usize = 0;
-let events: u32 = 0;
-let n: i32 = 0;
-// Where a FULL scan resumes: the next character, and the start of text not yet given out.
-let atI: i32 = 0;
-let atText: i32 = 0;
-/** The page has opened an <svg> or <math>: a raw-text element may be in foreign content. */
-let sawForeign = false;
-/** The '<' of the start tag the last ASK was about, and the answer. */
-let askedAt: i32 = -1;
-let foreignAnswer = false;
-
-/** Makes room for a page of `length` bytes; returns where to copy it. */
-export function input(length: u32): usize {
-  if (evPtr === 0 || length + PAD > inCap) {
-    const cap = (max<u32>(length + PAD, max<u32>(inCap * 2, 1 << 16)) + 15) & ~15;
-    inPtr = (__heap_base + NAME_TABLE_BYTES + 15) & ~(<usize>15);
-    const bytes = inPtr + <usize>cap + <usize>EVENT_CAP * 16;
-    const have = <usize>memory.size() << 16;
-    if (bytes > have) memory.grow(<i32>((bytes - have + 0xffff) >> 16));
-    inCap = cap;
-    evPtr = inPtr + <usize>cap;
-  }
-  return inPtr;
-}
-
-export function eventsPtr(): usize {
-  return evPtr;
-}
-
-export function eventCount(): u32 {
-  return events;
-}
-
-@inline function at(i: i32): u32 {
-  return <u32>load<u8>(inPtr + <usize>i);
-}
-
-@inline function emit(kind: i32, a: i32, b: i32): void {
-  emit4(kind, a, b, 0);
-}
-
-@inline function emit4(kind: i32, a: i32, b: i32, c: i32): void {
-  const p = evPtr + <usize>events * 16;
-  store<i32>(p, kind);
-  store<i32>(p, a, 4);
-  store<i32>(p, b, 8);
-  store<i32>(p, c, 12);
-  events++;
-}
-
-// The tag-name table: open addressing over NAME_SLOTS slots of (hash, number + 1, length, pool
-// offset); the names' lowercased bytes in a pool after them. Full, a new name gets -1.
-const NAME_SLOTS: u32 = 4096;
-const NAME_POOL: u32 = 64 * 1024;
-const MAX_NAME: i32 = 32;
-const NAME_TABLE_BYTES: usize = <usize>NAME_SLOTS * 16 + <usize>NAME_POOL;
-let names: u32 = 0;
-let poolUsed: u32 = 0;
-
-/** The number of the tag name [start, end), lowercased; -1 for a name with a non-ASCII byte, a long one, or none left. */
-function nameNumber(start: i32, end: i32): i32 {
-  const len = end - start;
-  if (len > MAX_NAME) return -1;
-  let h: u32 = <u32>len;
-  for (let i = start; i < end; i++) {
-    let c = at(i);
-    if (c >= 0x80) return -1;
-    if (c - 0x41 <= 25) c |= 0x20;
-    h = (h ^ c) * 0x01000193;
-  }
-  const table = __heap_base;
-  const pool = table + <usize>NAME_SLOTS * 16;
-  let slot = (h ^ (h >> 15)) & (NAME_SLOTS - 1);
-  for (;;) {
-    const p = table + <usize>slot * 16;
-    const number = load<i32>(p, 4);
-    if (number == 0) break;
-    if (load<u32>(p) == h && load<i32>(p, 8) == len) {
-      const name = pool + <usize>load<u32>(p, 12);
-      let same = true;
-      for (let k = 0; k < len; k++) {
-        let c = at(start + k);
-        if (c - 0x41 <= 25) c |= 0x20;
-        if (<u32>load<u8>(name + <usize>k) != c) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return number - 1;
-    }
-    slot = (slot + 1) & (NAME_SLOTS - 1);
-  }
-  if (names >= NAME_SLOTS / 2 || poolUsed + <u32>len > NAME_POOL) return -1;
-  const p = table + <usize>slot * 16;
-  store<u32>(p, h);
-  store<i32>(p, <i32>names + 1, 4);
-  store<i32>(p, len, 8);
-  store<u32>(p, poolUsed, 12);
-  for (let k = 0; k < len; k++) {
-    let c = at(start + k);
-    if (c - 0x41 <= 25) c |= 0x20;
-    store<u8>(pool + <usize>poolUsed + <usize>k, <u8>c);
-  }
-  poolUsed += <u32>len;
-  names++;
-  return <i32>names - 1;
-}
+/** extract(): the page needs the JS way. */
+export const FAIL: i32 = 2;
 
 @inline function isWhitespace(c: u32): bool {
   return c == 0x20 || c == 0x0a || c == 0x09 || c == 0x0c || c == 0x0d;
@@ -229,9 +84,11 @@ function nextLt(from: i32): i32 {
   return n;
 }
 
-/** Text [from, to) that nextLt scanned: EV_TEXT, or EV_TEXT_AMP where it holds an '&'. */
-function emitText(from: i32, to: i32): void {
-  if (from < to) emit(ampBefore ? EV_TEXT_AMP : EV_TEXT, from, to);
+/** Text [from, to) that nextLt scanned, its entities decoded where it holds an '&'. */
+function scannedText(from: i32, to: i32): void {
+  if (from >= to) return;
+  if (ampBefore) textWithEntities(from, to);
+  else pageText(from, to);
 }
 
 // The special elements (lowercase names): the kind of their content and `</name` to end it.
@@ -378,7 +235,8 @@ function markupDeclaration(from: i32): i32 {
     if (k == cdata.length) {
       for (let j = i; j + 2 < n; j++) {
         if (at(j) == 0x5d && at(j + 1) == 0x5d && at(j + 2) == GT) {
-          emit(EV_CDATA, i, j);
+          // Text in foreign content, a comment elsewhere (HTML, recognizeCDATA off).
+          if (inForeign()) pageText(i, j);
           return j + 3;
         }
       }
@@ -428,11 +286,13 @@ function specialContent(start: i32, name: string, rcdata: bool): i32 {
     if (matched == closeLength) {
       if (endsTagName(c)) {
         const endOfText = i - closeLength;
-        if (start < endOfText) emit(contentKind(rcdata, amp), start, endOfText);
-        emit4(EV_CLOSE, endOfText + 2, i, nameNumber(endOfText + 2, i));
+        if (start < endOfText) content(start, endOfText, rcdata && amp);
+        const number = numberOfName(endOfText + 2, i);
+        if (number < 0) return FAIL_CONTENT;
+        closeTag(number);
         const gt = indexOf(GT, i);
         if (gt == n) {
-          emit(EV_LAST_CHAR, 0, 0);
+          lastChar();
           return -1;
         }
         return gt + 1;
@@ -453,114 +313,108 @@ function specialContent(start: i32, name: string, rcdata: bool): i32 {
       }
     } else {
       // An '&' right after part of the end tag is not decoded (the Tokenizer's quirk): the JS scan's.
-      if (rcdata && c == AMP) return BAIL_CONTENT;
+      if (rcdata && c == AMP) return FAIL_CONTENT;
       matched = c == LT ? 1 : 0;
     }
   }
-  if (start < n) emit(contentKind(rcdata, amp), start, n);
+  if (start < n) content(start, n, rcdata && amp);
   return -1;
 }
-@inline function contentKind(rcdata: bool, amp: bool): i32 {
-  return !rcdata ? EV_RAW : amp ? EV_TEXT_AMP : EV_TEXT;
+@inline function content(start: i32, end: i32, entities: bool): void {
+  if (entities) textWithEntities(start, end);
+  else pageText(start, end);
 }
 /** specialContent's answer where the page must go the JS way. */
-const BAIL_CONTENT: i32 = -2;
+const FAIL_CONTENT: i32 = -2;
 
-/** Scans a page of `length` bytes (copied to input()'s pointer): DONE, FULL or BAIL. */
-export function scan(length: i32): i32 {
-  n = length;
-  events = 0;
-  atI = 0;
-  atText = 0;
-  sawForeign = false;
-  askedAt = -1;
-  return run();
+/** A page of `length` bytes (copied to input()'s pointer) to its text and title: DONE or FAIL. */
+export function extract(length: i32): i32 {
+  forgetNames();
+  startPage(length);
+  resetStack();
+  if (run() == FAIL || failed) return FAIL;
+  endPage();
+  return failed ? FAIL : DONE;
 }
 
-/** Goes on after ASK, with the events emptied: whether the element stack is in foreign content. */
-export function answer(foreign: bool): i32 {
-  foreignAnswer = foreign;
-  askedAt = atI;
-  events = 0;
-  return run();
+/** Where extract()'s text is, and its length; the same of its title (UTF-8 bytes, white space as on the page). */
+export function textPtr(): usize {
+  return outPtr;
+}
+export function textLength(): u32 {
+  return outLength;
+}
+export function titleBytesPtr(): usize {
+  return titlePtr;
+}
+export function titleBytesLength(): u32 {
+  return titleLength;
 }
 
-/** Goes on after FULL, with the events emptied. */
-export function resume(): i32 {
-  events = 0;
-  return run();
+/** The number of a tag name, or -1 where the page must go the JS way. */
+function numberOfName(start: i32, end: i32): i32 {
+  const number = nameNumber(start, end);
+  if (number < 0) return -1;
+  return adjusted(number);
 }
 
 function run(): i32 {
-  let i = atI;
-  let text = atText;
+  let i = 0;
+  let text = 0;
   for (;;) {
-    if (events + TOKEN_EVENTS > EVENT_CAP) {
-      atI = i;
-      atText = text;
-      return FULL;
-    }
+    if (failed) return FAIL;
     // Text: up to the next '<'.
     const lt = nextLt(i);
     if (lt == n) {
-      emitText(text, n);
+      scannedText(text, n);
       return DONE;
     }
-    emitText(text, lt);
+    scannedText(text, lt);
     text = lt;
     i = lt + 1;
     if (i == n) {
-      emit(EV_RAW, lt, n); // a '<' at the end is text
+      pageText(lt, n); // a '<' at the end is text
       return DONE;
     }
     const c = at(i);
     if (isAsciiAlpha(c)) {
       let end = i + 1;
       while (end < n && !endsTagName(at(end))) end++;
+      const foreign = inForeign();
       if (end == n) {
-        if (startsSpecialName(i, n)) emit(EV_CUT_NAME, i, n);
+        // Cut inside the name: the Tokenizer keeps it as text while it may still be a special name.
+        if (!foreign && startsSpecialName(i, n)) pageText(i, n);
         return DONE;
       }
       let special = specialNamed(i, end);
-      if (special >= 0 && KINDS[special] == SVG) {
-        sawForeign = true;
-        special = -1;
-      } else if (special >= 0 && sawForeign) {
-        // In foreign content this is an element like any other: the element stack knows.
-        if (askedAt != lt) {
-          atI = lt;
-          atText = lt;
-          return ASK;
-        }
-        if (foreignAnswer) special = -1;
-      }
-      const number = nameNumber(i, end);
+      // <svg> and <math> are not special; in foreign content, no element is.
+      if (special >= 0 && (KINDS[special] == SVG || foreign)) special = -1;
+      const number = numberOfName(i, end);
+      if (number < 0) return FAIL;
+      open(number);
       const ended = skipAttributes(end);
-      if (ended == ENDED_OPEN) emit4(EV_OPEN_TAG, i, end, number);
+      if (ended == ENDED_OPEN) endOpen();
+      else if (ended == ENDED_SELF_CLOSING) selfClosing();
       else {
-        emit4(EV_OPEN, i, end, number);
-        if (ended < 0) {
-          if (ended == -1) emit(EV_LAST_CHAR, 0, 0);
-          return DONE;
-        }
-        emit(EV_SELF_CLOSE, 0, 0);
+        if (ended == -1) lastChar();
+        return DONE;
       }
       text = i = tagEnd + 1;
       if (special >= 0) {
         const kind = KINDS[special];
         if (kind == PLAINTEXT) {
-          if (text < n) emit(EV_RAW, text, n);
+          pageText(text, n);
           return DONE;
         }
         i = specialContent(i, NAMES[special], kind == RCDATA);
-        if (i == BAIL_CONTENT) return BAIL;
+        if (i == FAIL_CONTENT) return FAIL;
         if (i < 0) return DONE;
         text = i;
       }
     } else if (c == SLASH) {
       i++;
       if (i == n) {
-        emit(EV_RAW, lt, n);
+        pageText(lt, n);
         return DONE;
       }
       const d = at(i);
@@ -572,10 +426,12 @@ function run(): i32 {
         let end = i + 1;
         while (end < n && !endsTagName(at(end))) end++;
         if (end == n) return DONE;
-        emit4(EV_CLOSE, i, end, nameNumber(i, end));
+        const number = numberOfName(i, end);
+        if (number < 0) return FAIL;
+        closeTag(number);
         const gt = indexOf(GT, end);
         if (gt == n) {
-          emit(EV_LAST_CHAR, 0, 0);
+          lastChar();
           return DONE;
         }
         text = i = gt + 1;

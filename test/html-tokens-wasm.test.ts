@@ -74,6 +74,8 @@ describe('the WebAssembly text extraction (indexer/corpus/html-tokens-wasm.ts)',
       '<svg><foreignObject><textarea>a<b>c</b></textarea></foreignObject></svg>',
       '<svg><desc><xmp>x<y></xmp></desc></svg><xmp>raw<b>text</b></xmp>',
       '<svg><clippath><p>in</clipPath></p>out</svg><image>x</image><p>after',
+      // Inside an integration point, </clippath> closes the SVG clipPath (its spelling on the stack), then </p> finds no <p>.
+      '<svg><clipPath><foreignObject><p>x</clippath></p></svg><math><mi><p>y</clippath></p></math>',
       '<math><title>a<title>b</title>c</math><title>second</title>',
       '<p>a<div/>b</p></p></br>c<form>d<form>e</form>f',
     ]) {

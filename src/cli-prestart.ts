@@ -2,11 +2,13 @@
  * Imported first by cli.ts, before commander and the rest: for `gpuindex build`, starts the
  * build's parse workers at once (indexer/parse-worker-spares.ts), so their start-up (about
  * 80 ms before a worker's code runs on the 2-core development machine) passes while this
- * thread loads its modules. The build takes them over; any it does not need are ended.
+ * thread loads its modules. The build takes them over; any it does not need are ended. Before
+ * that, a build of many workers moves to a child process with a wider V8 pool (cli-v8-pool.ts).
  */
 import { defaultWorkerCount } from './shared/options.js';
 import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
 import { prestartParseWorkers } from '../indexer/parse/parse-worker-spares.js';
+import { rerunWithWidePool } from './cli-v8-pool.js';
 
 /** The --workers value of a build's arguments, or the build's default (cores - 1, at most 32). */
 function workersArg(args: readonly string[]): number {
@@ -19,6 +21,11 @@ function workersArg(args: readonly string[]): number {
 }
 
 const args = process.argv.slice(2);
+if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h')) {
+  // A build of many workers runs in a child process with a wider V8 pool: this one only waits.
+  const rerun = rerunWithWidePool(workersArg(args));
+  if (rerun) await rerun;
+}
 if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h') && process.env.GPUINDEX_PRESTART !== '0') {
   try {
     prestartParseWorkers(workersArg(args), workerYoungGenerationMb());

@@ -21,6 +21,9 @@ import { registerCorpusCommands } from './cli-corpus.js';
 import { formatCount } from './format-count.js';
 
 
+/** A signal again within this long is the same signal delivered twice. */
+const SIGNAL_REPEAT_MS = 1000;
+
 const program = new Command();
 program.name('gpuindex').description('GPU-accelerated inverted-index builder (BSBI with an in-place bitonic GPU sort)').version(VERSION);
 
@@ -115,12 +118,20 @@ program
   .action(async (crawl: string, o: Record<string, unknown>) => {
     const controller = new AbortController();
     let signalName: NodeJS.Signals | undefined;
+    let signalAt = 0;
     const onSignal = (s: NodeJS.Signals) => {
-      signalName = s;
-      controller.abort();
+      if (signalName === undefined) {
+        signalName = s;
+        signalAt = Date.now();
+        return controller.abort();
+      }
+      // The same signal within a second is one sent twice: to this process and on by its parent
+      // (a build in a child with a wider V8 pool, cli-v8-pool.ts). A later one ends the build now.
+      if (s === signalName && Date.now() - signalAt < SIGNAL_REPEAT_MS) return;
+      process.exit(s === 'SIGINT' ? 130 : 143);
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     const progress = progressLine(!o.quiet && process.stderr.isTTY === true);
     const warn = (m: string) => {
       if (o.quiet) return;

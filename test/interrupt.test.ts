@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,51 @@ describe('interruption', () => {
       expect(readdirSync(parent)).toEqual([]);
     }
     expect(interrupted).toBeGreaterThan(0); // the crawl is large enough to be caught mid-build
+  });
+
+  it('a build of more than 16 workers runs in a child with a pool thread a core: signals to the parent alone or to both stop it cleanly, and the index is the same', async () => {
+    const flags = ['--sorter', 'cpu', '--block-size', '20000', '--memory', '2GiB', '-q'];
+    const base = join(work, 'pool-1');
+    expect(spawnSync(process.execPath, [cli, 'build', crawl, '-o', base, ...flags, '--workers', '1']).status).toBe(0);
+    const wide = join(work, 'pool-17');
+    expect(spawnSync(process.execPath, [cli, 'build', crawl, '-o', wide, ...flags, '--workers', '17']).status).toBe(0);
+    for (const f of ['postings.bin', 'lexicon.bin']) expect(readFileSync(join(wide, f)).equals(readFileSync(join(base, f)))).toBe(true);
+    const interrupted: string[] = [];
+    // To the parent alone (passed on), or to both: the builder first, then the parent (passing it on again).
+    for (const [signal, code, both] of [['SIGINT', 130, false], ['SIGTERM', 143, false], ['SIGINT', 130, true], ['SIGTERM', 143, true]] as const) {
+      const parent = join(work, `pool-out-${signal}-${both}`);
+      mkdirSync(parent);
+      const output = join(parent, 'index');
+      const child = spawn(process.execPath, [cli, 'build', crawl, '-o', output, ...flags, '--workers', '17'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      // Once the temporary folder exists, the build runs in the child: its command line has the pool size.
+      while (leftovers(parent).length === 0 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+      const builder = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.trim();
+      const exit = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      if (builder !== '') {
+        expect(readFileSync(`/proc/${builder}/cmdline`, 'utf8').split('\0')).toContain('--v8-pool-size=0');
+        if (both) {
+          process.kill(Number(builder), signal);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        child.kill(signal);
+      }
+      const r = await exit;
+      if (r === 0) continue; // finished before the signal
+      interrupted.push(`${signal} ${both ? 'both' : 'parent'}`);
+      expect(r).toBe(code);
+      expect(stderr).toBe(`gpuindex: interrupted (${signal}); nothing was written to ${output}\n`);
+      expect(readdirSync(parent)).toEqual([]);
+    }
+    expect(interrupted.some((c) => c.endsWith('parent')) && interrupted.some((c) => c.endsWith('both'))).toBe(true);
+    // Given a pool size, or GPUINDEX_V8_POOL=default, the build stays in the process.
+    const { widePoolWanted } = await import('../src/cli-v8-pool.js');
+    expect(widePoolWanted(17, [], {})).toBe(true);
+    expect(widePoolWanted(16, [], {})).toBe(false);
+    expect(widePoolWanted(32, ['--v8-pool-size=4'], {})).toBe(false);
+    expect(widePoolWanted(32, [], { NODE_OPTIONS: '--max-old-space-size=4096 --v8-pool-size=8' })).toBe(false);
+    expect(widePoolWanted(32, [], { GPUINDEX_V8_POOL: 'default' })).toBe(false);
   });
 
   it('kill -9 at random points never leaves a broken index at the output, and the next build succeeds and clears the leftovers', async () => {

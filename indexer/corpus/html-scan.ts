@@ -235,9 +235,10 @@ function utf8(bytes: Uint8Array): string {
 
 /**
  * Pages larger than this go the JS way: the instance's memory, which holds the page and room for
- * its text, grows to the largest page it reads and never shrinks (most pages are under 1 MiB).
+ * its text and title (about three times the page), grows to the largest page it reads and never
+ * shrinks (most pages are under 1 MiB; Common Crawl cuts its records at 1 MiB).
  */
-const WASM_PAGE_MAX_BYTES = 8 << 20;
+const WASM_PAGE_MAX_BYTES = 4 << 20;
 
 /** Feeds `x` the page's tokens, up to and not including the end (`onend`). */
 function scan(html: string, x: Extraction): void {

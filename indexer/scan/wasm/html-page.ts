@@ -1,8 +1,10 @@
 // AssemblyScript, part of html-tokens.wasm: the page being read and the text it gives. The page's
 // bytes lie at inPtr (n of them, then padding for 16-byte loads); the visible text and the title
-// are written after them, each with room for twice the page (an entity's text may be longer than
-// the entity; every other byte written is at most one a byte read). A write past that room fails
-// the page (it then goes the JS way) instead of writing on.
+// are written after them, each with room for as many bytes as the page holds. Every byte written
+// stands for at least one byte read (a separator for a tag, an entity's text for the entity),
+// but for a few named entities whose text is longer than their name (&nGt;): a write past the
+// room fails the page (it then goes the JS way) instead of writing on. The memory never shrinks,
+// so it grows by a quarter at least, not by doubling: about three times the largest page.
 
 const PAD: u32 = 16;
 
@@ -20,8 +22,8 @@ export let failed = false;
 /** Makes room for a page of `length` bytes; returns where to copy it. */
 export function input(length: u32): usize {
   if (inPtr === 0 || length + PAD > inCap) {
-    const cap = (max<u32>(length + PAD, max<u32>(inCap * 2, 1 << 16)) + 15) & ~15;
-    const room = cap * 2 + 64;
+    const cap = (max<u32>(length + PAD, max<u32>(inCap + (inCap >> 2), 1 << 16)) + 15) & ~15;
+    const room = cap + 64;
     inPtr = (__heap_base + 15) & ~(<usize>15);
     const bytes = inPtr + <usize>cap + 2 * <usize>room;
     const have = <usize>memory.size() << 16;

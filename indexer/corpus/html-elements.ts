@@ -4,9 +4,11 @@
  * page's text, its <title>, or nowhere inside script, style, noscript, template, svg, iframe and
  * object). Block-level elements separate words (inline ones such as <b> or <span> do not).
  *
- * The tokens come from html-scan.ts (the build's) or from htmlparser2's Tokenizer
- * (html-tokenizer.ts, the reference the scan is tested against); both call the methods named as
- * the Tokenizer's callbacks. Why the stack: an end tag closes the elements opened inside it; some
+ * The tokens come from html-scan.ts (the pages the WebAssembly extraction leaves to JS) or from
+ * htmlparser2's Tokenizer (html-tokenizer.ts, the reference the scan is tested against); both call
+ * the methods named as the Tokenizer's callbacks. The rules here are the one home of the element
+ * rules: html-tokens-wasm.ts gives them to the WebAssembly element stack, a port of this class
+ * (indexer/scan/wasm/html-stack.ts). Why the stack: an end tag closes the elements opened inside it; some
  * start tags close open ones, e.g. <p> an open <p>; void elements close at once; SVG and MathML
  * content is foreign, so the page's text depends on it.
  */

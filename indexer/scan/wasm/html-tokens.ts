@@ -275,7 +275,7 @@ function markupDeclaration(from: i32): i32 {
 
 /**
  * html-scan.ts specialContent: a raw-text or RCDATA element's content from `start` and its end
- * tag, as events. Returns where text starts after the end tag, or -1 where the page ends first.
+ * tag, given to the element stack. Returns where text starts after the end tag, or -1 where the page ends first.
  */
 function specialContent(start: i32, name: string, rcdata: bool): i32 {
   const closeLength = name.length + 2;

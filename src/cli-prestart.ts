@@ -8,7 +8,7 @@
 import { defaultWorkerCount } from './shared/options.js';
 import { workerYoungGenerationMb } from '../indexer/plan/memory-plan.js';
 import { prestartParseWorkers } from '../indexer/parse/parse-worker-spares.js';
-import { rerunWithWidePool } from './cli-v8-pool.js';
+import { rerunWithWidePool, watchParent } from './cli-v8-pool.js';
 
 /** The --workers value of a build's arguments, or the build's default (cores - 1, at most 32). */
 function workersArg(args: readonly string[]): number {
@@ -25,6 +25,7 @@ if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h')) {
   // A build of many workers runs in a child process with a wider V8 pool: this one only waits.
   const rerun = rerunWithWidePool(workersArg(args));
   if (rerun) await rerun;
+  watchParent();
 }
 if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h') && process.env.GPUINDEX_PRESTART !== '0') {
   try {

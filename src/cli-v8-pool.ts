@@ -8,11 +8,14 @@
  * starts, so a build of more than WIDE_POOL_WORKERS workers runs again in a child process with
  * `--v8-pool-size=0` (one a core) unless the size was given. The child inherits the terminal and
  * the environment; a signal sent to this process goes on to it, and it exits as the child did.
+ * A child whose parent is killed outright stops (watchParent).
  */
 import { spawn } from 'node:child_process';
 
 /** Builds of more workers than this get a pool thread a core (16 cores: 15 workers, no gain measured). */
 export const WIDE_POOL_WORKERS = 16;
+/** Set in the child's environment: the parent that waits for it. */
+const PARENT_ENV = 'GPUINDEX_V8_POOL_PARENT';
 
 /**
  * Whether a build of `workers` workers should run in a child with a pool thread a core: more
@@ -31,7 +34,11 @@ export function widePoolWanted(workers: number, execArgv: readonly string[] = pr
  */
 export function rerunWithWidePool(workers: number): Promise<never> | undefined {
   if (!widePoolWanted(workers)) return undefined;
-  const child = spawn(process.execPath, ['--v8-pool-size=0', ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)], { stdio: 'inherit' });
+  // The IPC channel is only a lifeline: it closes when this process dies, however (watchParent).
+  const child = spawn(process.execPath, ['--v8-pool-size=0', ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [PARENT_ENV]: String(process.pid) },
+  });
   // A terminal's Ctrl-C reaches the child too (the same process group); the child takes a signal
   // repeated within a second as one (cli.ts), so one sent to both is not a second press.
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
@@ -48,4 +55,16 @@ export function rerunWithWidePool(workers: number): Promise<never> | undefined {
       process.exit(1);
     });
   });
+}
+
+/**
+ * In the child of rerunWithWidePool: a parent that dies without passing a signal on (kill -9)
+ * ends the build as SIGTERM would (nothing written, the temporary folder removed), instead of
+ * leaving it running unseen.
+ */
+export function watchParent(): void {
+  if (process.env[PARENT_ENV] === undefined || !process.channel) return;
+  delete process.env[PARENT_ENV];
+  process.channel.unref();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
 }

@@ -74,7 +74,7 @@ describe('interruption', () => {
     expect(interrupted).toBeGreaterThan(0); // the crawl is large enough to be caught mid-build
   });
 
-  it('a build of more than 16 workers runs in a child with a pool thread a core: signals to the parent alone or to both stop it cleanly, and the index is the same', async () => {
+  it('a build of more than 16 workers runs in a child with a pool thread a core: signals to the parent alone or to both stop it cleanly, so does the parent's kill -9, and the index is the same', async () => {
     const flags = ['--sorter', 'cpu', '--block-size', '20000', '--memory', '2GiB', '-q'];
     const base = join(work, 'pool-1');
     expect(spawnSync(process.execPath, [cli, 'build', crawl, '-o', base, ...flags, '--workers', '1']).status).toBe(0);
@@ -110,6 +110,28 @@ describe('interruption', () => {
       expect(readdirSync(parent)).toEqual([]);
     }
     expect(interrupted.some((c) => c.endsWith('parent')) && interrupted.some((c) => c.endsWith('both'))).toBe(true);
+    // The parent killed outright: the build stops as on SIGTERM, leaving nothing.
+    const parent = join(work, 'pool-out-kill');
+    mkdirSync(parent);
+    const child = spawn(process.execPath, [cli, 'build', crawl, '-o', join(parent, 'index'), ...flags, '--workers', '17'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let childStderr = '';
+    child.stderr.on('data', (d) => (childStderr += d));
+    while (leftovers(parent).length === 0 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+    const builder = Number(spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.trim());
+    expect(builder).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    const alive = (): boolean => {
+      try {
+        process.kill(builder, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let waited = 0; alive() && waited < 30_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    expect(alive()).toBe(false);
+    expect(readdirSync(parent)).toEqual([]);
+    expect(childStderr).toContain('interrupted (SIGTERM)');
     // Given a pool size, or GPUINDEX_V8_POOL=default, the build stays in the process.
     const { widePoolWanted } = await import('../src/cli-v8-pool.js');
     expect(widePoolWanted(17, [], {})).toBe(true);

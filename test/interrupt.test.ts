@@ -74,7 +74,7 @@ describe('interruption', () => {
     expect(interrupted).toBeGreaterThan(0); // the crawl is large enough to be caught mid-build
   });
 
-  it('a build of more than 16 workers runs in a child with a pool thread a core: signals to the parent alone or to both stop it cleanly, so does the parent's kill -9, and the index is the same', async () => {
+  it('a build of more than 16 workers runs in a child with a pool thread a core: signals to the parent alone or to both stop it cleanly, so does a kill -9 of the parent, and the index is the same', async () => {
     const flags = ['--sorter', 'cpu', '--block-size', '20000', '--memory', '2GiB', '-q'];
     const base = join(work, 'pool-1');
     expect(spawnSync(process.execPath, [cli, 'build', crawl, '-o', base, ...flags, '--workers', '1']).status).toBe(0);

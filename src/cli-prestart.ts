@@ -22,15 +22,16 @@ function workersArg(args: readonly string[]): number {
 
 const args = process.argv.slice(2);
 if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h')) {
+  const workers = workersArg(args);
   // A build of many workers runs in a child process with a wider V8 pool: this one only waits.
-  const rerun = rerunWithWidePool(workersArg(args));
+  const rerun = rerunWithWidePool(workers);
   if (rerun) await rerun;
   watchParent();
-}
-if (args[0] === 'build' && !args.includes('--help') && !args.includes('-h') && process.env.GPUINDEX_PRESTART !== '0') {
-  try {
-    prestartParseWorkers(workersArg(args), workerYoungGenerationMb());
-  } catch {
-    // No spare workers: the build starts its own (and reports any real problem then).
+  if (process.env.GPUINDEX_PRESTART !== '0') {
+    try {
+      prestartParseWorkers(workers, workerYoungGenerationMb());
+    } catch {
+      // No spare workers: the build starts its own (and reports any real problem then).
+    }
   }
 }

@@ -192,8 +192,9 @@ export function htmlToText(html: string): HtmlText {
 
 /**
  * htmlToText of a page given as bytes that are valid UTF-8 (the caller checks), without decoding
- * the page: its bytes are scanned as one-byte characters (latin1, a copy), where each UTF-8
- * sequence is characters of 0x80 and above, which no markup test matches; a sequence never
+ * the page: in WebAssembly where html-tokens-wasm.ts takes the page, else here, its bytes scanned
+ * as one-byte characters (latin1, a copy), where each UTF-8 sequence is characters of 0x80 and
+ * above, which no markup test matches; a sequence never
  * spans a text boundary, since every boundary is an ASCII character. So the tokens, elements and
  * text pieces are the decoded page's, and only the title and text are decoded, once joined
  * (about a third of an HTML page's bytes). A tag name with a non-ASCII character (lowercased by
@@ -229,7 +230,8 @@ export function htmlUtf8ToTextBytes(page: Buffer, tokens: HtmlTokens | undefined
   return { title, textUtf8: text };
 }
 
-function utf8(bytes: Uint8Array): string {
+/** UTF-8 bytes (a view of htmlUtf8ToTextBytes' text) as a string. */
+export function utf8(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
 }
 

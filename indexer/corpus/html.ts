@@ -7,7 +7,7 @@
  */
 import { decodeHtmlPage } from './decode.js';
 import type { HtmlText } from './html-elements.js';
-import { htmlToText, htmlUtf8ToText, htmlUtf8ToTextBytes } from './html-scan.js';
+import { htmlToText, htmlUtf8ToText, htmlUtf8ToTextBytes, utf8 } from './html-scan.js';
 
 export { htmlToText, htmlUtf8ToText };
 export type { HtmlText };
@@ -46,8 +46,7 @@ export function readHtmlPageInverted(buf: Buffer, invert: Utf8TextInverter, http
   if (!('textUtf8' in page)) return page;
   const termIds = invert(page.title, page.textUtf8);
   if (termIds !== undefined) return { termIds };
-  const t = page.textUtf8;
-  return { title: page.title, text: Buffer.from(t.buffer, t.byteOffset, t.length).toString('utf8') };
+  return { title: page.title, text: utf8(page.textUtf8) };
 }
 
 function decodedPage(decoded: { text: string; warning?: string }): PageRead {

@@ -50,7 +50,7 @@ let blockFull = false;
 let lexiconFull = false;
 /** The own lexicon's size when last weighed (it is weighed again only when it has grown). */
 let lexiconWeighedAt = 0;
-/** ASCII .txt files, and UTF-8 .html pages' text, straight into the scanner from their bytes (read-small-file.ts). */
+/** UTF-8 .txt files, and UTF-8 .html pages' text, straight into the scanner from their bytes (read-small-file.ts). */
 const bytesInverters: BytesInverters = {
   utf8Text: (title, text) => inverter.invertUtf8(title, text),
   titleLength: () => inverter.titleLength,
